@@ -1,0 +1,69 @@
+"""planner: how many topics (and how deep a pool) does an IR test collection need?
+
+The pipeline, one module a step::
+
+    runs + qrels / trec_eval -q / score tables
+        -> collection  (read files)            load_scores(), read_run(), read_qrels(), ...
+        -> measures    (score runs, pools)     score_runs(), pool_stats()
+        -> scores      (ScoreMatrix)           ScoreMatrix
+        -> variance    (fit the model)         fit(), pair_stats()
+        -> simulate    (curves against n)      predict(), validate()
+        -> plan        (solve n, budgets)      topic_set_size(), budget()
+        -> report      (md/html/json/plots)    write_report()
+    study: a YAML what-if grid driving all of it   run_study()
+
+Example::
+
+    import planner
+    scores = planner.datasets.load("dl19-passage", measure="nDCG@10")
+    fit = planner.fit(scores)
+    curve = planner.predict(scores, topics=[25, 50, 100], method="analytic", rng=1)
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .errors import ConfigError, DegenerateDataWarning, InputError, ParameterError, PlannerError, PlannerWarning
+from .scores import ScoreMatrix
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (imported on first use, so that
+# `import planner` stays fast and light)
+_LAZY = {
+    "load_scores": "collection",
+    "read_run": "collection",
+    "read_runs": "collection",
+    "read_qrels": "collection",
+    "read_trec_eval": "collection",
+    "read_topics": "collection",
+    "score_runs": "measures",
+    "pool_stats": "measures",
+    "fit": "variance",
+    "pair_stats": "variance",
+    "predict": "simulate",
+    "validate": "simulate",
+    "topic_set_size": "plan",
+    "budget": "plan",
+    "run_study": "study",
+    "write_report": "report",
+}
+
+__all__ = [
+    "ScoreMatrix", "PlannerError", "InputError", "ConfigError", "ParameterError",
+    "PlannerWarning", "DegenerateDataWarning", "datasets", "__version__", *_LAZY,
+]
+
+
+def __getattr__(name: str):
+    if name == "datasets":
+        return importlib.import_module(".datasets", __name__)
+    if name in _LAZY:
+        module = importlib.import_module("." + _LAZY[name], __name__)
+        return getattr(module, name)
+    raise AttributeError(f"module 'planner' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,61 @@
+"""Error and warning types of planner.
+
+Every problem with what a user gave us (a file, a config key, an option) is
+raised as a :class:`PlannerError` subclass whose ``str()`` is one line naming
+the place: ``file:line: message``, ``key.path: message`` or ``--option: message``.
+The CLI prints that line and exits 2; anything else is an internal fault (exit 1).
+"""
+
+from __future__ import annotations
+
+import os
+
+
+class PlannerError(Exception):
+    """Base class of the errors planner raises for bad input or usage."""
+
+
+class InputError(PlannerError, ValueError):
+    """A problem in an input file or text, located by file and (optionally) line."""
+
+    def __init__(self, message: str, *, file: str | os.PathLike | None = None,
+                 line: int | None = None) -> None:
+        self.file = None if file is None else str(file)
+        self.line = line
+        self.message = message
+        where = ""
+        if self.file is not None:
+            where = self.file + (f":{line}" if line is not None else "") + ": "
+        elif line is not None:
+            where = f"line {line}: "
+        super().__init__(where + message)
+
+
+class ConfigError(PlannerError, ValueError):
+    """A problem in a study configuration, located by its key path."""
+
+    def __init__(self, message: str, *, key: str | None = None,
+                 file: str | os.PathLike | None = None) -> None:
+        self.key = key
+        self.file = None if file is None else str(file)
+        self.message = message
+        parts = [p for p in (self.file, key) if p]
+        super().__init__((": ".join(parts) + ": " if parts else "") + message)
+
+
+class ParameterError(PlannerError, ValueError):
+    """A bad argument to a public function or CLI option, named in the message."""
+
+    def __init__(self, message: str, *, parameter: str | None = None) -> None:
+        self.parameter = parameter
+        self.message = message
+        super().__init__((f"{parameter}: " if parameter else "") + message)
+
+
+class PlannerWarning(UserWarning):
+    """Base class of planner's warnings."""
+
+
+class DegenerateDataWarning(PlannerWarning):
+    """Data that makes some statistic meaningless or unstable (zero variance,
+    identical systems, truncated negative components, values out of range)."""

@@ -1,0 +1,371 @@
+"""ScoreMatrix: per-topic scores of systems, the object every later step uses.
+
+A :class:`ScoreMatrix` holds ``values[s, t]`` (``S`` systems x ``T`` topics), or
+``values[s, t, v]`` when each topic has several query variants (or each system
+several seeds), with the labels, the measure name and optional per-topic strata.
+
+Missing cells are ``NaN`` and only exist when a matrix was built with
+``missing="keep"`` (for the REML fit). Build matrices with
+:meth:`ScoreMatrix.build`, which validates and applies the missing-cell policy:
+
+- ``"error"`` (default): a missing cell is an error naming system and topic;
+- ``"zero"``: a missing cell scores 0 (trec_eval ``-c``);
+- ``"drop-topic"``: topics with any missing cell are removed;
+- ``"drop-system"``: systems with any missing cell are removed;
+- ``"keep"``: missing cells stay ``NaN`` (only the REML fit accepts them).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .errors import DegenerateDataWarning, InputError, ParameterError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+MISSING_POLICIES = ("error", "zero", "drop-topic", "drop-system", "keep")
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreMatrix:
+    """Per-topic scores: ``values[s, t]`` or ``values[s, t, v]``.
+
+    Attributes:
+        values: float64 array, shape ``(S, T)`` or ``(S, T, V)``; read-only.
+        systems: the ``S`` system (run) names.
+        topics: the ``T`` topic ids, as strings.
+        measure: the measure the scores are of (``"nDCG@10"``), if known.
+        strata: one stratum label per topic, or ``None``.
+        variants: the ``V`` variant (or seed) labels of the third axis, or ``None``.
+        source: where the scores came from (a path or a data set name), for provenance.
+    """
+
+    values: np.ndarray
+    systems: tuple[str, ...]
+    topics: tuple[str, ...]
+    measure: str | None = None
+    strata: tuple[str, ...] | None = None
+    variants: tuple[str, ...] | None = None
+    source: str | None = None
+    meta: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        vals = np.array(self.values, dtype=np.float64, copy=True)
+        vals.setflags(write=False)
+        object.__setattr__(self, "values", vals)
+        object.__setattr__(self, "systems", tuple(str(s) for s in self.systems))
+        object.__setattr__(self, "topics", tuple(str(t) for t in self.topics))
+        if self.strata is not None:
+            object.__setattr__(self, "strata", tuple(str(k) for k in self.strata))
+        if self.variants is not None:
+            object.__setattr__(self, "variants", tuple(str(v) for v in self.variants))
+        if vals.ndim not in (2, 3):
+            raise ParameterError(f"values must be 2- or 3-dimensional, got shape {vals.shape}",
+                                 parameter="values")
+        S, T = vals.shape[:2]
+        if len(self.systems) != S:
+            raise ParameterError(f"{len(self.systems)} system labels for {S} rows", parameter="systems")
+        if len(self.topics) != T:
+            raise ParameterError(f"{len(self.topics)} topic labels for {T} columns", parameter="topics")
+        _check_unique(self.systems, "systems")
+        _check_unique(self.topics, "topics")
+        if vals.ndim == 3:
+            V = vals.shape[2]
+            if self.variants is None:
+                object.__setattr__(self, "variants", tuple(str(i + 1) for i in range(V)))
+            elif len(self.variants) != V:
+                raise ParameterError(f"{len(self.variants)} variant labels for {V} variants",
+                                     parameter="variants")
+        elif self.variants is not None:
+            raise ParameterError("variant labels given for a 2-dimensional matrix", parameter="variants")
+        if self.strata is not None and len(self.strata) != T:
+            raise ParameterError(f"{len(self.strata)} strata for {T} topics", parameter="strata")
+        if np.isinf(vals).any():
+            s, t = np.argwhere(np.isinf(vals))[0][:2]
+            raise InputError(f"infinite score for system {self.systems[s]!r}, topic {self.topics[t]!r}",
+                             file=self.source)
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def build(cls, values, systems: Sequence[str], topics: Sequence[str], *,
+              measure: str | None = None, strata: Sequence[str] | None = None,
+              variants: Sequence[str] | None = None, missing: str = "error",
+              source: str | None = None, warn: bool = True) -> "ScoreMatrix":
+        """Validate scores and apply the missing-cell policy (module docstring).
+
+        ``NaN`` cells in ``values`` are missing cells. Raises :class:`InputError`
+        (naming ``source``) for fewer than 2 systems or 2 topics after the policy,
+        infinite values, or a missing cell under ``missing="error"``. Warns
+        (:class:`DegenerateDataWarning`) for values outside [0, 1] and for systems
+        identical on every topic.
+        """
+        if missing not in MISSING_POLICIES:
+            raise ParameterError(f"unknown missing-cell policy {missing!r}; expected one of "
+                                 + ", ".join(MISSING_POLICIES), parameter="missing")
+        vals = np.array(values, dtype=np.float64, copy=True)
+        systems = [str(s) for s in systems]
+        topics = [str(t) for t in topics]
+        strata_l = None if strata is None else [str(k) for k in strata]
+        if vals.ndim in (2, 3) and np.isinf(vals).any():
+            s, t = np.argwhere(np.isinf(vals))[0][:2]
+            raise InputError(f"infinite score for system {systems[s]!r}, topic {topics[t]!r}", file=source)
+        if vals.ndim in (2, 3) and vals.shape[:2] == (len(systems), len(topics)):
+            miss = np.isnan(vals)
+            if vals.ndim == 3:
+                miss = miss.any(axis=2)
+            if miss.any():
+                if missing == "error":
+                    s, t = np.argwhere(miss)[0]
+                    raise InputError(
+                        f"{int(miss.sum())} missing cell(s), first: system {systems[s]!r}, "
+                        f"topic {topics[t]!r} (choose a missing-cell policy: zero, drop-topic, "
+                        "drop-system, keep)", file=source)
+                if missing == "zero":
+                    vals = np.where(np.isnan(vals), 0.0, vals)
+                elif missing == "drop-topic":
+                    keep = ~miss.any(axis=0)
+                    vals = vals[:, keep]
+                    topics = [t for t, k in zip(topics, keep) if k]
+                    if strata_l is not None:
+                        strata_l = [x for x, k in zip(strata_l, keep) if k]
+                elif missing == "drop-system":
+                    keep = ~miss.any(axis=1)
+                    vals = vals[keep]
+                    systems = [s for s, k in zip(systems, keep) if k]
+        if vals.ndim in (2, 3):
+            if vals.shape[0] < 2:
+                raise InputError(f"need at least 2 systems, got {vals.shape[0]}", file=source)
+            if vals.shape[1] < 2:
+                raise InputError(f"need at least 2 topics, got {vals.shape[1]}", file=source)
+        m = cls(vals, tuple(systems), tuple(topics), measure=measure,
+                strata=None if strata_l is None else tuple(strata_l),
+                variants=None if variants is None else tuple(variants), source=source)
+        if warn:
+            m._warn_degenerate()
+        return m
+
+    def _warn_degenerate(self) -> None:
+        v = self.values
+        finite = v[~np.isnan(v)]
+        if finite.size and (finite.min() < 0 or finite.max() > 1):
+            warnings.warn(f"{self._name()}: scores outside [0, 1] (min {finite.min():.4g}, "
+                          f"max {finite.max():.4g})", DegenerateDataWarning, stacklevel=3)
+        groups = self.identical_systems()
+        if groups:
+            listed = "; ".join(" = ".join(g) for g in groups)
+            warnings.warn(f"{self._name()}: systems identical on every topic: {listed}",
+                          DegenerateDataWarning, stacklevel=3)
+
+    def _name(self) -> str:
+        return self.source or (self.measure or "score matrix")
+
+    # ----------------------------------------------------------------- shape
+    @property
+    def n_systems(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def n_topics(self) -> int:
+        return self.values.shape[1]
+
+    @property
+    def n_variants(self) -> int:
+        return 1 if self.values.ndim == 2 else self.values.shape[2]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.values.shape
+
+    @property
+    def has_variants(self) -> bool:
+        return self.values.ndim == 3
+
+    @property
+    def has_missing(self) -> bool:
+        return bool(np.isnan(self.values).any())
+
+    def __repr__(self) -> str:
+        extra = f" x {self.n_variants} variants" if self.has_variants else ""
+        strata = f", {len(set(self.strata))} strata" if self.strata is not None else ""
+        return (f"ScoreMatrix({self.measure or '?'}: {self.n_systems} systems x "
+                f"{self.n_topics} topics{extra}{strata})")
+
+    # ----------------------------------------------------------- derived views
+    def topic_scores(self) -> np.ndarray:
+        """``(S, T)`` scores, averaging variants when there are any."""
+        if self.values.ndim == 2:
+            return self.values
+        return np.nanmean(self.values, axis=2)
+
+    def collapse_variants(self) -> "ScoreMatrix":
+        """A 2-D matrix whose cells are the mean over the variants of each topic."""
+        if not self.has_variants:
+            return self
+        return replace(self, values=self.topic_scores(), variants=None)
+
+    def system_means(self) -> np.ndarray:
+        """Mean score of each system over topics (and variants); NaN cells ignored."""
+        return np.nanmean(self.topic_scores(), axis=1)
+
+    def identical_systems(self) -> list[tuple[str, ...]]:
+        """Groups of systems whose scores are identical on every topic (and variant)."""
+        flat = self.values.reshape(self.n_systems, -1)
+        seen: dict[bytes, list[str]] = {}
+        for name, row in zip(self.systems, flat):
+            key = np.where(np.isnan(row), np.inf, row).tobytes()
+            seen.setdefault(key, []).append(name)
+        return [tuple(g) for g in seen.values() if len(g) > 1]
+
+    # ----------------------------------------------------------------- subsets
+    def take(self, *, systems: Iterable | None = None, topics: Iterable | None = None) -> "ScoreMatrix":
+        """A sub-matrix; ``systems`` / ``topics`` are labels, integer indices or boolean masks."""
+        vals = self.values
+        sys_idx = self._index(systems, self.systems, "systems")
+        top_idx = self._index(topics, self.topics, "topics")
+        vals = vals[sys_idx][:, top_idx]
+        strata = None if self.strata is None else tuple(self.strata[i] for i in top_idx)
+        return replace(self, values=vals, systems=tuple(self.systems[i] for i in sys_idx),
+                       topics=tuple(self.topics[i] for i in top_idx), strata=strata)
+
+    @staticmethod
+    def _index(sel, labels: tuple[str, ...], what: str) -> np.ndarray:
+        if sel is None:
+            return np.arange(len(labels))
+        sel = list(sel) if not isinstance(sel, np.ndarray) else sel
+        arr = np.asarray(sel)
+        if arr.dtype == bool:
+            if arr.shape != (len(labels),):
+                raise ParameterError(f"boolean mask of length {arr.shape} for {len(labels)} {what}",
+                                     parameter=what)
+            return np.flatnonzero(arr)
+        if arr.size and np.issubdtype(arr.dtype, np.integer):
+            return arr.astype(np.intp)
+        pos = {lab: i for i, lab in enumerate(labels)}
+        out = []
+        for lab in sel:
+            if str(lab) not in pos:
+                raise ParameterError(f"unknown {what[:-1]} {lab!r}", parameter=what)
+            out.append(pos[str(lab)])
+        return np.asarray(out, dtype=np.intp)
+
+    def with_strata(self, strata: Mapping[str, str] | Sequence[str] | None, *,
+                    source: str | None = None) -> "ScoreMatrix":
+        """Attach strata: a mapping topic -> stratum (every topic must be present) or a sequence."""
+        if strata is None:
+            return replace(self, strata=None)
+        if isinstance(strata, Mapping):
+            lookup = {str(k): str(v) for k, v in strata.items()}
+            missing = [t for t in self.topics if t not in lookup]
+            if missing:
+                raise InputError(f"{len(missing)} topic(s) have no stratum, first: {missing[0]!r}",
+                                 file=source)
+            strata = [lookup[t] for t in self.topics]
+        return replace(self, strata=tuple(str(s) for s in strata))
+
+    def with_measure(self, measure: str | None) -> "ScoreMatrix":
+        return replace(self, measure=measure)
+
+    def stratum_labels(self) -> tuple[str, ...]:
+        """Distinct strata in order of first appearance (empty without strata)."""
+        if self.strata is None:
+            return ()
+        return tuple(dict.fromkeys(self.strata))
+
+    # ------------------------------------------------------------- conversion
+    def to_frame(self, *, tidy: bool = False) -> "pd.DataFrame":
+        """Wide frame (index topic, one column a system) or tidy frame
+        (``system, topic[, variant], value[, measure][, stratum]``)."""
+        import pandas as pd
+
+        if not tidy:
+            if self.has_variants:
+                raise ParameterError("a matrix with variants has no wide form; use tidy=True",
+                                     parameter="tidy")
+            df = pd.DataFrame(self.values.T, index=pd.Index(self.topics, name="topic"),
+                              columns=list(self.systems))
+            return df
+        S, T = self.n_systems, self.n_topics
+        V = self.n_variants
+        cols: dict[str, object] = {
+            "system": np.repeat(np.array(self.systems, dtype=object), T * V),
+            "topic": np.tile(np.repeat(np.array(self.topics, dtype=object), V), S),
+        }
+        if self.has_variants:
+            cols["variant"] = np.tile(np.array(self.variants, dtype=object), S * T)
+        cols["value"] = self.values.reshape(-1)
+        if self.measure is not None:
+            cols["measure"] = self.measure
+        if self.strata is not None:
+            cols["stratum"] = np.tile(np.repeat(np.array(self.strata, dtype=object), V), S)
+        df = pd.DataFrame(cols)
+        return df.dropna(subset=["value"]).reset_index(drop=True)
+
+    def to_csv(self, path, *, tidy: bool = False) -> None:
+        """Write as wide CSV (first column ``topic``) or tidy CSV; values in full precision."""
+        df = self.to_frame(tidy=tidy)
+        df.to_csv(path, index=not tidy, float_format="%.17g")
+
+    @classmethod
+    def from_frame(cls, df: "pd.DataFrame", *, measure: str | None = None,
+                   missing: str = "error", source: str | None = None) -> "ScoreMatrix":
+        """From a wide frame (index topics, columns systems) or a tidy frame with
+        ``system``, ``topic`` and ``value`` columns (optional ``variant``, ``stratum``)."""
+        if {"system", "topic", "value"} <= set(df.columns):
+            has_var = "variant" in df.columns
+            keys = ["system", "topic"] + (["variant"] if has_var else [])
+            dup = df.duplicated(subset=keys)
+            if dup.any():
+                row = df[dup].iloc[0]
+                raise InputError(f"repeated cell: " + ", ".join(f"{k} {row[k]!r}" for k in keys),
+                                 file=source)
+            systems = list(dict.fromkeys(df["system"].astype(str)))
+            topics = list(dict.fromkeys(df["topic"].astype(str)))
+            s_pos = {s: i for i, s in enumerate(systems)}
+            t_pos = {t: i for i, t in enumerate(topics)}
+            si = df["system"].astype(str).map(s_pos).to_numpy()
+            ti = df["topic"].astype(str).map(t_pos).to_numpy()
+            variants = None
+            if has_var:
+                variants = list(dict.fromkeys(df["variant"].astype(str)))
+                v_pos = {v: i for i, v in enumerate(variants)}
+                vi = df["variant"].astype(str).map(v_pos).to_numpy()
+                vals = np.full((len(systems), len(topics), len(variants)), np.nan)
+                vals[si, ti, vi] = df["value"].to_numpy(dtype=float)
+            else:
+                vals = np.full((len(systems), len(topics)), np.nan)
+                vals[si, ti] = df["value"].to_numpy(dtype=float)
+            strata = None
+            if "stratum" in df.columns:
+                first = df.drop_duplicates("topic").set_index(df.drop_duplicates("topic")["topic"].astype(str))
+                strata = [str(first.loc[t, "stratum"]) for t in topics]
+            if measure is None and "measure" in df.columns:
+                ms = df["measure"].astype(str).unique()
+                if len(ms) > 1:
+                    raise InputError(f"several measures in one table ({', '.join(ms[:4])}); "
+                                     "select one", file=source)
+                measure = ms[0] if len(ms) else None
+            return cls.build(vals, systems, topics, measure=measure, strata=strata,
+                             variants=variants, missing=missing, source=source)
+        return cls.build(df.to_numpy(dtype=float).T, [str(c) for c in df.columns],
+                         [str(i) for i in df.index], measure=measure, missing=missing, source=source)
+
+    @classmethod
+    def from_runs(cls, runs, qrels, measure: str, **kwargs) -> "ScoreMatrix":
+        """Score runs (a folder or mapping of runs) against qrels with one ir_measures measure."""
+        from .measures import score_runs
+
+        return score_runs(runs, qrels, [measure], **kwargs)[measure]
+
+
+def _check_unique(labels: tuple[str, ...], what: str) -> None:
+    if len(set(labels)) != len(labels):
+        seen: set[str] = set()
+        for lab in labels:
+            if lab in seen:
+                raise ParameterError(f"repeated label {lab!r}", parameter=what)
+            seen.add(lab)
