@@ -1,0 +1,683 @@
+"""Readers: TREC runs, qrels, ``trec_eval -q`` output, score tables, topic metadata.
+
+Every reader takes a path (gzip is detected from the file's magic bytes and read
+transparently, whatever the extension) or the text itself (a ``str`` that
+contains a newline), and reports bad input as :class:`~planner.errors.InputError`
+naming the file and line (``runs/a.run.gz:17: ...``).
+
+Formats (``docs/inputs.md`` has the long version):
+
+- **TREC run**: 6 whitespace-separated columns ``topic Q0 doc rank score tag``.
+  The second column may be ``Q0``, ``q0`` or ``0``; the rank column is ignored
+  (as trec_eval does). A repeated ``(topic, doc)`` pair is an error, or with
+  ``duplicates="first"`` the first occurrence is kept. A run's name is the file
+  name without the extensions ``.gz .bz2 .xz`` and ``.run .txt .res .trec .tsv``;
+  a tag column that disagrees with that name (or with itself) gives a warning.
+- **qrels**: 4 columns ``topic iteration doc grade`` with an integer grade.
+- **trec_eval -q**: lines ``measure <spaces> TAB topic TAB value``; rows of
+  topic ``all`` are skipped except ``runid`` (the run's name when a single file
+  is read; in a folder the file name is used so names stay unique).
+- **wide CSV**: one row a topic, one column a system, an optional first column
+  ``topic`` (otherwise topics are numbered 1..T); R-style numbers (``5e-04``);
+  empty cells and ``NA`` are missing cells.
+- **tidy CSV/TSV**: columns ``system, topic, value`` and optionally ``measure``,
+  ``variant``, ``stratum``.
+- **topic metadata CSV**: ``topic`` and ``stratum`` columns; extra columns kept.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import math
+import os
+import re
+import warnings
+import zlib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from .errors import InputError, ParameterError, PlannerWarning
+from .scores import ScoreMatrix
+
+__all__ = [
+    "Run", "Qrels", "read_run", "read_runs", "read_qrels", "read_trec_eval",
+    "read_topics", "load_scores", "run_name",
+]
+
+_COMPRESS_EXT = (".gz", ".bz2", ".xz")
+_RUN_EXT = (".run", ".txt", ".res", ".trec", ".tsv", ".csv", ".eval", ".out")
+_Q0 = {"Q0", "q0", "0"}
+
+
+# --------------------------------------------------------------------- input
+def _is_text(obj) -> bool:
+    return isinstance(obj, str) and ("\n" in obj or "\r" in obj)
+
+
+def _read_bytes(path_or_text, *, what: str) -> tuple[bytes, str | None]:
+    """(content bytes, source name) of a path (gzip/bz2/xz detected) or a text."""
+    if isinstance(path_or_text, bytes):
+        data, source = path_or_text, None
+    elif _is_text(path_or_text):
+        return path_or_text.encode("utf-8"), None
+    elif isinstance(path_or_text, (str, os.PathLike)):
+        p = Path(path_or_text)
+        source = str(p)
+        if not p.exists():
+            raise InputError(f"no such {what} file", file=source)
+        if p.is_dir():
+            raise InputError(f"is a folder, expected a {what} file", file=source)
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", file=source) from None
+    else:
+        raise ParameterError(f"expected a path or text, got {type(path_or_text).__name__}",
+                             parameter=what)
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"corrupt gzip data ({exc})", file=source) from None
+    elif data[:3] == b"BZh":
+        import bz2
+        try:
+            data = bz2.decompress(data)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"corrupt bzip2 data ({exc})", file=source) from None
+    elif data[:6] == b"\xfd7zXZ\x00":
+        import lzma
+        try:
+            data = lzma.decompress(data)
+        except lzma.LZMAError as exc:
+            raise InputError(f"corrupt xz data ({exc})", file=source) from None
+    return data, source
+
+
+def _decode(data: bytes, source: str | None) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise InputError("not UTF-8 text", file=source, line=line) from None
+
+
+def run_name(path: str | os.PathLike) -> str:
+    """Run name of a file: its name without compression and run extensions."""
+    name = Path(path).name
+    for ext in _COMPRESS_EXT:
+        if name.lower().endswith(ext):
+            name = name[: -len(ext)]
+            break
+    for ext in _RUN_EXT:
+        if name.lower().endswith(ext) and len(name) > len(ext):
+            name = name[: -len(ext)]
+            break
+    return name
+
+
+# ---------------------------------------------------------------------- runs
+@dataclass(frozen=True, eq=False)
+class Run:
+    """One TREC run.
+
+    Attributes:
+        name: the run name (file name without extensions, or ``name=``).
+        frame: pandas DataFrame with columns ``query_id`` (str), ``doc_id`` (str),
+            ``score`` (float64), one row a retrieved document, in file order,
+            without duplicates.
+        source: the file it was read from, if any.
+        tags: the distinct values of the tag column.
+    """
+
+    name: str
+    frame: object
+    source: str | None = None
+    tags: tuple[str, ...] = ()
+
+    @cached_property
+    def topics(self) -> dict[str, dict[str, float]]:
+        """``{topic: {doc: score}}`` (the dict-of-dict form ir_measures accepts)."""
+        df = self.frame
+        out: dict[str, dict[str, float]] = {}
+        q = df["query_id"].to_numpy(dtype=object)
+        d = df["doc_id"].to_numpy(dtype=object)
+        s = df["score"].to_numpy(dtype=np.float64).tolist()
+        if len(q) == 0:
+            return out
+        # rows of one topic are usually contiguous: cut at changes of topic
+        change = np.flatnonzero(q[1:] != q[:-1]) + 1
+        bounds = np.concatenate(([0], change, [len(q)]))
+        dl = d.tolist()
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            t = q[a]
+            block = dict(zip(dl[a:b], s[a:b]))
+            if t in out:
+                out[t].update(block)
+            else:
+                out[t] = block
+        return out
+
+    @property
+    def n_topics(self) -> int:
+        return int(self.frame["query_id"].nunique())
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}: {len(self.frame)} lines, {self.n_topics} topics)"
+
+
+def _scan_run(text: str, source: str | None) -> None:
+    """Slow, exact check of a run's lines; raises at the first bad line."""
+    for i, line in enumerate(text.splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise InputError(f"expected 6 columns (topic Q0 doc rank score tag), found {len(parts)}",
+                             file=source, line=i)
+        if parts[1] not in _Q0:
+            raise InputError(f"second column must be Q0, q0 or 0, found {parts[1]!r}",
+                             file=source, line=i)
+        try:
+            v = float(parts[4])
+        except ValueError:
+            raise InputError(f"non-numeric score {parts[4]!r}", file=source, line=i) from None
+        if not math.isfinite(v):
+            raise InputError(f"score must be finite, found {parts[4]!r}", file=source, line=i)
+
+
+def _line_of_row(text: str, row: int) -> int:
+    """1-based line number of the ``row``-th (0-based) non-blank line."""
+    k = -1
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            k += 1
+            if k == row:
+                return i
+    return k + 1
+
+
+def read_run(path_or_text, *, duplicates: str = "error", name: str | None = None,
+             warn_tag: bool = True) -> Run:
+    """Read one TREC run file (or text).
+
+    Args:
+        path_or_text: a path (gzip detected) or the run's text.
+        duplicates: ``"error"`` (default): a repeated ``(topic, doc)`` pair is an
+            InputError naming its line; ``"first"``: keep the first occurrence.
+        name: the run name; default the file name without extensions, or the tag
+            of the first line for a text.
+        warn_tag: warn when the tag column disagrees with the run name or itself.
+    """
+    import pandas as pd
+
+    if duplicates not in ("error", "first"):
+        raise ParameterError(f"expected 'error' or 'first', got {duplicates!r}", parameter="duplicates")
+    data, source = _read_bytes(path_or_text, what="run")
+    if not data.strip():
+        raise InputError("empty run file", file=source)
+    cols = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
+    try:
+        df = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=cols,
+                         dtype={"query_id": str, "q0": "category", "doc_id": str, "rank": str,
+                                "score": np.float64, "tag": "category"},
+                         engine="c", quoting=csv.QUOTE_NONE, na_filter=False,
+                         skip_blank_lines=True, index_col=False)
+        bad = df["tag"].isna().any() or df["doc_id"].isna().any() or not np.isfinite(df["score"].to_numpy()).all()
+        if not bad:
+            q0 = set(str(c) for c in df["q0"].cat.categories)
+            bad = not q0 <= _Q0
+    except (ValueError, pd.errors.ParserError):
+        bad = True
+    if bad:
+        _scan_run(_decode(data, source), source)
+        raise InputError("malformed run file", file=source)  # pragma: no cover - scan finds it
+    tags = tuple(str(c) for c in df["tag"].cat.categories[df["tag"].cat.codes.unique()]) \
+        if len(df) else ()
+    if name is None:
+        name = run_name(source) if source else (tags[0] if tags else "run")
+    dup = df.duplicated(subset=["query_id", "doc_id"], keep="first")
+    if dup.any():
+        if duplicates == "error":
+            row = int(np.flatnonzero(dup.to_numpy())[0])
+            r = df.iloc[row]
+            line = _line_of_row(_decode(data, source), row)
+            raise InputError(f"document {r['doc_id']!r} repeated for topic {r['query_id']!r} "
+                             "(use duplicates='first' to keep the first occurrence)",
+                             file=source, line=line)
+        df = df[~dup.to_numpy()]
+    if warn_tag and tags and (len(tags) > 1 or tags[0] != name):
+        shown = ", ".join(repr(t) for t in tags[:3]) + (", ..." if len(tags) > 3 else "")
+        warnings.warn(f"{source or name}: tag column ({shown}) disagrees with run name {name!r}",
+                      PlannerWarning, stacklevel=2)
+    frame = df[["query_id", "doc_id", "score"]].reset_index(drop=True)
+    return Run(name=name, frame=frame, source=source, tags=tags)
+
+
+def _files_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def read_runs(folder, *, duplicates: str = "error", pattern: str | None = None,
+              warn_tag: bool = True) -> dict[str, Run]:
+    """Read every run file in a folder (hidden files skipped; ``pattern`` a glob
+    to select files). Returns ``{name: Run}`` in file-name order; two files with
+    the same run name are an error."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError("not a folder of run files", file=str(folder))
+    files = sorted(folder.glob(pattern)) if pattern else _files_in(folder)
+    files = [f for f in files if f.is_file()]
+    if not files:
+        raise InputError("no run files in folder", file=str(folder))
+    out: dict[str, Run] = {}
+    for f in files:
+        r = read_run(f, duplicates=duplicates, warn_tag=warn_tag)
+        if r.name in out:
+            raise InputError(f"two files give run name {r.name!r} ({out[r.name].source})", file=str(f))
+        out[r.name] = r
+    return out
+
+
+# --------------------------------------------------------------------- qrels
+class Qrels(dict):
+    """Relevance judgments: ``{topic: {doc: grade}}`` (a dict), with ``source``."""
+
+    source: str | None = None
+
+    def __init__(self, data: Mapping | None = None, *, source: str | None = None):
+        super().__init__({str(t): {str(d): int(g) for d, g in docs.items()}
+                          for t, docs in (data or {}).items()})
+        self.source = source
+
+    @property
+    def n_judgments(self) -> int:
+        return sum(len(d) for d in self.values())
+
+    def to_frame(self):
+        import pandas as pd
+
+        rows = [(t, d, g) for t, docs in self.items() for d, g in docs.items()]
+        return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+
+    def __repr__(self) -> str:
+        return f"Qrels({len(self)} topics, {self.n_judgments} judgments)"
+
+
+def read_qrels(path_or_text) -> Qrels:
+    """Read TREC qrels: 4 columns ``topic iteration doc grade`` (integer grade).
+
+    A repeated ``(topic, doc)`` pair with a different grade is an error; an exact
+    repeat is ignored.
+    """
+    if isinstance(path_or_text, Qrels):
+        return path_or_text
+    if isinstance(path_or_text, Mapping):
+        return Qrels(path_or_text)
+    data, source = _read_bytes(path_or_text, what="qrels")
+    text = _decode(data, source)
+    out: dict[str, dict[str, int]] = {}
+    n = 0
+    for i, line in enumerate(text.splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise InputError(f"expected 4 columns (topic iteration doc grade), found {len(parts)}",
+                             file=source, line=i)
+        t, _, d, g = parts
+        try:
+            grade = int(g)
+        except ValueError:
+            raise InputError(f"grade must be an integer, found {g!r}", file=source, line=i) from None
+        docs = out.setdefault(t, {})
+        if d in docs and docs[d] != grade:
+            raise InputError(f"document {d!r} judged twice for topic {t!r} with different grades "
+                             f"({docs[d]} and {grade})", file=source, line=i)
+        docs[d] = grade
+        n += 1
+    if n == 0:
+        raise InputError("empty qrels file", file=source)
+    q = Qrels.__new__(Qrels)
+    dict.__init__(q, out)
+    q.source = source
+    return q
+
+
+# ------------------------------------------------------------- trec_eval -q
+def _parse_trec_eval(text: str, source: str | None) -> tuple[str | None, dict[str, dict[str, float]]]:
+    runid = None
+    res: dict[str, dict[str, float]] = {}
+    n = 0
+    for i, line in enumerate(text.splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 3:
+            raise InputError(f"expected 3 fields (measure, topic, value), found {len(parts)}",
+                             file=source, line=i)
+        m, t, v = parts
+        if m == "runid":
+            runid = v
+            continue
+        if t == "all":
+            continue
+        try:
+            val = float(v)
+        except ValueError:
+            raise InputError(f"non-numeric value {v!r} for measure {m!r}", file=source, line=i) from None
+        res.setdefault(m, {})
+        if t in res[m]:
+            raise InputError(f"measure {m!r} repeated for topic {t!r}", file=source, line=i)
+        res[m][t] = val
+        n += 1
+    if n == 0 and runid is None:
+        raise InputError("empty trec_eval file", file=source)
+    if n == 0:
+        raise InputError("no per-topic rows (was trec_eval run with -q?)", file=source)
+    return runid, res
+
+
+def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file",
+                   measures: Iterable[str] | None = None) -> dict[str, ScoreMatrix]:
+    """Read ``trec_eval -q`` output: a folder of files (one a run) or one file.
+
+    Returns ``{trec_eval measure name: ScoreMatrix}`` with systems in file-name
+    order and topics in order of first appearance. ``names="file"`` (default)
+    names systems by file name without extensions, ``names="runid"`` by their
+    ``runid`` row. ``missing`` is the missing-cell policy (a topic a run lacks).
+    A single file gives one-system matrices, which ScoreMatrix refuses (need 2
+    systems), so it returns the raw mapping under ``ScoreMatrix``-less use:
+    call :func:`read_trec_eval_file` for that.
+    """
+    if names not in ("file", "runid"):
+        raise ParameterError(f"expected 'file' or 'runid', got {names!r}", parameter="names")
+    p = Path(path_or_folder) if not _is_text(path_or_folder) else None
+    files = _files_in(p) if p is not None and p.is_dir() else [path_or_folder]
+    if not files:
+        raise InputError("no trec_eval files in folder", file=str(p))
+    per_run: dict[str, dict[str, dict[str, float]]] = {}
+    sources = {}
+    for f in files:
+        data, source = _read_bytes(f, what="trec_eval")
+        if not data.strip():
+            raise InputError("empty trec_eval file", file=source)
+        runid, res = _parse_trec_eval(_decode(data, source), source)
+        name = runid if (names == "runid" and runid) else (run_name(f) if source else (runid or "run"))
+        if name in per_run:
+            raise InputError(f"two files give system name {name!r} ({sources[name]})", file=source)
+        per_run[name] = res
+        sources[name] = source
+    all_measures = list(dict.fromkeys(m for res in per_run.values() for m in res))
+    if measures is not None:
+        want = list(measures)
+        unknown = [m for m in want if m not in all_measures]
+        if unknown:
+            raise ParameterError(f"measure {unknown[0]!r} not in the trec_eval output; found: "
+                                 + ", ".join(all_measures[:30]), parameter="measure")
+        all_measures = want
+    src = str(path_or_folder) if p is not None else None
+    out = {}
+    systems = list(per_run)
+    for m in all_measures:
+        topics = list(dict.fromkeys(t for res in per_run.values() for t in res.get(m, {})))
+        vals = np.full((len(systems), len(topics)), np.nan)
+        tpos = {t: j for j, t in enumerate(topics)}
+        for i, s in enumerate(systems):
+            for t, v in per_run[s].get(m, {}).items():
+                vals[i, tpos[t]] = v
+        out[m] = ScoreMatrix.build(vals, systems, topics, measure=m, missing=missing, source=src,
+                                   warn=False)
+    return out
+
+
+# ------------------------------------------------------------ score tables
+_NA = {"", "NA", "NaN", "nan", "na", "N/A"}
+
+
+def _sniff(text: str) -> str:
+    """'trec_eval', 'tidy' or 'wide' from the first non-blank line."""
+    for line in text.splitlines():
+        if line.strip():
+            first = line
+            break
+    else:
+        return "empty"
+    delim = "\t" if "\t" in first and "," not in first else ","
+    header = [h.strip().strip('"').lower() for h in first.split(delim)]
+    if {"system", "topic", "value"} <= set(header):
+        return "tidy"
+    parts = first.split()
+    if "," not in first and len(parts) == 3:
+        try:
+            float(parts[2])
+            return "trec_eval"
+        except ValueError:
+            if parts[0] == "runid":
+                return "trec_eval"
+    return "wide"
+
+
+def _rows(text: str, delim: str):
+    """(line number, row) pairs of a CSV text, blank lines skipped."""
+    reader = csv.reader(io.StringIO(text), delimiter=delim)
+    for row in reader:
+        if not row or all(not c.strip() for c in row):
+            continue
+        yield reader.line_num, row
+
+
+def _num(cell: str, source, line, what: str) -> float:
+    c = cell.strip()
+    if c in _NA:
+        return math.nan
+    try:
+        v = float(c)
+    except ValueError:
+        raise InputError(f"non-numeric value {cell!r} {what}", file=source, line=line) from None
+    if math.isinf(v):
+        raise InputError(f"infinite value {cell!r} {what}", file=source, line=line)
+    return v
+
+
+def _read_wide(text: str, source, *, measure, missing) -> ScoreMatrix:
+    rows = _rows(text, ",")
+    try:
+        hline, header = next(rows)
+    except StopIteration:
+        raise InputError("empty score table", file=source) from None
+    header = [h.strip() for h in header]
+    has_topic = header[0].lower() in ("topic", "topics", "query", "query_id", "qid", "") if header else False
+    systems = header[1:] if has_topic else header
+    if not systems:
+        raise InputError("no system columns in header", file=source, line=hline)
+    for j, s in enumerate(systems):
+        if not s:
+            raise InputError(f"empty system name in column {j + 1 + has_topic}", file=source, line=hline)
+    seen = set()
+    for s in systems:
+        if s in seen:
+            raise InputError(f"system {s!r} appears twice in the header", file=source, line=hline)
+        seen.add(s)
+    ncol = len(header)
+    topics, cols = [], []
+    tseen: dict[str, int] = {}
+    for line, row in rows:
+        if len(row) != ncol:
+            raise InputError(f"expected {ncol} fields like the header, found {len(row)}",
+                             file=source, line=line)
+        if has_topic:
+            t = row[0].strip()
+            if not t:
+                raise InputError("empty topic id", file=source, line=line)
+            if t in tseen:
+                raise InputError(f"topic {t!r} repeated (first on line {tseen[t]})", file=source, line=line)
+            tseen[t] = line
+            cells = row[1:]
+        else:
+            t = str(len(topics) + 1)
+            cells = row
+        topics.append(t)
+        cols.append([_num(c, source, line, f"for system {s!r}") for c, s in zip(cells, systems)])
+    if not topics:
+        raise InputError("score table has a header but no rows", file=source)
+    vals = np.array(cols, dtype=np.float64).T
+    return ScoreMatrix.build(vals, systems, topics, measure=measure, missing=missing, source=source)
+
+
+def _read_tidy(text: str, source, *, measure, missing) -> ScoreMatrix:
+    import pandas as pd
+
+    first = next(line for line in text.splitlines() if line.strip())
+    delim = "\t" if "\t" in first and "," not in first else ","
+    rows = _rows(text, delim)
+    hline, header = next(rows)
+    header = [h.strip().lower() for h in header]
+    idx = {h: j for j, h in enumerate(header)}
+    recs, lines = [], []
+    for line, row in rows:
+        if len(row) != len(header):
+            raise InputError(f"expected {len(header)} fields like the header, found {len(row)}",
+                             file=source, line=line)
+        rec = {h: row[j].strip() for h, j in idx.items()}
+        rec["value"] = _num(row[idx["value"]], source, line, "in column 'value'")
+        recs.append(rec)
+        lines.append(line)
+    if not recs:
+        raise InputError("score table has a header but no rows", file=source)
+    df = pd.DataFrame(recs)
+    df["_line"] = lines
+    if "measure" in df.columns:
+        ms = list(dict.fromkeys(df["measure"]))
+        if measure is None:
+            if len(ms) > 1:
+                raise ParameterError(f"{source or 'table'} holds several measures ({', '.join(ms[:8])}); "
+                                     "choose one", parameter="measure")
+            measure = ms[0]
+        elif measure not in ms:
+            raise ParameterError(f"measure {measure!r} not in {source or 'table'}; found: "
+                                 + ", ".join(ms[:20]), parameter="measure")
+        df = df[df["measure"] == measure]
+    keys = ["system", "topic"] + (["variant"] if "variant" in df.columns else [])
+    dup = df.duplicated(subset=keys)
+    if dup.any():
+        r = df[dup].iloc[0]
+        raise InputError("repeated cell: " + ", ".join(f"{k} {r[k]!r}" for k in keys),
+                         file=source, line=int(r["_line"]))
+    if "stratum" in df.columns:
+        st = df.groupby("topic")["stratum"].nunique()
+        if (st > 1).any():
+            t = st[st > 1].index[0]
+            raise InputError(f"topic {t!r} has several strata", file=source)
+    df = df.drop(columns=["_line"] + (["measure"] if "measure" in df.columns else []))
+    return ScoreMatrix.from_frame(df, measure=measure, missing=missing, source=source)
+
+
+def load_scores(path, *, measure: str | None = None, missing: str = "error",
+                strata=None, names: str = "file") -> ScoreMatrix:
+    """Load a score matrix from what an IR researcher has on disk.
+
+    ``path`` is one of (detected from content, not extension):
+
+    - a folder of ``trec_eval -q`` files (one a run): ``measure`` selects the
+      trec_eval measure (``map``, ``P_10``, ...); required when the files hold several;
+    - a single ``trec_eval -q`` file (one system: gives an error, a matrix needs 2);
+    - a tidy CSV/TSV (``system,topic,value`` [+ ``measure``, ``variant``, ``stratum``]):
+      ``measure`` selects rows when there is a ``measure`` column;
+    - a wide CSV (one row a topic, one column a system, optional first column ``topic``):
+      ``measure`` only labels the matrix.
+
+    ``missing`` is the missing-cell policy of :meth:`ScoreMatrix.build`;
+    ``strata`` a topic metadata CSV path (see :func:`read_topics`) or a mapping
+    topic -> stratum. ``names`` (trec_eval folders): ``"file"`` or ``"runid"``.
+    """
+    if isinstance(path, ScoreMatrix):
+        m = path
+    else:
+        p = Path(path) if not _is_text(path) else None
+        if p is not None and p.is_dir():
+            mats = read_trec_eval(p, missing=missing, names=names,
+                                  measures=None if measure is None else [measure])
+            if measure is None:
+                if len(mats) > 1:
+                    raise ParameterError(f"{p} holds {len(mats)} measures ("
+                                         + ", ".join(list(mats)[:12])
+                                         + ("..." if len(mats) > 12 else "") + "); choose one",
+                                         parameter="measure")
+                measure = next(iter(mats))
+            m = mats[measure]
+            m._warn_degenerate()
+        else:
+            data, source = _read_bytes(path, what="scores")
+            text = _decode(data, source).lstrip("\ufeff")
+            kind = _sniff(text)
+            if kind == "empty":
+                raise InputError("empty score file", file=source)
+            if kind == "trec_eval":
+                raise InputError("a single trec_eval -q file holds one system; give the folder of "
+                                 "all runs' trec_eval files", file=source)
+            if kind == "tidy":
+                m = _read_tidy(text, source, measure=measure, missing=missing)
+            else:
+                m = _read_wide(text, source, measure=measure, missing=missing)
+    if strata is not None:
+        if isinstance(strata, Mapping):
+            mapping = strata
+            src = None
+        else:
+            tdf = read_topics(strata)
+            if "stratum" not in tdf.columns:
+                raise InputError("topic metadata has no 'stratum' column", file=str(strata))
+            mapping = dict(zip(tdf["topic"], tdf["stratum"]))
+            src = str(strata)
+        m = m.with_strata(mapping, source=src)
+    return m
+
+
+def read_topics(path_or_text):
+    """Topic metadata CSV/TSV: a ``topic`` column, usually ``stratum``, extra columns
+    kept. Returns a pandas DataFrame (``topic`` and ``stratum`` as strings); a
+    repeated topic is an error naming its line."""
+    import pandas as pd
+
+    data, source = _read_bytes(path_or_text, what="topics")
+    text = _decode(data, source).lstrip("\ufeff")
+    try:
+        first = next(line for line in text.splitlines() if line.strip())
+    except StopIteration:
+        raise InputError("empty topic metadata file", file=source) from None
+    delim = "\t" if "\t" in first and "," not in first else ","
+    rows = _rows(text, delim)
+    hline, header = next(rows)
+    header = [h.strip() for h in header]
+    low = [h.lower() for h in header]
+    if "topic" not in low:
+        raise InputError("topic metadata needs a 'topic' column", file=source, line=hline)
+    ti = low.index("topic")
+    recs, seen = [], {}
+    for line, row in rows:
+        if len(row) != len(header):
+            raise InputError(f"expected {len(header)} fields like the header, found {len(row)}",
+                             file=source, line=line)
+        t = row[ti].strip()
+        if t in seen:
+            raise InputError(f"topic {t!r} repeated (first on line {seen[t]})", file=source, line=line)
+        seen[t] = line
+        recs.append([c.strip() for c in row])
+    cols = [("stratum" if h.lower() == "stratum" else ("topic" if h.lower() == "topic" else h))
+            for h in header]
+    df = pd.DataFrame(recs, columns=cols)
+    if "stratum" in df.columns and (df["stratum"] == "").any():
+        i = int(np.flatnonzero((df["stratum"] == "").to_numpy())[0])
+        raise InputError(f"topic {df['topic'].iloc[i]!r} has an empty stratum", file=source,
+                         line=seen[df["topic"].iloc[i]])
+    return df
