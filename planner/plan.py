@@ -1,0 +1,554 @@
+"""Planning: topic-set sizes, targets from the score model, budgets, pool depth, strata.
+
+Everything here answers "how many topics (judged how deep, split how) do we need?".
+All formulas are written out in ``docs/planning.md``; the short version:
+
+Classical designs (:func:`topic_set_size`; Sakai, "Topic set size design",
+Information Retrieval Journal 19(3), 2016, and his 2018 book, chapter 6)
+----------------------------------------------------------------------------
+``sigma2`` is the variance the design needs (DESIGN.md, "Pair variances"): for the
+paired designs (``paired-t``, ``ci``) the variance of per-topic differences
+``d[t] = x[a,t] - x[b,t]``; for ``two-sample`` and ``anova`` the within-system
+variance. ``delta`` is the minimum detectable difference (``min_diff``).
+
+- ``paired-t`` (exact): ``phi = n - 1``, ``lambda = sqrt(n) * delta / sigma``,
+  ``power = P(T' >= t_c) + P(T' <= -t_c)`` with ``T'`` noncentral t(phi, lambda) and
+  ``t_c = t_{1-alpha/2}(phi)``.
+- ``two-sample`` (exact): same with ``phi = 2 (n - 1)``, ``lambda = sqrt(n / 2) * delta / sigma``
+  (``n`` topics per system; each system judged on its own topics).
+- ``anova`` (exact): one-way ANOVA over ``m`` systems, ``phi_A = m - 1``,
+  ``phi_E = m (n - 1)``; the least favourable configuration for a minimum
+  detectable *range* ``delta`` (best minus worst system) puts two systems at
+  ``+-delta/2`` and the rest at the grand mean, so ``lambda = n delta^2 / (2 sigma2)``;
+  ``power = P(F'(phi_A, phi_E, lambda) >= F_{1-alpha}(phi_A, phi_E))``.
+- ``ci``: paired data; the expected width of the ``1 - alpha`` interval of the mean
+  difference, ``E[W] = 2 t_{1-alpha/2}(n-1) c(n) sigma / sqrt(n)`` with
+  ``c(n) = sqrt(2/(n-1)) Gamma(n/2) / Gamma((n-1)/2)`` (``E[s] = c(n) sigma``); the
+  design asks for ``E[W] <= width``.
+
+Sakai's normal approximations (``approx="sakai"``; his Excel tools): the noncentral t
+is replaced by ``P(u >= (t_c (1 - 1/(4 phi)) - lambda) / sqrt(1 + t_c^2 / (2 phi)))``
+plus the matching lower tail, and the noncentral F by
+``P(u >= w)``, ``w = (sqrt(phi_A F_c / phi_E * (2 phi_E - 1)) - sqrt(2 (phi_A + lambda)
+- (phi_A + 2 lambda) / (phi_A + lambda))) / sqrt(phi_A F_c / phi_E + (phi_A + 2 lambda) /
+(phi_A + lambda))`` (Patnaik's two-moment chi-square plus Fisher's square-root
+normal approximation). The size is the smallest ``n`` whose (approximate) power
+reaches the target. The ``ci`` design has no approximation (Sakai's tool evaluates
+the same expectation).
+
+Multiple comparisons (``correction="bonferroni"|"holm"``, t designs and ``ci``): all
+``K = m (m-1) / 2`` pairs among ``m = systems`` systems; each comparison is made at
+``alpha / K``. For Holm this is exact for the minimum detectable difference's
+least favourable configuration (a single pair differs, so Holm's first and
+decisive step uses ``alpha / K``); when many pairs differ Holm is more powerful
+and the size is conservative.
+
+Targets (:func:`size_for_target`)
+---------------------------------
+Per pair ``(a, b)`` the observed mean difference ``dbar`` is taken as the true
+difference and ``sigma_d^2`` comes from the variance selector. At ``n`` topics:
+``p = Phi(-|dbar| sqrt(n) / sigma_d)``; reversal rate ``p``; swap rate ``2 p (1 - p)``;
+expected Kendall tau ``1 - 2 * mean swap``; interval width
+``2 t_{1-alpha/2}(n-1) sigma_d / sqrt(n)`` (median over pairs, or a quantile);
+power of the paired t at ``min_diff`` (mean over pairs); ``Erho2(n)`` and ``Phi(n)``
+from the variance components. The smallest ``n`` that meets the target is found by
+bisection (all these are monotone in ``n``). The interval on ``n`` comes from
+resampling topics with replacement (``resamples`` times), recomputing the pair
+statistics / components and re-solving: the 2.5% and 97.5% quantiles of the
+re-solved ``n``. With ``method`` other than ``"analytic"``, the curve comes from
+:func:`planner.simulate.predict` (when that module is present).
+
+Budgets, pool depth, strata: see :func:`budget`, :func:`pool_depth_study`,
+:func:`allocate`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from ._random import as_generator, seed_of
+from .errors import DegenerateDataWarning, ParameterError
+
+DESIGNS = ("paired-t", "two-sample", "anova", "ci")
+PAIRED_DESIGNS = ("paired-t", "ci")
+APPROX = ("exact", "sakai")
+CORRECTIONS = (None, "none", "bonferroni", "holm")
+N_MAX = 10_000_000
+
+
+# =============================================================================
+# power functions (vectorised over n and delta)
+# =============================================================================
+
+def _crit_t(alpha: float, df):
+    return stats.t.isf(alpha / 2.0, df)
+
+
+def _t_power_exact(df, nc, alpha):
+    """Two-sided t-test power for noncentral t(df, nc)."""
+    tc = _crit_t(alpha, df)
+    return stats.nct.sf(tc, df, nc) + stats.nct.cdf(-tc, df, nc)
+
+
+def _t_power_sakai(df, nc, alpha):
+    """Sakai's (Nagata's) normal approximation of the noncentral t power."""
+    df = np.asarray(df, dtype=float)
+    tc = _crit_t(alpha, df)
+    denom = np.sqrt(1.0 + tc ** 2 / (2.0 * df))
+    a = tc * (1.0 - 1.0 / (4.0 * df))
+    return stats.norm.sf((a - nc) / denom) + stats.norm.cdf((-a - nc) / denom)
+
+
+def _f_power_exact(df1, df2, lam, alpha):
+    fc = stats.f.isf(alpha, df1, df2)
+    return stats.ncf.sf(fc, df1, df2, lam)
+
+
+def _f_power_sakai(df1, df2, lam, alpha):
+    df1 = np.asarray(df1, dtype=float)
+    df2 = np.asarray(df2, dtype=float)
+    lam = np.asarray(lam, dtype=float)
+    fc = stats.f.isf(alpha, df1, df2)
+    c = (df1 + 2 * lam) / (df1 + lam)
+    g = df1 * fc / df2
+    w = (np.sqrt(g * (2 * df2 - 1)) - np.sqrt(np.maximum(2 * (df1 + lam) - c, 0.0))) / np.sqrt(g + c)
+    return stats.norm.sf(w)
+
+
+def _c_factor(n):
+    """``E[s] / sigma`` for a sample of size n from a normal population."""
+    n = np.asarray(n, dtype=float)
+    return np.sqrt(2.0 / (n - 1)) * np.exp(special.gammaln(n / 2) - special.gammaln((n - 1) / 2))
+
+
+def _expected_width(n, sigma2, alpha):
+    n = np.asarray(n, dtype=float)
+    return 2.0 * _crit_t(alpha, n - 1) * _c_factor(n) * np.sqrt(sigma2 / n)
+
+
+def design_power(design: str, n, delta, sigma2: float, *, alpha: float = 0.05, systems: int = 2,
+                 approx: str = "exact"):
+    """Power of ``design`` at ``n`` topics for true difference (or range) ``delta``.
+
+    ``alpha`` is the per-comparison level (apply any correction before). Vectorised
+    over ``n`` and ``delta``. Not defined for ``design="ci"``.
+    """
+    n = np.asarray(n, dtype=float)
+    delta = np.abs(np.asarray(delta, dtype=float))
+    sigma = math.sqrt(sigma2)
+    if design == "paired-t":
+        df, nc = n - 1, np.sqrt(n) * delta / sigma
+        f = _t_power_exact if approx == "exact" else _t_power_sakai
+        return f(df, nc, alpha)
+    if design == "two-sample":
+        df, nc = 2 * (n - 1), np.sqrt(n / 2) * delta / sigma
+        f = _t_power_exact if approx == "exact" else _t_power_sakai
+        return f(df, nc, alpha)
+    if design == "anova":
+        m = systems
+        lam = n * delta ** 2 / (2 * sigma2)
+        f = _f_power_exact if approx == "exact" else _f_power_sakai
+        return f(m - 1, m * (n - 1), lam, alpha)
+    raise ParameterError(f"no power function for design {design!r}", parameter="design")
+
+
+def _smallest_n(ok, n_min: int, n_max: int = N_MAX) -> int | None:
+    """Smallest integer n in [n_min, n_max] with ok(n) True (ok monotone), else None."""
+    if ok(n_min):
+        return n_min
+    lo, hi = n_min, max(n_min + 1, 2 * n_min)
+    while not ok(hi):
+        lo = hi
+        if hi >= n_max:
+            return None
+        hi = min(2 * hi, n_max)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+# =============================================================================
+# variance from a collection
+# =============================================================================
+
+def _values(scores) -> np.ndarray:
+    vals = scores.topic_scores() if hasattr(scores, "topic_scores") else np.asarray(scores, float)
+    if np.isnan(vals).any():
+        raise ParameterError("the score matrix has missing cells; planning needs a complete "
+                             "matrix (load it with another missing-cell policy)", parameter="scores")
+    return vals
+
+
+def _pairs(S: int):
+    return np.triu_indices(S, k=1)
+
+
+def _anova_components(vals: np.ndarray) -> dict[str, float]:
+    """Two-way ANOVA (method of moments) components of a complete (S, T) matrix."""
+    S, T = vals.shape
+    mu = vals.mean()
+    ms = vals.mean(axis=1)
+    mt = vals.mean(axis=0)
+    ss_s = T * ((ms - mu) ** 2).sum()
+    ss_t = S * ((mt - mu) ** 2).sum()
+    resid = vals - ms[:, None] - mt[None, :] + mu
+    ss_e = (resid ** 2).sum()
+    ms_s, ms_t, ms_e = ss_s / (S - 1), ss_t / (T - 1), ss_e / ((S - 1) * (T - 1))
+    return {"var_s": max((ms_s - ms_e) / T, 0.0), "var_t": max((ms_t - ms_e) / S, 0.0),
+            "var_e": ms_e}
+
+
+def _within_system_variance(vals: np.ndarray) -> float:
+    """V_E1: one-way ANOVA residual with systems as the factor."""
+    S, T = vals.shape
+    return float(((vals - vals.mean(axis=1, keepdims=True)) ** 2).sum() / (S * (T - 1)))
+
+
+def _pair_diff_stats(vals: np.ndarray):
+    a, b = _pairs(vals.shape[0])
+    d = vals[a] - vals[b]
+    return a, b, d.mean(axis=1), d.var(axis=1, ddof=1)
+
+
+def _parse_selector(selector: str) -> tuple[str, float | None]:
+    if not isinstance(selector, str):
+        raise ParameterError(f"expected a variance selector string, got {selector!r}",
+                             parameter="variance")
+    if selector.startswith("percentile:"):
+        try:
+            q = float(selector.split(":", 1)[1])
+        except ValueError:
+            raise ParameterError(f"bad percentile in {selector!r}", parameter="variance") from None
+        if not 0 <= q <= 100:
+            raise ParameterError(f"percentile must be in [0, 100], got {q}", parameter="variance")
+        return "percentile", q
+    if selector not in ("pair", "pooled", "within-system"):
+        raise ParameterError(f"unknown variance selector {selector!r}; expected pair, pooled, "
+                             "within-system or percentile:q", parameter="variance")
+    return selector, None
+
+
+def pair_variances(scores, selector: str = "pooled", *, design: str = "paired") -> np.ndarray:
+    """One variance per system pair (all pairs a < b in order), as DESIGN.md defines them.
+
+    Uses :func:`planner.variance.pair_variance` when that module provides it, and
+    the same definitions computed here otherwise.
+    """
+    kind, q = _parse_selector(selector)
+    try:  # the variance module's implementation, when it exists
+        from .variance import pair_variance  # type: ignore
+    except ImportError:
+        pair_variance = None
+    if pair_variance is not None and hasattr(scores, "topic_scores"):
+        return np.asarray(pair_variance(scores, selector, design=design), dtype=float)
+    vals = _values(scores)
+    a, b, _, s2d = _pair_diff_stats(vals)
+    K = len(a)
+    if design == "paired":
+        if kind == "pair":
+            return s2d
+        if kind == "pooled":
+            return np.full(K, 2 * _anova_components(vals)["var_e"])
+        if kind == "within-system":
+            return np.full(K, 2 * _within_system_variance(vals))
+        return np.full(K, np.percentile(s2d, q))
+    if design == "independent":
+        var_sys = vals.var(axis=1, ddof=1)
+        if kind == "pair":
+            return (var_sys[a] + var_sys[b]) / 2
+        if kind == "pooled":
+            return np.full(K, _anova_components(vals)["var_e"])
+        if kind == "within-system":
+            return np.full(K, _within_system_variance(vals))
+        return np.full(K, np.percentile((var_sys[a] + var_sys[b]) / 2, q))
+    raise ParameterError(f"unknown design {design!r}; expected paired or independent", parameter="design")
+
+
+def _resolve_variance(variance, selector: str, design: str) -> tuple[float, str, np.ndarray | None]:
+    """(sigma2, name of the variance used, per-pair variances or None)."""
+    paired = design in PAIRED_DESIGNS
+    if variance is None:
+        raise ParameterError("give the variance the design needs (a number, a ScoreMatrix or "
+                             "fitted VarianceComponents)", parameter="variance")
+    if isinstance(variance, (int, float, np.floating, np.integer)) and not isinstance(variance, bool):
+        s2 = float(variance)
+        if not math.isfinite(s2) or s2 <= 0:
+            raise ParameterError(f"must be a positive variance, got {variance}", parameter="sigma2")
+        what = "variance of per-topic differences" if paired else "within-system variance"
+        return s2, f"given ({what})", None
+    if hasattr(variance, "topic_scores"):
+        per_pair = pair_variances(variance, selector, design="paired" if paired else "independent")
+        kind, _ = _parse_selector(selector)
+        s2 = float(np.median(per_pair)) if kind == "pair" else float(per_pair[0])
+        if not s2 > 0:
+            raise ParameterError(f"the {selector} variance of the collection is {s2}; nothing to plan",
+                                 parameter="variance")
+        name = selector + (" (median over pairs)" if kind == "pair" else "")
+        return s2, name, (per_pair if kind == "pair" else None)
+    if hasattr(variance, "var_e"):  # VarianceComponents
+        kind, _ = _parse_selector(selector)
+        if kind != "pooled":
+            raise ParameterError(f"fitted components only give the pooled variance; pass the "
+                                 f"ScoreMatrix for {selector!r}", parameter="variance_selector")
+        ve = float(variance.var_e)
+        s2 = 2 * ve if paired else ve
+        if not s2 > 0:
+            raise ParameterError("the fitted residual variance is 0; nothing to plan", parameter="variance")
+        return s2, "pooled", None
+    raise ParameterError(f"cannot use {type(variance).__name__} as a variance", parameter="variance")
+
+
+# =============================================================================
+# topic_set_size
+# =============================================================================
+
+@dataclass(frozen=True)
+class SizeResult:
+    """Result of a classical topic-set-size design.
+
+    Attributes:
+        design: ``paired-t``, ``two-sample``, ``anova`` or ``ci``.
+        solved_for: which of ``n_topics``, ``min_diff``, ``power`` (``width`` for ci) was solved.
+        n_topics: topics (per system for two-sample); for a solved n the smallest that meets the target.
+        min_diff: minimum detectable difference (range for anova; None for ci).
+        power: power at ``n_topics`` and ``min_diff`` (the achieved power when n was solved).
+        target_power: the requested power when n or min_diff was solved, else None.
+        power_at_n_minus_1: power at ``n_topics - 1`` (shows the solved n is the smallest), or None.
+        width: expected interval width at ``n_topics`` (ci design), else None.
+        target_width: requested width (ci design when n was solved), else None.
+        alpha: the family-wise (or single-test) level asked for.
+        alpha_per_test: level of each comparison after the correction.
+        correction: None, ``bonferroni`` or ``holm``.
+        comparisons: number of comparisons the correction covers (1 without one).
+        systems: number of systems (anova, corrections).
+        sigma2: the variance the design used.
+        variance: its name (``given (...)``, ``pooled``, ``pair (median over pairs)``, ``within-system``,
+            ``percentile:q``).
+        method: ``exact`` (noncentral t/F) or ``sakai`` (normal approximations).
+        per_pair: for the ``pair`` selector, quantiles of the per-pair sizes (or min_diff / power), else None.
+        width_at_n_minus_1: ci design with n solved: expected width at ``n_topics - 1``.
+    """
+
+    design: str
+    solved_for: str
+    n_topics: int
+    min_diff: float | None
+    power: float | None
+    target_power: float | None
+    power_at_n_minus_1: float | None
+    width: float | None
+    target_width: float | None
+    alpha: float
+    alpha_per_test: float
+    correction: str | None
+    comparisons: int
+    systems: int
+    sigma2: float
+    variance: str
+    method: str
+    per_pair: dict | None = None
+    width_at_n_minus_1: float | None = None
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
+
+
+def _plain(obj):
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _plain(obj.tolist())
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def _check_prob(x, name, *, lo_open=True, hi_open=True):
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise ParameterError(f"expected a number, got {x!r}", parameter=name) from None
+    if not (0 < v < 1) or not math.isfinite(v):
+        extra = " (a power of 1 needs infinitely many topics)" if name == "power" and v >= 1 else ""
+        raise ParameterError(f"must be strictly between 0 and 1, got {x}{extra}", parameter=name)
+    return v
+
+
+def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, variance=None,
+                   variance_selector: str = "pooled", alpha: float = 0.05, power: float | None = None,
+                   n_topics: int | None = None, systems: int = 2, exact: bool = True,
+                   approx: str | None = None, correction: str | None = None,
+                   width: float | None = None) -> SizeResult:
+    """Solve a classical design for whichever of ``n_topics``, ``min_diff``, ``power`` is unset.
+
+    Args:
+        design: ``paired-t`` | ``two-sample`` | ``anova`` | ``ci`` (module docstring).
+        min_diff: minimum detectable difference (anova: range best - worst). For ``ci``
+            it is accepted as the width cap when ``width`` is not given.
+        variance: a float (the ``sigma2`` the design needs: variance of differences
+            for paired-t/ci, within-system variance for two-sample/anova), a
+            :class:`~planner.scores.ScoreMatrix` or fitted ``VarianceComponents``.
+        variance_selector: for a ScoreMatrix: ``pooled`` | ``pair`` | ``within-system`` |
+            ``percentile:q``; ``pair`` plans with the median pair and reports per-pair quantiles.
+        alpha: significance level (family-wise with a correction); ``1 - alpha`` intervals for ci.
+        power: target power (``1 - beta``).
+        n_topics: topic count (per system for two-sample).
+        systems: m, for anova and for the multiple-comparison correction.
+        exact / approx: ``approx="sakai"`` (or ``exact=False``) uses Sakai's normal approximations.
+        correction: ``bonferroni`` | ``holm`` over all ``m (m-1)/2`` pairs (t designs and ci).
+        width: for ``ci``, the largest acceptable expected interval width.
+
+    Raises:
+        ParameterError: bad or impossible inputs (power of 1, width of 0, none or
+        several unknowns, a target no n up to 10^7 meets).
+    """
+    if design not in DESIGNS:
+        raise ParameterError(f"unknown design {design!r}; expected one of {', '.join(DESIGNS)}",
+                             parameter="design")
+    method = approx if approx is not None else ("exact" if exact else "sakai")
+    if method not in APPROX:
+        raise ParameterError(f"unknown approximation {approx!r}; expected sakai", parameter="approx")
+    if correction == "none":
+        correction = None
+    if correction not in CORRECTIONS:
+        raise ParameterError(f"unknown correction {correction!r}; expected holm or bonferroni",
+                             parameter="correction")
+    alpha = _check_prob(alpha, "alpha")
+    try:
+        systems = int(systems)
+    except (TypeError, ValueError):
+        raise ParameterError(f"expected an integer, got {systems!r}", parameter="systems") from None
+    if systems < 2:
+        raise ParameterError(f"need at least 2 systems, got {systems}", parameter="systems")
+    if design == "anova" and correction is not None:
+        raise ParameterError("the anova design tests all systems at once; corrections apply to "
+                             "paired-t, two-sample and ci", parameter="correction")
+    K = systems * (systems - 1) // 2 if correction else 1
+    a_test = alpha / K
+    if n_topics is not None:
+        try:
+            n_topics = int(n_topics)
+        except (TypeError, ValueError):
+            raise ParameterError(f"expected an integer, got {n_topics!r}", parameter="n_topics") from None
+        if n_topics < 2:
+            raise ParameterError(f"need at least 2 topics, got {n_topics}", parameter="n_topics")
+    sigma2, vname, per_pair_var = _resolve_variance(variance, variance_selector, design)
+
+    if design == "ci":
+        return _ci_size(width if width is not None else min_diff, n_topics, sigma2, vname,
+                        per_pair_var, alpha, a_test, correction, K, systems, method)
+
+    unknown = [k for k, v in (("n_topics", n_topics), ("min_diff", min_diff), ("power", power)) if v is None]
+    if len(unknown) != 1:
+        raise ParameterError("set exactly two of n_topics, min_diff and power (the third is solved); "
+                             f"unset: {', '.join(unknown) or 'none'}", parameter=unknown[0] if unknown else "power")
+    if power is not None:
+        power = _check_prob(power, "power")
+        if power <= a_test:
+            raise ParameterError(f"a power of {power} is not above the test level {a_test:.4g}",
+                                 parameter="power")
+    if min_diff is not None:
+        min_diff = float(min_diff)
+        if not (min_diff > 0 and math.isfinite(min_diff)):
+            raise ParameterError(f"must be positive, got {min_diff}", parameter="min_diff")
+
+    def pw(n, delta, s2=sigma2):
+        return design_power(design, n, delta, s2, alpha=a_test, systems=systems, approx=method)
+
+    def solve_n(delta, s2):
+        n = _smallest_n(lambda k: pw(k, delta, s2) >= power, 2)
+        if n is None:
+            raise ParameterError(f"no topic count up to {N_MAX} reaches power {power} for "
+                                 f"min_diff {delta} and sigma2 {s2:.4g}", parameter="power")
+        return n
+
+    def solve_delta(n, s2):
+        f = lambda d: float(pw(n, d, s2)) - power  # noqa: E731
+        hi = math.sqrt(s2)
+        while f(hi) < 0:
+            hi *= 2
+            if hi > 1e6 * math.sqrt(s2):
+                raise ParameterError(f"no difference reaches power {power} with {n} topics",
+                                     parameter="power")
+        return optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-12)
+
+    solved = unknown[0]
+    per_pair = None
+    prev = None
+    if solved == "n_topics":
+        n_topics = solve_n(min_diff, sigma2)
+        achieved = float(pw(n_topics, min_diff))
+        prev = float(pw(n_topics - 1, min_diff)) if n_topics > 2 else None
+        if per_pair_var is not None:
+            ns = np.array([solve_n(min_diff, s) for s in np.unique(per_pair_var)])
+            ns = ns[np.searchsorted(np.unique(per_pair_var), per_pair_var)]
+            per_pair = _quantiles(ns, "n_topics")
+    elif solved == "min_diff":
+        min_diff = solve_delta(n_topics, sigma2)
+        achieved = float(pw(n_topics, min_diff))
+        if per_pair_var is not None:
+            u = np.unique(per_pair_var)
+            ds = np.array([solve_delta(n_topics, s) for s in u])[np.searchsorted(u, per_pair_var)]
+            per_pair = _quantiles(ds, "min_diff")
+    else:
+        achieved = float(pw(n_topics, min_diff))
+        if per_pair_var is not None:
+            per_pair = _quantiles(np.array([float(pw(n_topics, min_diff, s)) for s in per_pair_var]), "power")
+    return SizeResult(design=design, solved_for=solved, n_topics=int(n_topics), min_diff=float(min_diff),
+                      power=achieved, target_power=power if solved != "power" else None,
+                      power_at_n_minus_1=prev, width=None, target_width=None, alpha=alpha,
+                      alpha_per_test=a_test, correction=correction, comparisons=K, systems=systems,
+                      sigma2=sigma2, variance=vname, method=method, per_pair=per_pair)
+
+
+def _quantiles(x: np.ndarray, what: str) -> dict:
+    return {"quantity": what, "pairs": int(x.size), "min": float(np.min(x)),
+            "median": float(np.median(x)), "p90": float(np.percentile(x, 90)),
+            "max": float(np.max(x))}
+
+
+def _ci_size(width, n_topics, sigma2, vname, per_pair_var, alpha, a_test, correction, K, systems, method):
+    if width is None and n_topics is None:
+        raise ParameterError("set the width cap (or n_topics to get the expected width)", parameter="width")
+    per_pair = None
+    if width is not None:
+        width = float(width)
+        if not (width > 0 and math.isfinite(width)):
+            raise ParameterError(f"must be positive, got {width} (a width of 0 needs infinitely "
+                                 "many topics)", parameter="width")
+    if n_topics is None:
+        def solve(s2):
+            n = _smallest_n(lambda k: _expected_width(k, s2, a_test) <= width, 2)
+            if n is None:
+                raise ParameterError(f"no topic count up to {N_MAX} gives width {width}", parameter="width")
+            return n
+        n_topics = solve(sigma2)
+        prev = float(_expected_width(n_topics - 1, sigma2, a_test)) if n_topics > 2 else None
+        if per_pair_var is not None:
+            u = np.unique(per_pair_var)
+            per_pair = _quantiles(np.array([solve(s) for s in u])[np.searchsorted(u, per_pair_var)],
+                                  "n_topics")
+        solved, target = "n_topics", width
+    else:
+        prev = None
+        solved, target = "width", None
+        if per_pair_var is not None:
+            per_pair = _quantiles(_expected_width(n_topics, per_pair_var, a_test), "width")
+    w = float(_expected_width(n_topics, sigma2, a_test))
+    return SizeResult(design="ci", solved_for=solved, n_topics=int(n_topics), min_diff=None, power=None,
+                      target_power=None, power_at_n_minus_1=None, width=w, target_width=target,
+                      alpha=alpha, alpha_per_test=a_test, correction=correction, comparisons=K,
+                      systems=systems, sigma2=sigma2, variance=vname, method=method,
+                      per_pair=per_pair, width_at_n_minus_1=prev)

@@ -1,0 +1,161 @@
+"""Tests of planner.plan: classical designs, targets, budgets, pool depth, strata, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from planner import plan
+from planner.cli import main
+from planner.errors import ParameterError
+from planner.plan import design_power, topic_set_size
+from planner.scores import ScoreMatrix
+
+
+# ----------------------------------------------------------------- classical designs
+
+@pytest.mark.parametrize("n,d,alpha", [(10, 0.3, 0.05), (25, 0.5, 0.01), (50, 0.2, 0.05),
+                                       (100, 0.1, 0.1), (3, 1.5, 0.05)])
+def test_paired_power_equals_statsmodels(n, d, alpha):
+    from statsmodels.stats.power import TTestPower
+
+    ref = TTestPower().power(effect_size=d, nobs=n, alpha=alpha, alternative="two-sided")
+    ours = design_power("paired-t", n, d * 0.2, 0.2 ** 2, alpha=alpha)
+    assert abs(float(ours) - ref) < 1e-6
+
+
+def test_two_sample_matches_r_power_t_test():
+    # R stats::power.t.test documentation examples (type="two.sample", sd=1):
+    #   power.t.test(n = 20, delta = 1)        -> power = 0.8689528 (upper tail only, strict=FALSE)
+    #   power.t.test(power = .90, delta = 1)   -> n = 22.02110
+    r = topic_set_size(design="two-sample", min_diff=1.0, variance=1.0, n_topics=20)
+    upper_only = stats.nct.sf(stats.t.isf(0.025, 38), 38, math.sqrt(10))
+    assert abs(upper_only - 0.8689528) < 1e-7
+    assert abs(r.power - upper_only) < 1e-6  # the lower tail adds ~2e-7
+    r = topic_set_size(design="two-sample", min_diff=1.0, variance=1.0, power=0.9)
+    assert r.n_topics == 23
+    assert r.power_at_n_minus_1 < 0.9 <= r.power
+
+
+def test_anova_matches_r_power_anova_test():
+    # R stats::power.anova.test documentation examples (groups=4, between.var=1, within.var=3):
+    #   n = 5 -> power = 0.3535594;  power = .80 -> n = 11.92613.
+    # Our noncentrality n*D^2/(2 sigma2) equals R's (groups-1)*n*between/within when
+    # D^2 = 2 * 3 * 1 (range sqrt(6), sigma2 = 3).
+    p = design_power("anova", 5, math.sqrt(6), 3.0, systems=4)
+    assert abs(float(p) - 0.3535594) < 1e-7
+    r = topic_set_size(design="anova", min_diff=math.sqrt(6), variance=3.0, power=0.8, systems=4)
+    assert r.n_topics == 12
+
+
+@pytest.mark.parametrize("design", ["paired-t", "two-sample", "anova"])
+@pytest.mark.parametrize("approx", ["exact", "sakai"])
+def test_round_trip_n_delta_power(design, approx):
+    kw = dict(design=design, variance=0.03, systems=5, approx=approx)
+    r = topic_set_size(min_diff=0.07, power=0.8, **kw)
+    n = r.n_topics
+    assert r.power >= 0.8 > topic_set_size(min_diff=0.07, n_topics=n - 1, **kw).power
+    assert r.power_at_n_minus_1 < 0.8
+    # min_diff solved at that n gives power exactly 0.8 and is <= 0.07
+    d = topic_set_size(n_topics=n, power=0.8, **kw).min_diff
+    assert d <= 0.07
+    assert abs(topic_set_size(n_topics=n, min_diff=d, **kw).power - 0.8) < 1e-9
+    d_prev = topic_set_size(n_topics=n - 1, power=0.8, **kw).min_diff
+    assert d_prev > 0.07
+
+
+def test_sakai_approximation_close_to_exact():
+    # Sakai (IRJ 2016) reports his approximations within a topic or two of exact values
+    for design in ("paired-t", "two-sample", "anova"):
+        for s2 in (0.01, 0.05, 0.1):
+            e = topic_set_size(design=design, min_diff=0.1, variance=s2, power=0.8, systems=10).n_topics
+            s = topic_set_size(design=design, min_diff=0.1, variance=s2, power=0.8, systems=10,
+                               approx="sakai").n_topics
+            assert abs(e - s) <= max(2, 0.02 * e), (design, s2, e, s)
+
+
+def test_sakai_paired_normal_approximation_formula():
+    # hand calculation of Sakai's eq.: n=20, delta/sigma=0.5, alpha=.05
+    phi, lam = 19, math.sqrt(20) * 0.5
+    tc = stats.t.isf(0.025, phi)
+    den = math.sqrt(1 + tc ** 2 / (2 * phi))
+    a = tc * (1 - 1 / (4 * phi))
+    ref = stats.norm.sf((a - lam) / den) + stats.norm.cdf((-a - lam) / den)
+    assert float(design_power("paired-t", 20, 0.5, 1.0, approx="sakai")) == pytest.approx(ref, abs=1e-12)
+
+
+def test_ci_design_expected_width():
+    r = topic_set_size(design="ci", width=0.1, variance=0.02)
+    n = r.n_topics
+    assert r.width <= 0.1 < r.width_at_n_minus_1
+    # hand calculation of E[W] = 2 t_{.975}(n-1) c(n) sigma / sqrt(n), c(n) = E[s]/sigma
+    c = math.sqrt(2 / (n - 1)) * math.gamma(n / 2) / math.gamma((n - 1) / 2)
+    w = 2 * stats.t.isf(0.025, n - 1) * c * math.sqrt(0.02 / n)
+    assert r.width == pytest.approx(w, rel=1e-12)
+    # c(n) is E[s]/sigma: check against the chi distribution mean
+    assert c == pytest.approx(stats.chi.mean(n - 1) / math.sqrt(n - 1), rel=1e-12)
+    r2 = topic_set_size(design="ci", n_topics=n, variance=0.02)
+    assert r2.solved_for == "width" and r2.width == r.width
+
+
+def test_bonferroni_holm_uses_alpha_over_pairs():
+    r = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8,
+                       correction="bonferroni", systems=10)
+    assert r.comparisons == 45 and r.alpha_per_test == pytest.approx(0.05 / 45)
+    plain = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8,
+                           alpha=0.05 / 45)
+    assert r.n_topics == plain.n_topics
+    assert r.n_topics > topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8).n_topics
+    h = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8,
+                       correction="holm", systems=10)
+    assert h.n_topics == r.n_topics and h.correction == "holm"
+
+
+@pytest.mark.parametrize("kwargs,param", [
+    (dict(design="paired-t", min_diff=0.05, variance=0.02, power=1.0), "power"),
+    (dict(design="paired-t", min_diff=0.05, variance=0.02, power=0.8, n_topics=10), "power"),
+    (dict(design="paired-t", min_diff=0.05, variance=-1, power=0.8), "sigma2"),
+    (dict(design="ci", width=0.0, variance=0.02), "width"),
+    (dict(design="nope", min_diff=0.05, variance=0.02, power=0.8), "design"),
+    (dict(design="paired-t", min_diff=0.05, variance=0.02, power=0.8, systems=1), "systems"),
+    (dict(design="anova", min_diff=0.05, variance=0.02, power=0.8, correction="holm"), "correction"),
+])
+def test_bad_inputs(kwargs, param):
+    with pytest.raises(ParameterError) as e:
+        topic_set_size(**kwargs)
+    assert e.value.parameter == param
+
+
+# -------------------------------------------------------------- variance from scores
+
+def _toy(seed=0, S=6, T=40):
+    rng = np.random.default_rng(seed)
+    vals = (rng.normal(0.4, 0.05, (S, 1)) + rng.normal(0, 0.15, (1, T)) + rng.normal(0, 0.08, (S, T)))
+    return ScoreMatrix.build(np.clip(vals, 0, 1), [f"s{i}" for i in range(S)], [str(t) for t in range(T)],
+                             measure="toy")
+
+
+def test_variance_selectors_from_scores():
+    m = _toy()
+    v = m.values
+    a, b = np.triu_indices(m.n_systems, 1)
+    s2d = (v[a] - v[b]).var(axis=1, ddof=1)
+    pooled = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8)
+    # identity (DESIGN.md): the mean pair variance equals 2 var_e
+    assert pooled.sigma2 == pytest.approx(s2d.mean(), rel=1e-12)
+    assert pooled.variance == "pooled"
+    pair = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, variance_selector="pair")
+    assert pair.sigma2 == pytest.approx(np.median(s2d), rel=1e-12)
+    assert pair.variance.startswith("pair") and pair.per_pair["pairs"] == len(a)
+    assert pair.per_pair["min"] <= pair.per_pair["median"] <= pair.per_pair["max"]
+    p95 = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8,
+                         variance_selector="percentile:95")
+    assert p95.sigma2 == pytest.approx(np.percentile(s2d, 95)) and p95.variance == "percentile:95"
+    ws = topic_set_size(design="two-sample", min_diff=0.05, variance=m, power=0.8,
+                        variance_selector="within-system")
+    ve1 = ((v - v.mean(axis=1, keepdims=True)) ** 2).sum() / (v.shape[0] * (v.shape[1] - 1))
+    assert ws.sigma2 == pytest.approx(ve1, rel=1e-12) and ws.variance == "within-system"
