@@ -1,0 +1,434 @@
+"""Report writer: a study's results as a folder of Markdown, HTML, JSON, CSV and plots.
+
+:func:`write_report` writes, into ``out``:
+
+- ``report.md`` and ``report.html`` (self-contained: every plot embedded as a
+  base64 PNG): the answer first (topics, and pool depth when known, and what they
+  buy), then the details, provenance, and at the end the honest statement (mean
+  score and topic count; interval and reversal rate from paired resampling; the
+  judged share of the evaluated runs' top k);
+- ``results.json``: every number, deterministic (no timestamps: the same seed and
+  inputs give a byte-identical file);
+- ``provenance.json``: planner and dependency versions, seed, sha256 of the
+  inputs, the resolved config, the command, the wall-clock time;
+- ``config.resolved.yaml``: the study with every default filled in;
+- ``tables/*.csv`` and ``figures/*.png`` + ``figures/*.svg``.
+
+The folder is built under a temporary name next to ``out`` and renamed into
+place only when complete; an existing ``out`` is replaced only with
+``force=True`` (else :class:`~planner.errors.InputError`).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+from .errors import InputError
+
+__all__ = ["write_report", "check_target", "jsonable", "dump_json", "FIGURES"]
+
+# figure name -> (table it is drawn from, plots function name, caption)
+FIGURES = {
+    "required_topics": ("targets", "plot_required_topics",
+                        "Topics each scenario needs to meet each target (bars; 'not reached' within the curve's range)."),
+    "ci_width": ("curves", "plot_ci_width",
+                 "Width of the 95% interval of a pair's mean difference against topic count "
+                 "(median over pairs; band up to the 90th percentile)."),
+    "swap_reversal": ("curves", "plot_swap_reversal",
+                      "Swap rate (solid) and reversal rate (dashed), mean over system pairs."),
+    "kendall_tau": ("curves", "plot_kendall_tau",
+                    "Expected Kendall tau between the rankings from two independent topic sets."),
+    "power": ("curves", "plot_power", "Power of the paired t-test at the scenario's min_diff, mean over pairs."),
+    "components": ("components", "plot_components", "Variance components (systems, topics, residual)."),
+    "pool_depth": ("pool", "plot_pool_depth",
+                   "Judgments per topic against pool depth, and the judged share of the runs' top k."),
+    "budget": ("budget", "plot_budget", "Total cost against topics for each pool depth."),
+}
+
+
+# ------------------------------------------------------------------ JSON
+def jsonable(obj):
+    """Plain-Python, JSON-able copy of ``obj`` (numpy scalars/arrays, tuples, NaN -> None)."""
+    import numpy as np
+
+    if hasattr(obj, "to_dict") and not isinstance(obj, dict) and not hasattr(obj, "columns"):
+        obj = obj.to_dict()
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def dump_json(obj) -> str:
+    """Deterministic JSON text (indent 2, NaN as null, trailing newline)."""
+    return json.dumps(jsonable(obj), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+def check_target(out: str | os.PathLike, *, force: bool = False) -> Path:
+    """Raise :class:`InputError` when ``out`` exists and ``force`` is false."""
+    out = Path(out)
+    if out.exists() and not force:
+        raise InputError("report folder exists; use --force (force=True) to replace it", file=out)
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a folder", file=out)
+    return out
+
+
+# ------------------------------------------------------------------ formatting
+def _fmt(v) -> str:
+    import numpy as np
+
+    if v is None:
+        return "–"
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        if not math.isfinite(v):
+            return "–"
+        if v == int(v) and abs(v) < 1e6:
+            return str(int(v)) if abs(v) >= 1 or v == 0 else f"{v:.4g}"
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _md_table(df: "pd.DataFrame", max_rows: int = 60) -> str:
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for _, row in df.head(max_rows).iterrows():
+        lines.append("| " + " | ".join(_fmt(v).replace("|", "\\|") for v in row.tolist()) + " |")
+    if len(df) > max_rows:
+        lines.append(f"\n({len(df) - max_rows} more rows in the CSV table)")
+    return "\n".join(lines)
+
+
+def _html_table(df: "pd.DataFrame", max_rows: int = 60) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    body = []
+    for _, row in df.head(max_rows).iterrows():
+        body.append("<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row.tolist()) + "</tr>")
+    more = (f"<p class='note'>({len(df) - max_rows} more rows in the CSV table)</p>"
+            if len(df) > max_rows else "")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
+
+
+_CSS = """body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:60rem;
+margin:2rem auto;padding:0 1rem;line-height:1.45;color:#222}table{border-collapse:collapse;margin:.5rem 0 1rem;
+font-size:.85rem}th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left}th{background:#f3f3f3}
+figure{margin:1rem 0}figure img{max-width:100%}figcaption{font-size:.85rem;color:#555}
+.answer{background:#eef6ee;border-left:4px solid #4a4;padding:.6rem 1rem}.honest{background:#f6f3e8;
+border-left:4px solid #b90;padding:.6rem 1rem}pre{background:#f6f6f6;padding:.5rem;overflow:auto;font-size:.8rem}
+.note{font-size:.85rem;color:#555}"""
+
+
+class _Doc:
+    """A report as blocks rendered both to Markdown and to HTML."""
+
+    def __init__(self) -> None:
+        self.blocks: list[tuple] = []
+
+    def h(self, level: int, text: str) -> None:
+        self.blocks.append(("h", level, text))
+
+    def p(self, text: str, cls: str | None = None) -> None:
+        self.blocks.append(("p", text, cls))
+
+    def ul(self, items, cls: str | None = None) -> None:
+        self.blocks.append(("ul", [str(i) for i in items], cls))
+
+    def table(self, df, caption: str | None = None) -> None:
+        self.blocks.append(("table", df, caption))
+
+    def fig(self, name: str, caption: str) -> None:
+        self.blocks.append(("fig", name, caption))
+
+    def pre(self, text: str) -> None:
+        self.blocks.append(("pre", text))
+
+    def markdown(self) -> str:
+        out = []
+        for b in self.blocks:
+            kind = b[0]
+            if kind == "h":
+                out.append("#" * b[1] + " " + b[2])
+            elif kind == "p":
+                out.append(("> " if b[2] else "") + b[1])
+            elif kind == "ul":
+                out.append("\n".join(("> " if b[2] else "") + "- " + i for i in b[1]))
+            elif kind == "table":
+                out.append((f"*{b[2]}*\n\n" if b[2] else "") + _md_table(b[1]))
+            elif kind == "fig":
+                out.append(f"![{b[1]}](figures/{b[1]}.png)\n\n*Figure {b[1]}: {b[2]}* "
+                           f"([SVG](figures/{b[1]}.svg))")
+            elif kind == "pre":
+                out.append("```\n" + b[1].rstrip() + "\n```")
+        return "\n\n".join(out) + "\n"
+
+    def html(self, title: str, pngs: Mapping[str, bytes]) -> str:
+        out = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+               f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"]
+        for b in self.blocks:
+            kind = b[0]
+            if kind == "h":
+                anchor = "".join(ch if ch.isalnum() else "-" for ch in b[2].lower()).strip("-")
+                out.append(f"<h{b[1]} id='{anchor}'>{html.escape(b[2])}</h{b[1]}>")
+            elif kind == "p":
+                cls = f" class='{b[2]}'" if b[2] else ""
+                out.append(f"<p{cls}>{_inline(b[1])}</p>")
+            elif kind == "ul":
+                cls = f" class='{b[2]}'" if b[2] else ""
+                out.append(f"<ul{cls}>" + "".join(f"<li>{_inline(i)}</li>" for i in b[1]) + "</ul>")
+            elif kind == "table":
+                if b[2]:
+                    out.append(f"<p class='note'><em>{html.escape(b[2])}</em></p>")
+                out.append(_html_table(b[1]))
+            elif kind == "fig":
+                data = base64.b64encode(pngs[b[1]]).decode("ascii")
+                out.append(f"<figure id='fig-{b[1]}' data-figure='{b[1]}'>"
+                           f"<img alt='{b[1]}' src='data:image/png;base64,{data}'>"
+                           f"<figcaption>Figure {html.escape(b[1])}: {html.escape(b[2])}</figcaption></figure>")
+            elif kind == "pre":
+                out.append(f"<pre>{html.escape(b[1])}</pre>")
+        out.append("</body></html>")
+        return "\n".join(out) + "\n"
+
+
+def _inline(text: str) -> str:
+    """Escape, then render **bold** and `code` spans."""
+    import re
+
+    t = html.escape(text)
+    t = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", t)
+    t = re.sub(r"`(.+?)`", r"<code>\1</code>", t)
+    return t
+
+
+# ------------------------------------------------------------------ figures
+def _render_figures(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> dict[str, bytes]:
+    from . import plots
+
+    pngs: dict[str, bytes] = {}
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, (table, func, _) in FIGURES.items():
+        df = tables.get(table)
+        if df is None or len(df) == 0:
+            continue
+        if name == "power" and "power_mean" not in df.columns:
+            continue
+        if name in ("kendall_tau",) and "kendall_tau_mean" not in df.columns:
+            continue
+        if name in ("swap_reversal",) and "swap_rate_mean" not in df.columns:
+            continue
+        if name == "ci_width" and "ci_width_median" not in df.columns:
+            continue
+        fig = getattr(plots, func)(df)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
+        pngs[name] = buf.getvalue()
+        (folder / f"{name}.png").write_bytes(pngs[name])
+        fig.savefig(folder / f"{name}.svg", format="svg", metadata={"Date": None, "Creator": None})
+    return pngs
+
+
+# ------------------------------------------------------------------ the report
+def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenance: Mapping,
+               figures: Mapping[str, bytes]) -> _Doc:
+    import pandas as pd
+
+    doc = _Doc()
+    name = results.get("study", "study")
+    doc.h(1, f"Study: {name}")
+    if results.get("description"):
+        doc.p(str(results["description"]).strip())
+
+    ans = results.get("answer") or {}
+    doc.h(2, "The answer")
+    doc.p(ans.get("text", "No answer could be computed (see the warnings below)."), cls="answer")
+    if ans.get("buys"):
+        doc.ul(ans["buys"], cls="answer")
+
+    scen = tables.get("scenarios")
+    if scen is not None and len(scen):
+        doc.h(2, "Scenarios")
+        doc.p("Each row is one cell of the study grid; every setting is listed, defaults included "
+              "(the full resolved config is in `config.resolved.yaml` and `results.json`).")
+        doc.table(scen)
+
+    tg = tables.get("targets")
+    if tg is not None and len(tg):
+        doc.h(2, "Topics needed")
+        doc.p("Smallest topic count meeting each target, per scenario. `how` names the computation "
+              "(curve interpolation over the simulated topic counts, the paired t-test power formula, "
+              "or the D-study). Empty means not reached within the topic counts studied.")
+        doc.table(tg)
+        if "required_topics" in figures:
+            doc.fig("required_topics", FIGURES["required_topics"][2])
+
+    cv = tables.get("curves")
+    if cv is not None and len(cv):
+        doc.h(2, "Curves against topic count")
+        doc.p("Rates are means over all system pairs; the interval width is the median (and 90th "
+              "percentile) over pairs. Each scenario names the variance that drives its numbers.")
+        for f in ("ci_width", "swap_reversal", "kendall_tau", "power"):
+            if f in figures:
+                doc.fig(f, FIGURES[f][2])
+        cols = [c for c in ("scenario", "n_topics", "ci_width_median", "swap_rate_mean",
+                            "reversal_rate_mean", "kendall_tau_mean", "power_mean", "erho2", "phi")
+                if c in cv.columns]
+        doc.table(cv[cols], caption="curves.csv (all columns in tables/curves.csv)")
+
+    comp = tables.get("components")
+    if comp is not None and len(comp):
+        doc.h(2, "Variance components")
+        doc.p("Two-way crossed random-effects model x[s,t] = mu + a[s] + b[t] + e[s,t]; ANOVA (method of "
+              "moments) on complete data, REML otherwise. Erho2 and Phi are the D-study generalizability "
+              "and dependability coefficients at the collection's topic count.")
+        doc.table(comp)
+        if "components" in figures:
+            doc.fig("components", FIGURES["components"][2])
+
+    vt = tables.get("variants")
+    if vt is not None and len(vt):
+        doc.h(2, "Topics against query variants")
+        doc.p("Three-facet D-study: systems x topics x query variants per topic.")
+        doc.table(vt)
+
+    dr = tables.get("filtered")
+    if dr is not None and len(dr):
+        doc.h(2, "Informative-topic filtering")
+        doc.p("Topics dropped by each scenario's filter. The filtered mean is not comparable with the "
+              "unfiltered one: it averages over a different topic population.")
+        doc.table(dr)
+
+    pool = tables.get("pool")
+    if pool is not None and len(pool):
+        doc.h(2, "Pool depth")
+        doc.p("Judgments per topic = distinct documents in the union of the pooled runs' top k; "
+              "judged share = share of a run's top k that carries a judgment (mean over runs).")
+        doc.table(pool)
+        if "pool_depth" in figures:
+            doc.fig("pool_depth", FIGURES["pool_depth"][2])
+    bd = tables.get("budget_choice")
+    if bd is not None and len(bd):
+        doc.h(3, "Topics x depth")
+        doc.table(bd)
+        if "budget" in figures:
+            doc.fig("budget", FIGURES["budget"][2])
+
+    warns = results.get("warnings") or []
+    if warns:
+        doc.h(2, "Warnings")
+        doc.ul(warns)
+
+    doc.h(2, "Provenance")
+    items = [f"planner {provenance.get('planner_version', '?')}; seed {provenance.get('seed')}; "
+             f"resamples {provenance.get('resamples')}"]
+    vers = provenance.get("versions") or {}
+    if vers:
+        items.append("versions: " + ", ".join(f"{k} {v}" for k, v in vers.items()))
+    for inp in provenance.get("inputs") or []:
+        items.append(f"input `{inp.get('path')}` sha256 `{inp.get('sha256')}`")
+    if provenance.get("command"):
+        items.append(f"command: `{provenance['command']}`")
+    if provenance.get("finished_utc"):
+        items.append(f"finished {provenance['finished_utc']} (UTC)")
+    doc.ul(items)
+    doc.p("Tables: " + ", ".join(f"`tables/{n}.csv`" for n in sorted(tables) if tables[n] is not None)
+          + ". Figures: " + ", ".join(f"`figures/{n}.png`/`.svg`" for n in figures) + ".")
+
+    hs = results.get("honest") or {}
+    doc.h(2, "The honest statement")
+    for para in hs.get("paragraphs", []):
+        doc.p(para, cls="honest")
+    ht = tables.get("honest")
+    if ht is not None and len(ht):
+        doc.table(ht, caption="per scenario: mean, topics, paired-resampling interval and reversal rate "
+                              "of the top two systems, judged share")
+    if provenance.get("elapsed_seconds") is not None:
+        doc.p(f"This study ran in {provenance['elapsed_seconds']:.1f} s"
+              + (f" with {provenance.get('jobs')} job(s)." if provenance.get("jobs") else "."))
+    return doc
+
+
+def write_report(result: Any, out: str | os.PathLike, *, force: bool = False,
+                 provenance: Mapping | None = None, config: Mapping | None = None,
+                 tables: Mapping[str, "pd.DataFrame"] | None = None) -> Path:
+    """Write a report folder for ``result`` at ``out``; returns the folder path.
+
+    ``result`` is a :class:`planner.study.StudyResult` or a mapping of
+    JSON-able results (keys used: ``study``, ``description``, ``answer``
+    {``text``, ``buys``}, ``honest`` {``paragraphs``}, ``warnings``); then
+    ``tables`` (name -> DataFrame; known names: scenarios, targets, curves,
+    components, variants, filtered, pool, budget, budget_choice, honest),
+    ``provenance`` and ``config`` may be given separately.
+    """
+    import yaml
+
+    if hasattr(result, "results") and hasattr(result, "tables"):
+        results = result.results
+        tables = result.tables if tables is None else tables
+        provenance = result.provenance if provenance is None else provenance
+        config = result.config if config is None else config
+    else:
+        results = dict(result)
+    tables = dict(tables or {})
+    provenance = dict(provenance or {})
+    config = dict(config or results.get("config") or {})
+    out = check_target(out, force=force)
+    parent = out.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = parent / f".{out.name}.tmp-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        (tmp / "tables").mkdir()
+        for name, df in tables.items():
+            if df is not None:
+                df.to_csv(tmp / "tables" / f"{name}.csv", index=False, float_format="%.10g")
+        pngs = _render_figures(tables, tmp / "figures")
+        (tmp / "results.json").write_text(dump_json(results), encoding="utf-8")
+        (tmp / "provenance.json").write_text(dump_json(provenance), encoding="utf-8")
+        (tmp / "config.resolved.yaml").write_text(
+            yaml.safe_dump(jsonable(config), sort_keys=False, allow_unicode=True), encoding="utf-8")
+        doc = _build_doc(results, tables, provenance, pngs)
+        (tmp / "report.md").write_text(doc.markdown(), encoding="utf-8")
+        (tmp / "report.html").write_text(doc.html(f"planner study: {results.get('study', '')}", pngs),
+                                         encoding="utf-8")
+        # move into place only now that everything is written
+        if out.exists():
+            if not force:
+                raise InputError("report folder exists; use --force (force=True) to replace it", file=out)
+            old = parent / f".{out.name}.old-{os.getpid()}"
+            if old.exists():
+                shutil.rmtree(old)
+            os.replace(out, old)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
