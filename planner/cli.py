@@ -88,7 +88,78 @@ def parse_int_list(text: str, *, option: str, minimum: int = 1) -> list[int]:
 # --------------------------------------------------------------------------
 
 
+def _add_size(subparsers) -> None:
+    p = _sub(subparsers, "size", "topic-set size of a classical design (paired-t, two-sample, anova, ci)",
+             """  planner size --design paired-t --min-diff 0.05 --sigma2 0.02 --power 0.8
+  planner size --design anova --min-diff 0.1 --scores ap.csv --variance pooled --systems 10
+  planner size --design ci --min-diff 0.1 --scores ap.csv --variance percentile:95 --json
+  planner size --design paired-t --topics 50 --sigma2 0.02          # minimum detectable difference
+  planner size --design paired-t --min-diff 0.05 --sigma2 0.02 --correction holm --systems 10""",
+             description="Solve a classical topic-set-size design (Sakai 2016) for whichever of "
+                         "--topics, --min-diff and --power is unset (default power 0.8 when both "
+                         "--topics and --power are absent). For --design ci, --min-diff is the largest "
+                         "acceptable expected width of the interval of the mean difference.")
+    p.add_argument("--design", required=True, choices=["paired-t", "two-sample", "anova", "ci"])
+    p.add_argument("--min-diff", type=float, default=None, metavar="D",
+                   help="minimum detectable difference (anova: range best-worst; ci: width cap)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--sigma2", type=float, metavar="V",
+                     help="the variance the design needs (paired: of per-topic differences; "
+                          "two-sample/anova: within-system)")
+    src.add_argument("--scores", metavar="FILE", help="estimate the variance from a score file/folder")
+    p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders)")
+    p.add_argument("--variance", default="pooled", metavar="SEL",
+                   help="with --scores: pair | pooled | within-system | percentile:q (default pooled)")
+    p.add_argument("--systems", type=int, default=2, metavar="M",
+                   help="systems compared (anova; corrections over all pairs)")
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--power", type=float, default=None, help="target power 1-beta")
+    p.add_argument("--topics", type=int, default=None, metavar="N", help="topic count (solve the rest)")
+    p.add_argument("--approx", choices=["sakai"], default=None,
+                   help="Sakai's normal approximations instead of exact noncentral t/F")
+    p.add_argument("--correction", choices=["holm", "bonferroni"], default=None,
+                   help="multiple-comparison correction over all pairs of --systems")
+
+
+def _cmd_size(args) -> int:
+    from .plan import topic_set_size
+
+    if args.scores is not None:
+        from .collection import load_scores
+
+        variance = load_scores(args.scores, measure=args.measure)
+    else:
+        variance = args.sigma2
+    power = args.power
+    if args.design != "ci" and power is None and (args.topics is None or args.min_diff is None):
+        power = 0.8
+    res = topic_set_size(design=args.design, min_diff=args.min_diff, variance=variance,
+                         variance_selector=args.variance, alpha=args.alpha, power=power,
+                         n_topics=args.topics, systems=args.systems, approx=args.approx,
+                         correction=args.correction)
+    if args.json:
+        print_json(res.to_dict())
+        return 0
+    print(f"design {res.design} ({res.method}), solved for {res.solved_for}")
+    print(f"  topics        {res.n_topics}")
+    if res.min_diff is not None:
+        print(f"  min_diff      {res.min_diff:.4g}")
+    if res.power is not None:
+        print(f"  power         {res.power:.4f}" + (f" (target {res.target_power})" if res.target_power else ""))
+    if res.width is not None:
+        print(f"  exp. width    {res.width:.4g}")
+    print(f"  alpha         {res.alpha}" + (f" ({res.correction}: {res.alpha_per_test:.3g} per test, "
+                                            f"{res.comparisons} pairs)" if res.correction else ""))
+    print(f"  variance      {res.sigma2:.6g}  [{res.variance}]")
+    if res.per_pair:
+        pp = res.per_pair
+        print(f"  per pair      {pp['quantity']}: min {pp['min']:.4g}, median {pp['median']:.4g}, "
+              f"p90 {pp['p90']:.4g}, max {pp['max']:.4g} over {pp['pairs']} pairs")
+    return 0
+
+
 COMMANDS: list[tuple[Callable, Callable]] = []
+COMMANDS.append((_add_size, _cmd_size))
 
 
 def build_parser() -> argparse.ArgumentParser:
