@@ -1,0 +1,979 @@
+"""Simulator core: what n topics buy, as curves against topic count.
+
+:func:`predict` takes a :class:`~planner.scores.ScoreMatrix` (``S`` systems x
+``T`` topics) and a list of topic counts ``n`` and returns a :class:`Curve`:
+for every ``n``, per pair of systems and summarised over pairs, the statistics
+defined in ``DESIGN.md`` (and in ``docs/simulate.md``).
+
+Notation
+--------
+Pairs are all ``a < b`` in row-major order (``numpy.triu_indices(S, 1)``),
+``P = S (S - 1) / 2`` of them. ``d[t] = x[a,t] - x[b,t]``; ``dbar`` its mean and
+``s2_d`` its variance (ddof=1) over the ``T`` topics of the collection.
+A comparison involving a tie counts half (an exactly zero mean difference, or an
+observed ``dbar = 0``).
+
+Statistics (per pair, at ``n`` topics)
+--------------------------------------
+- ``reversal_rate``: probability that a new ``n``-topic sample orders the pair
+  opposite to the collection (``sign(dbar)``); ties count half.
+- ``swap_rate``: probability that two independent ``n``-topic samples order the
+  pair differently; ties count half.
+- ``kendall_tau_mean = 1 - 2 * mean(swap_rate)`` over all pairs.
+- ``ci_width``: width of the ``1 - alpha`` interval of the pair's mean difference.
+- ``power``: probability that the two-sided paired t-test at level ``alpha``
+  rejects when the true difference is ``min_diff``.
+- ``significant``: probability that the paired t-test on an ``n``-topic sample
+  is significant at ``alpha`` (true difference = the observed ``dbar``); its mean
+  over pairs is the *discriminative power*.
+- ``erho2 = var_s / (var_s + var_e / n)``, ``phi = var_s / (var_s + (var_t +
+  var_e) / n)`` from the ANOVA variance components of the collection.
+
+Methods
+-------
+``analytic``
+    Normal / t closed forms with ``sigma2`` the pair's variance chosen by
+    ``variance`` (``pair`` | ``pooled`` = 2 var_e | ``within-system`` = 2 V_E1 |
+    ``percentile:q``), ``se = sqrt(sigma2 / n)``:
+    ``p = Phi(-|dbar| / se)``, ``reversal = p``, ``swap = 2 p (1 - p)``,
+    ``ci_width = 2 t_{1-alpha/2, n-1} se``,
+    ``power = P(|T'| > t_{1-alpha/2, n-1})`` with ``T'`` noncentral t (df ``n-1``,
+    noncentrality ``min_diff / se``); ``significant`` the same with noncentrality
+    ``|dbar| / se``. (``dbar = 0`` gives ``p = 0.5``.) When more than
+    ``20,000`` noncentral-t values are needed, they are read by linear
+    interpolation from ``scipy.special.nctdtr`` evaluated on a grid of
+    noncentrality step ``0.002`` (absolute error below ``1e-6``).
+``predictive`` (default)
+    Swap and reversal rates from :func:`planner.pilot.predictive_pair_rates`,
+    which accounts for the noise in ``dbar`` (empirical-Bayes posterior
+    predictive); the other statistics as ``analytic`` with ``variance="pair"``.
+``bootstrap``
+    ``R`` resamples of ``n`` topics drawn with replacement (uniformly, or within
+    strata). For every resample, every pair: the mean difference ``m`` and the
+    paired t statistic (sample variance ddof=1 of the drawn differences).
+    ``reversal`` = share of resamples with ``sign(m) != sign(dbar)`` (ties half);
+    ``swap`` = share of *distinct* pairs of resamples with opposite signs (ties
+    half): ``(2 c+ c- + (R(R-1) - (c+ + c-)(c+ + c- - 1)) / 2) / (R(R-1))``;
+    ``ci_width`` = percentile interval (``numpy.quantile``, linear) of ``m``;
+    ``significant`` = share with ``|t| > t_{1-alpha/2, df}``; ``power`` = the same
+    after shifting every resample's mean to ``m - dbar + min_diff`` (the data's
+    own shape around a true difference of ``min_diff``).
+``subsample``
+    Voorhees & Buckley: ``R`` times, two disjoint topic sets of size ``n`` drawn
+    without replacement (``n <= T / 2``); ``swap`` = share of the ``R`` set pairs
+    that order the pair differently; the other statistics over the ``2R`` sets as
+    in ``bootstrap``. Counts ``n > T / 2`` are extrapolated (only the swap rate
+    and Kendall tau) with Voorhees & Buckley's exponential model
+    ``swap(n) = A exp(-B n)`` fitted by least squares on ``log swap`` over the
+    computed counts (overall and per |difference| bin); see
+    :attr:`Curve.extrapolation`. Without-replacement sets of half the
+    collection vary less than independent samples, so these intervals are narrow.
+``parametric``
+    New topics from the fitted two-way model ``x[s,t] = mu + a[s] + b[t] +
+    e[s,t]``: system effects fixed at the collection's system means, ``e ~ N(0,
+    var_e)`` drawn for all ``S`` systems and ``n`` topics (``b[t]`` cancels in
+    paired differences), ``R`` replicates; statistics as in ``bootstrap``. Its
+    variance is ``pooled`` (every pair ``2 var_e``).
+
+Strata (``strata=``)
+--------------------
+``"uniform"``: topics drawn from the whole collection (strata ignored).
+``"stratified"`` / ``"proportional"``: ``n_k`` topics drawn within stratum ``k``,
+``n_k`` proportional to ``W_k = T_k / T`` (largest remainder, at least 2 each);
+``"optimal"``: Neyman, ``n_k ∝ W_k sigma_k / sqrt(c_k)`` with ``sigma_k^2`` the
+mean over pairs of the within-stratum ``s2_d`` and ``c_k`` from ``costs``
+(default 1). The estimate is the stratified mean ``sum_k W_k mean_k``; its
+variance ``sum_k W_k^2 s2_k / n_k``, t degrees of freedom ``n - K``.
+
+Memory
+------
+Per-pair results: ``8 * P * N * k`` bytes for ``N`` topic counts, ``k = 5``
+with ``keep_pairs=True`` else ``k = 1`` (interval widths, for the medians),
+plus the pair statistics ``8 * P * 4`` bytes. Working memory per chunk of
+``C`` pairs: analytic ``~ 8 * C * 12`` bytes; bootstrap / subsample ``8 * (R_tot
+* T + 6 * R_tot * C + 2 * C * T)`` bytes (``R_tot = R``, or ``2R`` for
+subsample); parametric ``8 * (6 * R * C + r_b * S * (S + n))`` bytes with
+``r_b = 16`` replicates a block. ``chunk_pairs`` defaults to the largest ``C``
+keeping the working memory under ``max_memory`` bytes (default 256 MiB). Matrix
+products always run on fixed blocks of 64 pairs (zero-padded), so the results
+are bit-identical for any ``chunk_pairs``.
+
+Randomness
+----------
+One ``rng``; the stream for topic count ``n`` is derived from it and ``n`` only
+(``SeedSequence(entropy, spawn_key=(..., n))``), so a count's numbers do not
+depend on the other counts requested, on chunking, or on the order.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy import special, stats
+
+from ._random import as_generator, seed_of
+from .errors import DegenerateDataWarning, ParameterError
+from .scores import ScoreMatrix
+
+METHODS = ("predictive", "analytic", "bootstrap", "subsample", "parametric")
+STRATA_MODES = ("uniform", "stratified", "proportional", "optimal")
+DEFAULT_BINS = (0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, math.inf)
+PAIR_STATS = ("swap_rate", "reversal_rate", "ci_width", "power", "significant")
+
+_BLOCK = 64  # pairs per matrix product (fixed: makes results independent of chunking)
+_PARAM_BLOCK = 16  # replicates per block in the parametric method
+_NCT_EXACT_MAX = 20_000
+_NCT_STEP = 0.002
+
+
+# ---------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Curve:
+    """What ``n`` topics buy: :func:`predict`'s result.
+
+    Attributes:
+        method: the method used (``"analytic"``, ``"bootstrap"``, ...).
+        variance: which variance drove the numbers (``"pair"``, ``"pooled"``,
+            ``"within-system"``, ``"percentile:95"``, ``"empirical"`` for the
+            resampling methods).
+        seed: the integer seed given (``None`` otherwise).
+        topics: the topic counts, in the order given.
+        rows: one dict per topic count: ``n_topics``, ``n_pairs``,
+            ``swap_rate_mean``, ``reversal_rate_mean``, ``kendall_tau_mean``,
+            ``ci_width_median``, ``ci_width_p90``, ``power_mean``,
+            ``discriminative_power``, ``erho2``, ``phi``, ``extrapolated``
+            (bool), and ``allocation`` (stratum -> n_k) for stratified modes.
+        bins: the same summaries by bins of observed ``|dbar|``: one dict per
+            (topic count, bin) with ``n_topics``, ``bin_lo``, ``bin_hi``,
+            ``n_pairs`` and the means / median.
+        per_pair: statistic -> array ``(pairs, len(topics))`` (``swap_rate``,
+            ``reversal_rate``, ``ci_width``, ``power``, ``significant``), or
+            ``None`` with ``keep_pairs=False``.
+        pair_a, pair_b: system indices of the pairs (``a < b``).
+        dbar, s2_d: per-pair mean difference and variance (ddof=1) on the collection.
+        systems: system names.
+        measure: the measure of the scores.
+        n_collection_topics: ``T``.
+        min_diff, alpha, resamples: the options used.
+        strata: the stratum mode; ``weights``: stratum -> ``W_k`` (or ``None``).
+        extrapolation: for ``subsample``: ``{"A", "B", "fit_topics", "by_bin"}``
+            of ``swap = A exp(-B n)``; else ``None``.
+    """
+
+    method: str
+    variance: str
+    seed: int | None
+    topics: tuple[int, ...]
+    rows: tuple[dict, ...]
+    bins: tuple[dict, ...]
+    per_pair: dict | None
+    pair_a: np.ndarray
+    pair_b: np.ndarray
+    dbar: np.ndarray
+    s2_d: np.ndarray
+    systems: tuple[str, ...]
+    measure: str | None
+    n_collection_topics: int
+    min_diff: float
+    alpha: float
+    resamples: int | None
+    strata: str
+    weights: dict | None = None
+    extrapolation: dict | None = None
+    components: dict = field(default_factory=dict)
+
+    def to_dict(self, *, pairs: bool = False) -> dict:
+        """JSON-able dict: ``method``, ``variance``, ``seed``, ``rows`` (and more).
+
+        ``pairs=True`` adds ``pairs``: one dict per pair with the system names,
+        ``dbar``, ``s2_d`` and each kept statistic as a list over topic counts.
+        """
+        out = {
+            "method": self.method,
+            "variance": self.variance,
+            "seed": self.seed,
+            "measure": self.measure,
+            "topics": [int(n) for n in self.topics],
+            "n_systems": len(self.systems),
+            "n_collection_topics": int(self.n_collection_topics),
+            "n_pairs": int(self.pair_a.size),
+            "min_diff": float(self.min_diff),
+            "alpha": float(self.alpha),
+            "resamples": None if self.resamples is None else int(self.resamples),
+            "strata": self.strata,
+            "weights": None if self.weights is None else {k: float(v) for k, v in self.weights.items()},
+            "components": {k: float(v) for k, v in self.components.items()},
+            "rows": [_plain(r) for r in self.rows],
+            "bins": [_plain(r) for r in self.bins],
+            "extrapolation": _plain(self.extrapolation),
+        }
+        if pairs:
+            items = []
+            for i in range(self.pair_a.size):
+                item = {"a": self.systems[self.pair_a[i]], "b": self.systems[self.pair_b[i]],
+                        "dbar": float(self.dbar[i]), "s2_d": float(self.s2_d[i])}
+                if self.per_pair is not None:
+                    for k, v in self.per_pair.items():
+                        item[k] = [float(x) for x in v[i]]
+                items.append(item)
+            out["pairs"] = items
+        return out
+
+    def to_frame(self):
+        """The rows as a pandas DataFrame (one row a topic count)."""
+        import pandas as pd
+
+        return pd.DataFrame([dict(r) for r in self.rows])
+
+    def bins_frame(self):
+        """The by-|difference| summaries as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame([dict(r) for r in self.bins])
+
+    def pairs_frame(self):
+        """Per-pair results in long form: ``a, b, dbar, s2_d, n_topics`` + statistics."""
+        import pandas as pd
+
+        if self.per_pair is None:
+            raise ParameterError("per-pair results were not kept (keep_pairs=False)",
+                                 parameter="keep_pairs")
+        P, N = self.pair_a.size, len(self.topics)
+        cols = {
+            "a": np.repeat(np.array(self.systems, dtype=object)[self.pair_a], N),
+            "b": np.repeat(np.array(self.systems, dtype=object)[self.pair_b], N),
+            "dbar": np.repeat(self.dbar, N), "s2_d": np.repeat(self.s2_d, N),
+            "n_topics": np.tile(np.asarray(self.topics), P),
+        }
+        for k, v in self.per_pair.items():
+            cols[k] = v.reshape(-1)
+        return pd.DataFrame(cols)
+
+    def row(self, n: int) -> dict:
+        """The row of topic count ``n``."""
+        for r in self.rows:
+            if r["n_topics"] == n:
+                return r
+        raise ParameterError(f"no row for {n} topics", parameter="n")
+
+
+def _plain(obj):
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _plain(obj.tolist())
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        v = float(obj)
+        return v if math.isfinite(v) else None
+    return obj
+
+
+# ------------------------------------------------------------------ input helpers
+def _matrix(scores) -> ScoreMatrix:
+    if isinstance(scores, ScoreMatrix):
+        m = scores
+    else:
+        try:
+            from .collection import load_scores
+        except ImportError:  # pragma: no cover - collection is part of the package
+            raise ParameterError("expected a ScoreMatrix", parameter="scores") from None
+        m = load_scores(scores)
+    if m.has_variants:
+        m = m.collapse_variants()
+    if m.has_missing:
+        raise ParameterError("the simulator needs a complete matrix (missing cells found; "
+                             "load with missing='zero', 'drop-topic' or 'drop-system')",
+                             parameter="scores")
+    return m
+
+
+def _topics_list(topics) -> tuple[int, ...]:
+    if isinstance(topics, (int, np.integer)):
+        topics = [topics]
+    try:
+        out = tuple(int(n) for n in topics)
+    except (TypeError, ValueError):
+        raise ParameterError("expected a list of integer topic counts", parameter="topics") from None
+    if not out:
+        raise ParameterError("no topic counts given", parameter="topics")
+    for n, raw in zip(out, topics):
+        if n != raw or n < 2:
+            raise ParameterError(f"topic counts must be integers >= 2, got {raw!r}", parameter="topics")
+    if len(set(out)) != len(out):
+        raise ParameterError("repeated topic count", parameter="topics")
+    return out
+
+
+def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs ``a < b`` in row-major order (``numpy.triu_indices(S, 1)``)."""
+    a, b = np.triu_indices(n_systems, 1)
+    return a.astype(np.intp), b.astype(np.intp)
+
+
+def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``dbar`` and ``s2_d`` (ddof=1) of ``d[t] = x[a,t] - x[b,t]`` for the given pairs.
+
+    Large problems use the covariance matrix (``s2_d = C_aa + C_bb - 2 C_ab``,
+    one matrix product); pairs whose variance is within rounding of 0 are then
+    recomputed from their differences, so identical systems give exactly 0.
+    Memory: ``8 * S^2`` bytes for the covariance (or ``8 * 2e6`` for the direct way).
+    """
+    S, T = x.shape
+    P = a.size
+    if P * T <= 4_000_000:
+        d = x[a] - x[b]
+        return d.mean(axis=1), d.var(axis=1, ddof=1)
+    mean = x.mean(axis=1)
+    xc = x - mean[:, None]
+    C = (xc @ xc.T) / (T - 1)
+    diag = np.diag(C)
+    s2 = diag[a] + diag[b] - 2.0 * C[a, b]
+    dbar = mean[a] - mean[b]
+    small = np.flatnonzero(s2 <= 1e-9 * (diag[a] + diag[b]) + 1e-300)
+    if small.size:
+        d = x[a[small]] - x[b[small]]
+        dbar[small] = d.mean(axis=1)
+        s2[small] = d.var(axis=1, ddof=1)
+    return dbar, np.maximum(s2, 0.0)
+
+
+def anova_components(x: np.ndarray) -> dict:
+    """Two-way ANOVA (method of moments) components of a complete ``(S, T)`` matrix.
+
+    ``var_s = (MS_s - MS_e)/T``, ``var_t = (MS_t - MS_e)/S``, ``var_e = MS_e``,
+    negatives truncated to 0 (DESIGN.md). Returns a dict with those and the mean squares.
+    """
+    S, T = x.shape
+    mu = x.mean()
+    ms = x.mean(axis=1)
+    mt = x.mean(axis=0)
+    ss_s = T * ((ms - mu) ** 2).sum()
+    ss_t = S * ((mt - mu) ** 2).sum()
+    resid = x - ms[:, None] - mt[None, :] + mu
+    ss_e = (resid ** 2).sum()
+    ms_s, ms_t, ms_e = ss_s / (S - 1), ss_t / (T - 1), ss_e / ((S - 1) * (T - 1))
+    return {"var_s": max(0.0, (ms_s - ms_e) / T), "var_t": max(0.0, (ms_t - ms_e) / S),
+            "var_e": float(ms_e), "ms_s": float(ms_s), "ms_t": float(ms_t), "ms_e": float(ms_e)}
+
+
+def _components(m: ScoreMatrix) -> dict:
+    """Variance components from :func:`planner.variance.fit` (ANOVA), or the local fallback."""
+    try:
+        from .variance import fit
+    except ImportError:
+        return anova_components(m.topic_scores())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            vc = fit(m, method="anova")
+        return {"var_s": float(vc.var_s), "var_t": float(vc.var_t), "var_e": float(vc.var_e),
+                "ms_s": float(vc.ms_s), "ms_t": float(vc.ms_t), "ms_e": float(vc.ms_e)}
+    except Exception:  # variance module incomplete: use the local ANOVA (same definitions)
+        return anova_components(m.topic_scores())
+
+
+def _within_system(x: np.ndarray) -> float:
+    """V_E1: one-way ANOVA residual with systems as the factor (mean of per-system variances)."""
+    return float(x.var(axis=1, ddof=1).mean())
+
+
+def _parse_selector(variance: str) -> tuple[str, float | None]:
+    if variance in ("pair", "pooled", "within-system"):
+        return variance, None
+    if isinstance(variance, str) and variance.startswith("percentile:"):
+        try:
+            q = float(variance.split(":", 1)[1])
+        except ValueError:
+            q = -1.0
+        if not 0.0 <= q <= 100.0:
+            raise ParameterError(f"percentile must be in [0, 100], got {variance!r}", parameter="variance")
+        return "percentile", q
+    raise ParameterError(f"unknown variance selector {variance!r}; expected pair, pooled, "
+                         "within-system or percentile:q", parameter="variance")
+
+
+def _select_variance(selector: str, s2: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Per-pair variance of the per-topic differences under a selector (paired design)."""
+    kind, q = _parse_selector(selector)
+    if kind == "pair":
+        return s2
+    if kind == "pooled":
+        return np.full_like(s2, 2.0 * anova_components(x)["var_e"])
+    if kind == "within-system":
+        return np.full_like(s2, 2.0 * _within_system(x))
+    return np.full_like(s2, np.percentile(s2, q))
+
+
+def filter_informative(scores: ScoreMatrix, *, lo: float = 0.0, hi: float = 1.0,
+                       min_spread: float = 0.0) -> tuple[ScoreMatrix, tuple[str, ...]]:
+    """Drop uninformative topics; returns ``(filtered matrix, removed topic ids)``.
+
+    A topic is removed when every system scores ``<= lo``, or every system
+    scores ``>= hi``, or its across-system range ``max - min`` is below
+    ``min_spread``. The filtered mean is not comparable with the unfiltered one.
+    Raises :class:`ParameterError` when fewer than 2 topics remain.
+    """
+    m = _matrix(scores)
+    for name, v in (("lo", lo), ("hi", hi), ("min_spread", min_spread)):
+        if not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ParameterError(f"expected a finite number, got {v!r}", parameter=name)
+    if min_spread < 0:
+        raise ParameterError(f"must be >= 0, got {min_spread}", parameter="min_spread")
+    x = m.topic_scores()
+    drop = (x <= lo).all(axis=0) | (x >= hi).all(axis=0) | ((x.max(axis=0) - x.min(axis=0)) < min_spread)
+    removed = tuple(t for t, d in zip(m.topics, drop) if d)
+    if (~drop).sum() < 2:
+        raise ParameterError(f"filtering leaves {(~drop).sum()} topic(s); relax lo/hi/min_spread",
+                             parameter="min_spread")
+    return m.take(topics=~drop), removed
+
+
+# ------------------------------------------------------------------ strata
+def allocate_counts(n: int, weights: Sequence[float], *, minimum: int = 2,
+                    maximum: Sequence[int] | None = None) -> np.ndarray:
+    """Integer ``n_k`` summing to ``n``, proportional to ``weights`` (largest remainder),
+    each at least ``minimum`` (and at most ``maximum[k]`` when given)."""
+    w = np.asarray(weights, dtype=float)
+    K = w.size
+    if n < minimum * K:
+        raise ParameterError(f"{n} topics cannot give each of {K} strata {minimum} topics",
+                             parameter="topics")
+    w = w / w.sum()
+    base = np.full(K, minimum)
+    rest = n - base.sum()
+    ideal = np.maximum(w * n - base, 0.0)
+    if ideal.sum() > 0:
+        ideal = ideal / ideal.sum() * rest
+    else:
+        ideal = np.full(K, rest / K)
+    add = np.floor(ideal).astype(int)
+    left = rest - add.sum()
+    order = np.argsort(-(ideal - add), kind="stable")
+    add[order[:left]] += 1
+    out = base + add
+    if maximum is not None:
+        mx = np.asarray(maximum, dtype=int)
+        if out.sum() > mx.sum():
+            raise ParameterError(f"{n} topics exceed what the strata allow ({mx.sum()})",
+                                 parameter="topics")
+        # move the overflow to strata with room, in order of weight
+        for _ in range(K):
+            over = np.maximum(out - mx, 0)
+            if not over.any():
+                break
+            out = out - over
+            free = np.flatnonzero(out < mx)
+            extra = over.sum()
+            for k in free[np.argsort(-w[free], kind="stable")]:
+                take = min(extra, mx[k] - out[k])
+                out[k] += take
+                extra -= take
+    return out
+
+
+def _strata_plan(m: ScoreMatrix, mode: str, costs, dbar_unused=None):
+    """Groups of topic indices and weights ``W_k`` for a stratum mode."""
+    if mode not in STRATA_MODES:
+        raise ParameterError(f"unknown strata mode {mode!r}; expected one of " + ", ".join(STRATA_MODES),
+                             parameter="strata")
+    T = m.n_topics
+    if mode == "uniform" or m.strata is None:
+        if mode != "uniform":
+            raise ParameterError(f"strata={mode!r} needs topics with strata (ScoreMatrix.with_strata "
+                                 "or load_scores(strata=...))", parameter="strata")
+        return ["all"], [np.arange(T)], np.ones(1)
+    labels = m.stratum_labels()
+    groups = [np.flatnonzero(np.asarray(m.strata) == k) for k in labels]
+    W = np.array([g.size / T for g in groups])
+    return list(labels), groups, W
+
+
+def _allocation(n: int, mode: str, groups, W, x, a, b, costs, labels, *, minimum=2, maximum=None):
+    if mode == "uniform":
+        return np.array([n])
+    if mode in ("stratified", "proportional"):
+        return allocate_counts(n, W, minimum=minimum, maximum=maximum)
+    # optimal (Neyman): n_k ∝ W_k sigma_k / sqrt(c_k)
+    c = np.ones(len(groups))
+    if costs is not None:
+        if not isinstance(costs, Mapping):
+            raise ParameterError("costs must map stratum -> cost per topic", parameter="costs")
+        for i, k in enumerate(labels):
+            if k in costs:
+                v = float(costs[k])
+                if not v > 0:
+                    raise ParameterError(f"cost of stratum {k!r} must be > 0", parameter="costs")
+                c[i] = v
+    sig = np.empty(len(groups))
+    for i, g in enumerate(groups):
+        if g.size < 2:
+            sig[i] = 0.0
+            continue
+        sig[i] = math.sqrt(2.0 * anova_components(x[:, g])["var_e"]) if x.shape[0] > 1 else 0.0
+    score = W * sig / np.sqrt(c)
+    if not (score > 0).any():
+        score = W.copy()
+    return allocate_counts(n, score, minimum=minimum, maximum=maximum)
+
+
+# ------------------------------------------------------------------ noncentral t
+def _nct_cdf(df: float, nc: np.ndarray, x: float) -> np.ndarray:
+    # scipy's nctdtr returns NaN far in the tails (values below ~1e-16); those are 0
+    v = special.nctdtr(df, nc, x)
+    return np.where(np.isnan(v), 0.0, v)
+
+
+def _t_power(nc: np.ndarray, df: float, crit: float) -> np.ndarray:
+    """Two-sided rejection probability ``P(|T'| > crit)``, ``T'`` noncentral t(df, nc)."""
+    nc = np.abs(np.asarray(nc, dtype=float))
+    out = np.ones_like(nc)
+    fin = np.isfinite(nc)
+    if nc.size <= _NCT_EXACT_MAX:
+        v = nc[fin]
+        out[fin] = _nct_cdf(df, v, -crit) + 1.0 - _nct_cdf(df, v, crit)
+        return out
+    top = float(nc[fin].max()) if fin.any() else 0.0
+    grid = np.arange(0.0, top + 2 * _NCT_STEP, _NCT_STEP)
+    val = _nct_cdf(df, grid, -crit) + 1.0 - _nct_cdf(df, grid, crit)
+    out[fin] = np.interp(nc[fin], grid, val)
+    return out
+
+
+# ------------------------------------------------------------------ analytic
+def _analytic_chunk(dbar, sig2_k, W, nk, df, n, alpha, min_diff):
+    """Analytic statistics for a chunk of pairs at one n. ``sig2_k``: (C, K) per-stratum variances."""
+    se2 = (sig2_k * (W ** 2 / nk)[None, :]).sum(axis=1)
+    se = np.sqrt(se2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.abs(dbar) / se
+    z = np.where(se > 0, z, np.where(dbar != 0, np.inf, 0.0))
+    p = special.ndtr(-z)
+    p = np.where(dbar == 0, 0.5, p)
+    crit = stats.t.ppf(1 - alpha / 2, df)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nc_pow = np.where(se > 0, min_diff / se, np.inf)
+    return {
+        "swap_rate": 2 * p * (1 - p),
+        "reversal_rate": p,
+        "ci_width": 2 * crit * se,
+        "power": _t_power(nc_pow, df, crit),
+        "significant": np.where(dbar == 0, np.where(se > 0, alpha, 0.0), _t_power(z, df, crit)),
+    }
+
+
+# ------------------------------------------------------------------ resampling engine
+def _moments(Wts: list[np.ndarray], Dk: list[np.ndarray], nk, Wstr):
+    """Stratified mean and its squared standard error for every resample and pair.
+
+    ``Wts[k]``: (R, T_k) draw counts in stratum k; ``Dk[k]``: (C, T_k)
+    differences. Products run on fixed blocks of ``_BLOCK`` pairs.
+    """
+    R = Wts[0].shape[0]
+    C = Dk[0].shape[0]
+    mean = np.zeros((R, C))
+    se2 = np.zeros((R, C))
+    for k in range(len(Wts)):
+        w = Wts[k]
+        d = Dk[k]
+        m1 = np.empty((R, C))
+        m2 = np.empty((R, C))
+        for lo in range(0, C, _BLOCK):
+            blk = d[lo:lo + _BLOCK]
+            c = blk.shape[0]
+            if c < _BLOCK:
+                pad = np.zeros((_BLOCK, blk.shape[1]))
+                pad[:c] = blk
+                blk = pad
+            m1[:, lo:lo + c] = (w @ blk.T)[:, :c]
+            m2[:, lo:lo + c] = (w @ (blk * blk).T)[:, :c]
+        n = float(nk[k])
+        m1 /= n
+        m2 /= n
+        var = np.maximum(m2 - m1 * m1, 0.0) * (n / (n - 1.0))
+        mean += Wstr[k] * m1
+        se2 += (Wstr[k] ** 2 / n) * var
+    return mean, np.sqrt(se2)
+
+
+def _sign_rates(M: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Share of rows disagreeing with ``sign(ref)`` (ties on either side count half)."""
+    sm = np.sign(M)
+    sr = np.sign(ref)[None, :]
+    val = np.where((sm == 0) | (sr == 0), 0.5, (sm != sr).astype(float))
+    return val.mean(axis=0)
+
+
+def _swap_distinct(M: np.ndarray) -> np.ndarray:
+    """Swap rate over distinct pairs of rows (independent resamples); ties count half."""
+    R = M.shape[0]
+    cp = (M > 0).sum(axis=0).astype(float)
+    cm = (M < 0).sum(axis=0).astype(float)
+    tot = R * (R - 1.0)
+    nz = cp + cm
+    with_tie = tot - nz * (nz - 1.0)
+    return (2.0 * cp * cm + 0.5 * with_tie) / tot
+
+
+def _draw_stats(M, SE, dbar, alpha, min_diff, df, swap=None):
+    crit = stats.t.ppf(1 - alpha / 2, df)
+    lo, hi = np.quantile(M, [alpha / 2, 1 - alpha / 2], axis=0)
+
+    def reject(num):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.abs(num) / SE
+        t = np.where(SE > 0, t, np.where(num != 0, np.inf, 0.0))
+        return (t > crit).mean(axis=0)
+
+    return {
+        "swap_rate": _swap_distinct(M) if swap is None else swap,
+        "reversal_rate": _sign_rates(M, dbar),
+        "ci_width": hi - lo,
+        "power": reject(M - dbar[None, :] + min_diff),
+        "significant": reject(M),
+    }
+
+
+def _stream(base: np.random.SeedSequence, n: int) -> np.random.Generator:
+    ss = np.random.SeedSequence(base.entropy, spawn_key=tuple(base.spawn_key) + (int(n),))
+    return np.random.Generator(np.random.PCG64(ss))
+
+
+# ------------------------------------------------------------------ public entry
+def predict(scores, *, topics, method: str = "predictive", variance: str | None = None,
+            min_diff: float = 0.05, alpha: float = 0.05, resamples: int = 1000,
+            strata: str = "uniform", costs: Mapping[str, float] | None = None, rng=None,
+            bins: Sequence[float] = DEFAULT_BINS, keep_pairs: bool = True,
+            chunk_pairs: int | None = None, max_memory: int = 256 * 2 ** 20) -> Curve:
+    """Curves of reversal, swap, Kendall tau, interval width, power, Erho2, Phi vs ``n``.
+
+    Args:
+        scores: a :class:`ScoreMatrix` (or a path for :func:`planner.load_scores`).
+        topics: topic counts ``n`` (integers >= 2).
+        method: ``"predictive"`` (default), ``"analytic"``, ``"bootstrap"``,
+            ``"subsample"`` or ``"parametric"`` (module docstring).
+        variance: for ``analytic``: ``"pair"`` (default), ``"pooled"``,
+            ``"within-system"`` or ``"percentile:q"``. The resampling methods use
+            the data (``"empirical"``) or the components (``parametric``:
+            ``"pooled"``) and reject any other value.
+        min_diff: true difference at which the power is computed.
+        alpha: test level; intervals are ``1 - alpha``.
+        resamples: ``R`` for the random methods.
+        strata: ``"uniform"``, ``"stratified"`` (= ``"proportional"``) or ``"optimal"``.
+        costs: stratum -> cost per topic, for ``strata="optimal"``.
+        rng: seed or Generator.
+        bins: edges of the ``|dbar|`` bins.
+        keep_pairs: keep per-pair arrays in :attr:`Curve.per_pair`.
+        chunk_pairs: pairs per chunk (default: from ``max_memory``; module docstring).
+
+    Raises:
+        ParameterError: bad options (named), e.g. ``n > T/2`` is fine for subsample
+            (extrapolated) but stratified counts need at least 2 topics per stratum.
+    """
+    m = _matrix(scores)
+    ns = _topics_list(topics)
+    if method not in METHODS:
+        raise ParameterError(f"unknown method {method!r}; expected one of " + ", ".join(METHODS),
+                             parameter="method")
+    for name, v in (("min_diff", min_diff), ("alpha", alpha)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ParameterError(f"expected a number, got {v!r}", parameter=name)
+    if not 0 < alpha < 1:
+        raise ParameterError(f"must be in (0, 1), got {alpha}", parameter="alpha")
+    if min_diff < 0:
+        raise ParameterError(f"must be >= 0, got {min_diff}", parameter="min_diff")
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 2:
+        raise ParameterError(f"must be an integer >= 2, got {resamples!r}", parameter="resamples")
+    resamples = int(resamples)
+    if chunk_pairs is not None and (not isinstance(chunk_pairs, (int, np.integer)) or chunk_pairs < 1):
+        raise ParameterError(f"must be a positive integer, got {chunk_pairs!r}", parameter="chunk_pairs")
+    edges = np.asarray(bins, dtype=float)
+    if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
+        raise ParameterError("bin edges must be an increasing list of at least 2 numbers", parameter="bins")
+    if method in ("analytic", "predictive"):
+        variance = "pair" if variance is None else variance
+        _parse_selector(variance)
+        if method == "predictive" and variance != "pair":
+            raise ParameterError("the predictive method uses each pair's own variance (variance='pair')",
+                                 parameter="variance")
+    else:
+        expect = "pooled" if method == "parametric" else "empirical"
+        if variance not in (None, expect):
+            raise ParameterError(f"method {method!r} takes its variance from the "
+                                 f"{'components' if method == 'parametric' else 'data'} "
+                                 f"({expect!r}); got {variance!r}", parameter="variance")
+        variance = expect
+    if method in ("predictive", "parametric") and strata != "uniform":
+        raise ParameterError(f"method {method!r} supports only strata='uniform'", parameter="strata")
+
+    x = m.topic_scores()
+    S, T = x.shape
+    labels, groups, W = _strata_plan(m, strata, costs)
+    K = len(groups)
+    a, b = pair_index(S)
+    P = a.size
+    dbar, s2 = pair_moments(x, a, b)
+    comps = _components(m)
+    if comps["var_s"] == 0:
+        warnings.warn("variance component of systems is 0 (truncated): Erho2 and Phi are 0",
+                      DegenerateDataWarning, stacklevel=2)
+    idents = int(((dbar == 0) & (s2 == 0)).sum())
+    if idents:
+        warnings.warn(f"{idents} pair(s) of systems identical on every topic: each counts as a tie "
+                      "(reversal and swap rate 0.5)", DegenerateDataWarning, stacklevel=2)
+
+    # allocation per n
+    maxima = None
+    if method == "subsample":
+        maxima = [g.size // 2 for g in groups]
+    allocs = []
+    computed = []  # True when n is simulated (False: extrapolated)
+    for n in ns:
+        if method == "subsample" and n > sum(maxima):
+            allocs.append(None)
+            computed.append(False)
+            continue
+        if strata != "uniform":
+            nk = _allocation(n, strata, groups, W, x, a, b, costs, labels, maximum=maxima)
+        else:
+            nk = np.array([n])
+        allocs.append(nk)
+        computed.append(True)
+
+    gen = as_generator(rng)
+    base = gen.bit_generator.seed_seq.spawn(1)[0] if method not in ("analytic", "predictive") else None
+
+    N = len(ns)
+    pp = {k: np.full((P, N), np.nan) for k in (PAIR_STATS if keep_pairs else ("ci_width",))}
+    sums = {k: np.zeros(N) for k in PAIR_STATS}
+    bin_idx = np.clip(np.searchsorted(edges, np.abs(dbar), side="right") - 1, -1, edges.size - 2)
+    bin_idx = np.where(np.abs(dbar) >= edges[-1], -1 if math.isfinite(edges[-1]) else edges.size - 2, bin_idx)
+    B = edges.size - 1
+    in_bin = bin_idx >= 0
+    bin_counts = np.bincount(bin_idx[in_bin], minlength=B)
+    bin_sums = {k: np.zeros((B, N)) for k in PAIR_STATS}
+    ci_store = pp["ci_width"]
+
+    # chunk size from the memory budget
+    R_tot = 2 * resamples if method == "subsample" else resamples
+    if chunk_pairs is None:
+        if method in ("analytic", "predictive"):
+            per = 8 * 12 * max(1, K)
+            fixed = 0
+        elif method == "parametric":
+            per = 8 * 6 * R_tot
+            fixed = 8 * _PARAM_BLOCK * S * (S + max(ns))
+        else:
+            per = 8 * (6 * R_tot + 2 * T)
+            fixed = 8 * R_tot * T
+        chunk = max(_BLOCK, (max_memory - fixed) // per // _BLOCK * _BLOCK)
+    else:
+        chunk = int(chunk_pairs)
+
+    def accumulate(sl, j, res):
+        idx = np.arange(sl.start, sl.stop)
+        for k, v in res.items():
+            if k in pp:
+                pp[k][sl, j] = v
+            sums[k][j] += v.sum()
+            ib = bin_idx[idx]
+            ok = ib >= 0
+            bin_sums[k][:, j] += np.bincount(ib[ok], weights=v[ok], minlength=B)
+
+    predictive_rates = None
+    if method == "predictive":
+        from .pilot import predictive_pair_rates
+
+        computed_ns = [n for n in ns]
+        predictive_rates = predictive_pair_rates(dbar, s2, T, computed_ns)
+
+    if method in ("analytic", "predictive"):
+        # per-stratum variances of each pair under the selector
+        sig_all = _select_variance(variance, s2, x) if K == 1 else None
+        for lo in range(0, P, chunk):
+            sl = slice(lo, min(P, lo + chunk))
+            if K == 1:
+                sig2_k = sig_all[sl][:, None]
+            else:
+                cols = []
+                for g in groups:
+                    if g.size < 2:
+                        cols.append(np.zeros(sl.stop - sl.start))
+                        continue
+                    xg = x[:, g]
+                    _, s2g = pair_moments(xg, a[sl], b[sl])
+                    if variance != "pair":
+                        s2g = np.full_like(s2g, _select_variance(variance, pair_moments(xg, a, b)[1], xg)[0])
+                    cols.append(s2g)
+                sig2_k = np.stack(cols, axis=1)
+            for j, n in enumerate(ns):
+                nk = allocs[j]
+                Wk = W if K > 1 else np.ones(1)
+                res = _analytic_chunk(dbar[sl], sig2_k, Wk, nk.astype(float), n - K, n, alpha, min_diff)
+                if predictive_rates is not None:
+                    res["swap_rate"] = predictive_rates["swap_rate"][sl, j]
+                    res["reversal_rate"] = predictive_rates["reversal_rate"][sl, j]
+                accumulate(sl, j, res)
+    elif method in ("bootstrap", "subsample"):
+        for j, n in enumerate(ns):
+            if not computed[j]:
+                continue
+            nk = allocs[j]
+            g_n = _stream(base, n)
+            Wts = []
+            if method == "bootstrap":
+                for g, c in zip(groups, nk):
+                    Wts.append(g_n.multinomial(int(c), np.full(g.size, 1.0 / g.size), size=resamples)
+                               .astype(np.float64))
+            else:
+                for g, c in zip(groups, nk):
+                    order = np.argsort(g_n.random((resamples, g.size)), axis=1)
+                    wa = np.zeros((resamples, g.size))
+                    wb = np.zeros((resamples, g.size))
+                    rows = np.arange(resamples)[:, None]
+                    wa[rows, order[:, :c]] = 1.0
+                    wb[rows, order[:, c:2 * c]] = 1.0
+                    Wts.append(np.vstack([wa, wb]))
+            Wstr = W if K > 1 else np.ones(1)
+            for lo in range(0, P, chunk):
+                sl = slice(lo, min(P, lo + chunk))
+                Dk = [x[a[sl]][:, g] - x[b[sl]][:, g] for g in groups]
+                M, SE = _moments(Wts, Dk, nk, Wstr)
+                swap = None
+                if method == "subsample":
+                    MA, MB = M[:resamples], M[resamples:]
+                    swap = _sign_disagree(MA, MB)
+                res = _draw_stats(M, SE, dbar[sl], alpha, min_diff, n - K, swap=swap)
+                accumulate(sl, j, res)
+    else:  # parametric
+        mu_s = x.mean(axis=1)
+        sd_e = math.sqrt(comps["var_e"])
+        for j, n in enumerate(ns):
+            for lo in range(0, P, chunk):
+                sl = slice(lo, min(P, lo + chunk))
+                g_n = _stream(base, n)  # restarted per chunk: same draws for every chunk
+                aa, bb = a[sl], b[sl]
+                M = np.empty((resamples, aa.size))
+                SE = np.empty((resamples, aa.size))
+                for r0 in range(0, resamples, _PARAM_BLOCK):
+                    rb = min(_PARAM_BLOCK, resamples - r0)
+                    E = g_n.standard_normal((rb, S, n)) * sd_e
+                    eb = E.mean(axis=2)
+                    G = E @ E.transpose(0, 2, 1)
+                    diff = eb[:, aa] - eb[:, bb]
+                    ss = G[:, aa, aa] + G[:, bb, bb] - 2.0 * G[:, aa, bb] - n * diff * diff
+                    M[r0:r0 + rb] = (mu_s[aa] - mu_s[bb])[None, :] + diff
+                    SE[r0:r0 + rb] = np.sqrt(np.maximum(ss, 0.0) / (n - 1.0) / n)
+                res = _draw_stats(M, SE, dbar[sl], alpha, min_diff, n - 1)
+                accumulate(sl, j, res)
+
+    # ------------------------------------------------------------- summaries
+    rows = []
+    bin_rows = []
+    extrap = None
+    for j, n in enumerate(ns):
+        er = comps["var_s"] / (comps["var_s"] + comps["var_e"] / n) if comps["var_s"] > 0 else 0.0
+        ph = (comps["var_s"] / (comps["var_s"] + (comps["var_t"] + comps["var_e"]) / n)
+              if comps["var_s"] > 0 else 0.0)
+        row = {"n_topics": int(n), "n_pairs": int(P)}
+        if computed[j]:
+            sw = sums["swap_rate"][j] / P
+            row.update({
+                "swap_rate_mean": sw,
+                "reversal_rate_mean": sums["reversal_rate"][j] / P,
+                "kendall_tau_mean": 1.0 - 2.0 * sw,
+                "ci_width_median": float(np.median(ci_store[:, j])),
+                "ci_width_p90": float(np.quantile(ci_store[:, j], 0.9)),
+                "power_mean": sums["power"][j] / P,
+                "discriminative_power": sums["significant"][j] / P,
+            })
+        else:
+            row.update({k: math.nan for k in ("swap_rate_mean", "reversal_rate_mean", "kendall_tau_mean",
+                                              "ci_width_median", "ci_width_p90", "power_mean",
+                                              "discriminative_power")})
+        row.update({"erho2": er, "phi": ph, "extrapolated": not computed[j]})
+        if strata != "uniform" and allocs[j] is not None:
+            row["allocation"] = {lab: int(c) for lab, c in zip(labels, allocs[j])}
+        rows.append(row)
+        for k in range(B):
+            cnt = int(bin_counts[k])
+            br = {"n_topics": int(n), "bin_lo": float(edges[k]), "bin_hi": float(edges[k + 1]),
+                  "n_pairs": cnt}
+            if computed[j] and cnt:
+                sel = bin_idx == k
+                br.update({
+                    "swap_rate_mean": bin_sums["swap_rate"][k, j] / cnt,
+                    "reversal_rate_mean": bin_sums["reversal_rate"][k, j] / cnt,
+                    "ci_width_median": float(np.median(ci_store[sel, j])),
+                    "power_mean": bin_sums["power"][k, j] / cnt,
+                    "discriminative_power": bin_sums["significant"][k, j] / cnt,
+                })
+            else:
+                br.update({k2: math.nan for k2 in ("swap_rate_mean", "reversal_rate_mean",
+                                                   "ci_width_median", "power_mean", "discriminative_power")})
+            br["extrapolated"] = not computed[j]
+            bin_rows.append(br)
+
+    if method == "subsample":
+        extrap = _extrapolate(ns, computed, rows, bin_rows, B)
+
+    return Curve(method=method, variance=variance, seed=seed_of(rng), topics=ns, rows=tuple(rows),
+                 bins=tuple(bin_rows), per_pair=pp if keep_pairs else None, pair_a=a, pair_b=b,
+                 dbar=dbar, s2_d=s2, systems=m.systems, measure=m.measure, n_collection_topics=T,
+                 min_diff=float(min_diff), alpha=float(alpha),
+                 resamples=None if method in ("analytic", "predictive") else resamples,
+                 strata=strata, weights=None if strata == "uniform" else dict(zip(labels, W.tolist())),
+                 extrapolation=extrap, components=comps)
+
+
+def _sign_disagree(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Share of rows where A and B order a pair differently (a tie on either side counts half)."""
+    sa, sb = np.sign(A), np.sign(B)
+    val = np.where((sa == 0) | (sb == 0), 0.5, (sa != sb).astype(float))
+    return val.mean(axis=0)
+
+
+def _fit_exp(ns: np.ndarray, sw: np.ndarray):
+    ok = np.isfinite(sw) & (sw > 0)
+    if ok.sum() < 2:
+        return None
+    slope, icpt = np.polyfit(ns[ok].astype(float), np.log(sw[ok]), 1)
+    return {"A": float(math.exp(icpt)), "B": float(-slope), "fit_topics": [int(v) for v in ns[ok]]}
+
+
+def _extrapolate(ns, computed, rows, bin_rows, B):
+    """Voorhees-Buckley exponential extrapolation of the swap rate to ``n > T/2``."""
+    comp = np.array([n for n, c in zip(ns, computed) if c])
+    sw = np.array([r["swap_rate_mean"] for r, c in zip(rows, computed) if c])
+    fit = _fit_exp(comp, sw)
+    by_bin = []
+    for k in range(B):
+        brs = [br for br in bin_rows if br["bin_lo"] == bin_rows[k]["bin_lo"]]
+        bsw = np.array([br["swap_rate_mean"] for br, c in zip(brs, computed) if c])
+        f = _fit_exp(comp, bsw) if bsw.size else None
+        by_bin.append({"bin_lo": bin_rows[k]["bin_lo"], "bin_hi": bin_rows[k]["bin_hi"], "fit": f})
+        if f is not None:
+            for br, c in zip(brs, computed):
+                if not c:
+                    br["swap_rate_mean"] = f["A"] * math.exp(-f["B"] * br["n_topics"])
+    if fit is not None:
+        for r, c in zip(rows, computed):
+            if not c:
+                s = fit["A"] * math.exp(-fit["B"] * r["n_topics"])
+                r["swap_rate_mean"] = s
+                r["kendall_tau_mean"] = 1.0 - 2.0 * s
+    else:
+        fit = {"A": None, "B": None, "fit_topics": [int(v) for v in comp]}
+    fit["by_bin"] = by_bin
+    return fit
