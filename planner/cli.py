@@ -158,8 +158,73 @@ def _cmd_size(args) -> int:
     return 0
 
 
+def _add_study(subparsers) -> None:
+    p = _sub(subparsers, "study", "run a YAML what-if study and write its report folder",
+             """  planner study                                   # embedded quick start (DL 2019, nDCG@10)
+  planner study configs/metric-choice.yaml -o reports/metric-choice --force
+  planner study my-study.yaml --seed 7 --jobs 2 --quiet --json
+  planner schema > study.schema.json                # JSON Schema for editors""",
+             description="Run a study (a YAML what-if grid: collection, measures, topic counts, methods, "
+                         "strata, filters, targets, costs) and write report.md, report.html, results.json, "
+                         "CSV tables and plots. Without CONFIG the embedded quick start runs on the "
+                         "embedded TREC DL 2019 passage data.")
+    p.add_argument("config", nargs="?", default=None, metavar="CONFIG", help="study YAML file")
+    p.add_argument("-o", "--out", default=None, metavar="DIR",
+                   help="report folder (default reports/<study name>)")
+    p.add_argument("--force", action="store_true", help="replace an existing report folder")
+    p.add_argument("--seed", type=int, default=None, metavar="N", help="override the study's seed")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="scenarios run in N parallel processes (same results for any N)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _cmd_study(args) -> int:
+    import time as _time
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from .study import run_study
+
+    if args.jobs is not None and args.jobs < 1:
+        raise ParameterError(f"expected an integer >= 1, got {args.jobs}", parameter="--jobs")
+    if args.seed is not None and args.seed < 0:
+        raise ParameterError(f"expected an integer >= 0, got {args.seed}", parameter="--seed")
+    t0 = _time.perf_counter()
+    cmd = "planner study" + (f" {args.config}" if args.config else "")
+    res = run_study(args.config, out=args.out, force=args.force, seed=args.seed, jobs=args.jobs,
+                    quiet=args.quiet, command=cmd)
+    secs = _time.perf_counter() - t0
+    if args.json:
+        print_json({"study": res.name, "out": res.out, "seconds": round(secs, 2),
+                    "answer": res.answer, "seed": res.results.get("seed")})
+        return 0
+    print(res.answer.get("text", "").replace("**", ""))
+    for b in res.answer.get("buys", []):
+        print(f"  - {b}")
+    print(f"report: {res.out}/report.html ({secs:.1f} s)")
+    return 0
+
+
+def _add_schema(subparsers) -> None:
+    _sub(subparsers, "schema", "print the JSON Schema of study YAML files",
+         """  planner schema > study.schema.json
+  planner schema --json""",
+         description="Print the JSON Schema (draft 2020-12) that study files are validated against, "
+                     "for editors that complete and check YAML.")
+
+
+def _cmd_schema(args) -> int:
+    from .study import schema
+
+    print(json.dumps(schema(), indent=2))
+    return 0
+
+
 COMMANDS: list[tuple[Callable, Callable]] = []
 COMMANDS.append((_add_size, _cmd_size))
+COMMANDS.append((_add_study, _cmd_study))
+COMMANDS.append((_add_schema, _cmd_schema))
 
 
 def build_parser() -> argparse.ArgumentParser:

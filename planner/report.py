@@ -366,8 +366,10 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         doc.table(ht, caption="per scenario: mean, topics, paired-resampling interval and reversal rate "
                               "of the top two systems, judged share")
     if provenance.get("elapsed_seconds") is not None:
-        doc.p(f"This study ran in {provenance['elapsed_seconds']:.1f} s"
-              + (f" with {provenance.get('jobs')} job(s)." if provenance.get("jobs") else "."))
+        doc.p(f"This study computed its results in {provenance['elapsed_seconds']:.1f} s"
+              + (f" with {provenance.get('jobs')} job(s)" if provenance.get("jobs") else "")
+              + " (writing the report and its plots takes a few seconds more; "
+                "`benchmarks/bench_study.py` times the whole run).")
     return doc
 
 

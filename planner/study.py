@@ -516,3 +516,786 @@ def expand_scenarios(top: Mapping, scenario_docs, *, base: Path | str = ".", sou
         if names.count(s["name"]) > 1:
             s["name"] = f"{s['name']} [{s['id']}]"
     return [dict(sorted(s.items())) for s in out]
+
+
+# ---------------------------------------------------------------------- running
+@dataclass(frozen=True)
+class StudyResult:
+    """What a study produced.
+
+    Attributes:
+        name: the study name.
+        config: the resolved config (every default filled in).
+        results: every number, JSON-able and deterministic (written as ``results.json``).
+        tables: name -> pandas DataFrame (written as ``tables/<name>.csv``).
+        provenance: versions, seed, input hashes, command, time (``provenance.json``).
+        out: the report folder, or ``None`` when no report was written.
+        elapsed: wall-clock seconds of the whole study.
+    """
+
+    name: str
+    config: dict
+    results: dict
+    tables: dict = field(repr=False)
+    provenance: dict = field(repr=False)
+    out: str | None = None
+    elapsed: float = 0.0
+
+    @property
+    def answer(self) -> dict:
+        return self.results.get("answer", {})
+
+    def to_dict(self) -> dict:
+        return self.results
+
+    def to_frame(self):
+        """The required-topics table (scenario, target, value, n_topics, how)."""
+        return self.tables["targets"]
+
+
+_RUNS_CACHE: dict = {}
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _sha256_path(path: str) -> str:
+    p = Path(path)
+    if p.is_dir():
+        h = hashlib.sha256()
+        for f in sorted(q for q in p.rglob("*") if q.is_file()):
+            h.update(str(f.relative_to(p)).encode() + b"\0" + _sha256_file(f).encode() + b"\n")
+        return h.hexdigest()
+    return _sha256_file(p)
+
+
+def _sha256_matrix(m) -> str:
+    h = hashlib.sha256()
+    h.update(np.ascontiguousarray(m.values).tobytes())
+    h.update("\0".join(m.systems).encode() + b"\1" + "\0".join(m.topics).encode())
+    return h.hexdigest()
+
+
+def _load_runs_qrels(coll: Mapping):
+    from .collection import read_qrels, read_runs
+
+    key = (coll["runs"], coll["qrels"])
+    if key not in _RUNS_CACHE:
+        for p, what in ((coll["runs"], "runs"), (coll["qrels"], "qrels")):
+            if not Path(p).exists():
+                raise InputError(f"{what} not found (see the study file's header for where to get it)",
+                                 file=p)
+        _RUNS_CACHE[key] = (read_runs(coll["runs"]), read_qrels(coll["qrels"]))
+    return _RUNS_CACHE[key]
+
+
+def _load_scores(coll: Mapping, measure: str, key: str):
+    """(ScoreMatrix, inputs list for provenance)."""
+    strata = coll.get("strata")
+    if isinstance(strata, str) and strata != "dataset" and not Path(strata).exists():
+        raise InputError("strata file not found", file=strata)
+    if "dataset" in coll:
+        from . import datasets
+
+        names = list(datasets.available())
+        if coll["dataset"] not in names:
+            raise ConfigError(f"unknown data set {coll['dataset']!r}; available: {', '.join(names)}",
+                              key=f"{key}.dataset")
+        m = datasets.load(coll["dataset"], measure=measure)
+        if strata is not None:
+            from .collection import read_topics
+
+            if isinstance(strata, str):
+                tdf = read_topics(strata)
+                strata = dict(zip(tdf["topic"], tdf["stratum"]))
+            m = m.with_strata(strata)
+        inputs = [{"path": f"planner.datasets:{coll['dataset']}:{measure}", "sha256": _sha256_matrix(m)}]
+    elif "scores" in coll:
+        from .collection import load_scores
+
+        if not Path(coll["scores"]).exists():
+            raise InputError("score file not found (see the study file's header for where to get it)",
+                             file=coll["scores"])
+        m = load_scores(coll["scores"], measure=measure, missing=coll.get("missing", "error"),
+                        strata=strata)
+        inputs = [{"path": coll["scores"], "sha256": _sha256_path(coll["scores"])}]
+    else:
+        from .measures import score_runs
+
+        runs, qrels = _load_runs_qrels(coll)
+        m = score_runs(runs, qrels, [measure])[measure]
+        if strata is not None:
+            from .collection import read_topics
+
+            if isinstance(strata, str):
+                tdf = read_topics(strata)
+                strata = dict(zip(tdf["topic"], tdf["stratum"]))
+            m = m.with_strata(strata)
+        inputs = [{"path": coll["runs"], "sha256": _sha256_path(coll["runs"])},
+                  {"path": coll["qrels"], "sha256": _sha256_path(coll["qrels"])}]
+    if strata is not None and isinstance(coll.get("strata"), str):
+        inputs.append({"path": coll["strata"], "sha256": _sha256_path(coll["strata"])})
+    if coll.get("variant_divisor"):
+        from .variance import stack_variants
+
+        m = stack_variants(m, divisor=int(coll["variant_divisor"]))
+    return m, inputs
+
+
+def _apply_filter(m, flt: Mapping | None):
+    """Informative-topic filter: drop topics where every system scores <= lo, or every
+    system >= hi, or the across-system range is below min_spread."""
+    if not flt:
+        return m, []
+    x = m.topic_scores()
+    lo, hi, spread = flt["lo"], flt["hi"], flt["min_spread"]
+    all_lo = np.all(x <= lo, axis=0)
+    all_hi = np.all(x >= hi, axis=0)
+    rng_ = np.nanmax(x, axis=0) - np.nanmin(x, axis=0)
+    narrow = rng_ < spread
+    drop = all_lo | all_hi | narrow
+    rows = []
+    for t, a, b, c, r in zip(m.topics, all_lo, all_hi, narrow, rng_):
+        if a or b or c:
+            why = "all <= lo" if a else ("all >= hi" if b else "spread < min_spread")
+            rows.append({"topic": t, "reason": why, "spread": float(r)})
+    if (~drop).sum() < 2:
+        raise InputError(f"the filter {flt} leaves {int((~drop).sum())} topic(s); need at least 2",
+                         file=m.source)
+    return (m.take(topics=~drop) if drop.any() else m), rows
+
+
+_DECREASING = {"swap_rate": "swap_rate_mean", "reversal_rate": "reversal_rate_mean",
+               "ci_width": "ci_width_median"}
+_INCREASING = {"kendall_tau": "kendall_tau_mean", "power": "power_mean", "erho2": "erho2", "phi": "phi"}
+
+
+def _from_curve(rows: list[dict], target: str, value: float) -> tuple[float | None, str]:
+    """Smallest n meeting ``target`` along the curve (linear interpolation between the
+    simulated topic counts, rounded up); ``None`` when not reached."""
+    col = _DECREASING.get(target) or _INCREASING[target]
+    dec = target in _DECREASING
+    pts = [(r["n_topics"], r.get(col)) for r in rows if r.get(col) is not None
+           and np.isfinite(r.get(col))]
+    prev = None
+    for n, v in pts:
+        ok = v <= value if dec else v >= value
+        if ok:
+            if prev is None:
+                return float(n), f"curve ({col}; met at the smallest n studied)"
+            n0, v0 = prev
+            if v == v0:
+                return float(n), f"curve ({col})"
+            frac = (value - v0) / (v - v0)
+            return float(min(n, max(n0 + 1, int(np.ceil(n0 + frac * (n - n0) - 1e-9))))), \
+                f"curve ({col}, interpolated)"
+        prev = (n, v)
+    return None, f"curve ({col}; not reached up to n = {pts[-1][0] if pts else '?'})"
+
+
+def _honest(m, rng, resamples: int, alpha: float) -> dict:
+    """Mean and topic count; paired bootstrap over topics of all system pairs."""
+    x = m.topic_scores()
+    S, T = x.shape
+    means = x.mean(axis=1)
+    order = np.argsort(-means, kind="stable")
+    a, b = int(order[0]), int(order[1])
+    idx = rng.integers(0, T, size=(resamples, T))
+    boot = np.empty((S, resamples))
+    for s in range(S):                      # memory S * resamples floats
+        boot[s] = x[s][idx].mean(axis=1)
+    d_ab = boot[a] - boot[b]
+    obs = means[a] - means[b]
+    lo, hi = np.quantile(d_ab, [alpha / 2, 1 - alpha / 2])
+    rev_ab = float(np.mean(np.sign(d_ab) == -np.sign(obs)) + 0.5 * np.mean(d_ab == 0)) if obs != 0 else 0.5
+    ia, ib = np.triu_indices(S, 1)
+    obs_sign = np.sign(means[ia] - means[ib])
+    rev = np.empty(len(ia))
+    for start in range(0, len(ia), 2000):    # memory 2000 * resamples floats per chunk
+        sl = slice(start, start + 2000)
+        d = boot[ia[sl]] - boot[ib[sl]]
+        rev[sl] = np.mean(np.sign(d) == -obs_sign[sl, None], axis=1) + 0.5 * np.mean(d == 0, axis=1)
+    rev = np.where(obs_sign == 0, 0.5, rev)
+    return {"n_systems": S, "n_topics": T, "grand_mean": float(x.mean()),
+            "best_system": m.systems[a], "best_mean": float(means[a]),
+            "second_system": m.systems[b], "second_mean": float(means[b]),
+            "diff_top2": float(obs), "diff_top2_lo": float(lo), "diff_top2_hi": float(hi),
+            "reversal_top2": rev_ab, "reversal_mean_pairs": float(rev.mean()),
+            "pairs_reversal_over_5pct": float(np.mean(rev > 0.05)),
+            "interval": f"{100 * (1 - alpha):g}% paired bootstrap percentile interval, {resamples} resamples"}
+
+
+def _frame_of(obj):
+    import pandas as pd
+
+    if obj is None:
+        return None
+    if hasattr(obj, "to_frame"):
+        return obj.to_frame()
+    if isinstance(obj, pd.DataFrame):
+        return obj
+    return pd.DataFrame(obj)
+
+
+def _judged_share(coll: Mapping, measure: str, runs_qrels=None) -> dict | None:
+    """Judged share of the evaluated runs' top k (k from the measure cutoff, default 10)."""
+    import re
+
+    mk = re.search(r"@(\d+)", measure or "")
+    k = int(mk.group(1)) if mk else 10
+    ps = None
+    try:
+        if "runs" in coll:
+            from .measures import pool_stats
+
+            runs, qrels = runs_qrels or _load_runs_qrels(coll)
+            ps = pool_stats(runs, qrels, depths=[k], pool_runs=coll.get("pool_runs"))
+        elif "dataset" in coll:
+            from . import datasets
+
+            if hasattr(datasets, "load_pool"):
+                ps = datasets.load_pool(coll["dataset"])
+    except (ImportError, AttributeError, KeyError, PlannerError):
+        ps = None
+    if ps is None:
+        return None
+    return _share_from_pool(ps, k)
+
+
+def _share_from_pool(ps, k: int) -> dict | None:
+    df = None
+    if hasattr(ps, "judged_share"):
+        js = ps.judged_share
+        if hasattr(js, "to_frame"):
+            df = js.to_frame()
+        elif isinstance(js, Mapping):
+            import pandas as pd
+
+            df = pd.DataFrame(js)
+        else:
+            df = js
+    if df is None:
+        df = _frame_of(ps)
+    if df is None or "judged_share" not in getattr(df, "columns", ()):
+        return None
+    if "depth" in df.columns:
+        depths = sorted(int(d) for d in df["depth"].unique())
+        kk = k if k in depths else min(depths, key=lambda d: abs(d - k))
+        df = df[df["depth"] == kk]
+    else:
+        kk = k
+    if "run" in df.columns:
+        per_run = df.groupby("run")["judged_share"].mean()
+    else:
+        per_run = df["judged_share"]
+    return {"depth": int(kk), "mean": float(per_run.mean()), "min": float(per_run.min()),
+            "runs": int(len(per_run)),
+            "lowest_run": str(per_run.idxmin()) if hasattr(per_run, "idxmin") and "run" in df.columns else None}
+
+
+def _run_scenario(sc: dict, rng, resamples: int) -> dict:
+    """Everything for one scenario; returns plain data (picklable) and frames."""
+    import pandas as pd
+
+    caught: list[str] = []
+    out: dict[str, Any] = {"id": sc["id"], "name": sc["name"]}
+    with warnings.catch_warnings(record=True) as wlist:
+        warnings.simplefilter("always")
+        r_pred, r_honest, r_extra = rng.spawn(3)
+        key = "collection"
+        m, inputs = _load_scores(sc["collection"], sc["measure"], key)
+        m3 = m if m.has_variants else None
+        m2 = m.collapse_variants() if m.has_variants else m
+        m2, dropped = _apply_filter(m2, sc["filter"])
+        if sc["strata"] == "stratified" and m2.strata is None:
+            raise ConfigError("strata: stratified needs topic strata (collection.strata)",
+                              key=f"scenarios[{sc['index']}].strata")
+        from .variance import fit
+
+        comp = fit(m2)
+        from .simulate import predict
+
+        curve = predict(m2, topics=sc["topics"], method=sc["method"], variance=sc["variance"],
+                        min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=resamples,
+                        strata=sc["strata"], rng=r_pred)
+        rows = [dict(r) for r in curve.rows]
+        comp_d = comp.to_dict()
+        for r in rows:
+            if r.get("erho2") is None:
+                r["erho2"] = float(comp.erho2(r["n_topics"]))
+            if r.get("phi") is None:
+                r["phi"] = float(comp.phi(r["n_topics"]))
+        targets = []
+        for tg in sc["targets"]:
+            t, v = tg["target"], float(tg["value"])
+            row = {"target": t, "value": v, "n_topics": None, "lower": None, "upper": None, "how": ""}
+            try:
+                if t in ("erho2", "phi"):
+                    tn = comp.topics_for(**{t: v}, alpha=sc["alpha"])
+                    row.update(n_topics=tn.n_topics, lower=tn.lower, upper=tn.upper,
+                               how=f"D-study ({t}), {100 * (1 - sc['alpha']):g}% interval on n")
+                elif t == "power":
+                    from .plan import topic_set_size
+
+                    sr = topic_set_size(design="paired-t", min_diff=sc["min_diff"], variance=m2,
+                                        variance_selector=sc["variance"], alpha=sc["alpha"], power=v)
+                    row.update(n_topics=sr.n_topics, how=f"paired t-test at min_diff {sc['min_diff']:g}, "
+                                                         f"variance {sr.variance}")
+                    cn, chow = _from_curve(rows, t, v)
+                    row["curve_n_topics"] = cn
+                elif t == "ci_width":
+                    from .plan import topic_set_size
+
+                    sr = topic_set_size(design="ci", width=v, variance=m2,
+                                        variance_selector=sc["variance"], alpha=sc["alpha"])
+                    row.update(n_topics=sr.n_topics, how=f"expected {100 * (1 - sc['alpha']):g}% interval "
+                                                         f"width, variance {sr.variance}")
+                    cn, chow = _from_curve(rows, t, v)
+                    row["curve_n_topics"] = cn
+                else:
+                    n, how = _from_curve(rows, t, v)
+                    row.update(n_topics=n, how=f"{sc['method']} {how}")
+            except PlannerError as exc:
+                row["how"] = f"not computed: {exc}"
+            if row["n_topics"] is not None and not np.isfinite(row["n_topics"]):
+                row["n_topics"] = None
+            targets.append(row)
+        variants = None
+        if m3 is not None:
+            from .variance import fit_variants
+
+            vc = fit_variants(m3)
+            nv = sc["variants"] or list(range(1, m3.n_variants + 1))
+            vds = vc.dstudy(sc["topics"], nv)
+            variants = {"components": vc.to_dict(), "dstudy": vds.to_dict()["rows"]}
+        honest = _honest(m2, r_honest, resamples, sc["alpha"])
+        honest["judged_share"] = _judged_share(sc["collection"], sc["measure"])
+        pool = None
+        if sc["pool"] is not None:
+            pool = _pool_study(sc, m2, rows, targets)
+        strata_info = None
+        if m2.strata is not None and comp.strata:
+            strata_info = {"weights": comp_d.get("weights"),
+                           "components": {k: {kk: v[kk] for kk in ("var_s", "var_t", "var_e", "n_topics",
+                                                                   "grand_mean")}
+                                          for k, v in comp_d["strata"].items()}}
+    for w in wlist:
+        msg = f"{sc['id']}: {w.message}"
+        if msg not in caught:
+            caught.append(msg)
+    cd = curve.to_dict() if hasattr(curve, "to_dict") else {}
+    out.update({
+        "settings": {k: sc[k] for k in ("collection", "measure", "method", "variance", "min_diff",
+                                        "strata", "filter", "topics", "alpha", "targets", "pool",
+                                        "costs", "variants")},
+        "data": {"source": m.source, "measure": m2.measure or sc["measure"], "n_systems": m2.n_systems,
+                 "n_topics": m2.n_topics, "n_topics_before_filter": m.n_topics,
+                 "n_variants": m.n_variants, "strata": list(m2.stratum_labels()) or None},
+        "inputs": inputs,
+        "filtered": dropped,
+        "components": {k: comp_d[k] for k in ("method", "var_s", "var_t", "var_e", "ms_s", "ms_t", "ms_e",
+                                              "df_s", "df_t", "df_e", "grand_mean", "truncated")},
+        "erho2_at_T": float(comp.erho2(m2.n_topics)), "phi_at_T": float(comp.phi(m2.n_topics)),
+        "strata": strata_info,
+        "curve": {"method": cd.get("method", sc["method"]), "variance": cd.get("variance", sc["variance"]),
+                  "rows": rows},
+        "targets": targets,
+        "variants": variants,
+        "honest": honest,
+        "pool": pool,
+        "warnings": caught,
+    })
+    return out
+
+
+def _pool_study(sc: dict, m_full, rows_full, targets_full) -> dict:
+    """Judgments per topic at each pool depth, the ranking agreement with the full
+    judgments (Kendall tau), and the topics each depth needs for the scenario's
+    targets (re-scored with judgments restricted to the depth-k pool)."""
+    from scipy import stats
+
+    from .measures import pool_stats, restrict_qrels, score_runs
+    from .variance import fit
+
+    coll = sc["collection"]
+    runs, qrels = _load_runs_qrels(coll)
+    depths = sorted(sc["pool"]["depths"])
+    ps = pool_stats(runs, qrels, depths=depths, pool_runs=coll.get("pool_runs"))
+    pf = _frame_of(ps)
+    per_depth = []
+    full_means = m_full.topic_scores().mean(axis=1)
+    costs = sc["costs"]
+    for k in depths:
+        judg = _pool_size(ps, pf, k)
+        share = _share_from_pool(ps, k)
+        q_k = restrict_qrels(qrels, runs, depth=k, pool_runs=coll.get("pool_runs"))
+        m_k = score_runs(runs, q_k, [sc["measure"]])[sc["measure"]]
+        m_k = m_k.take(systems=list(m_full.systems), topics=list(m_full.topics))
+        tau = float(stats.kendalltau(full_means, m_k.topic_scores().mean(axis=1)).statistic)
+        comp_k = fit(m_k)
+        need = []
+        for tg in sc["targets"]:
+            t, v = tg["target"], float(tg["value"])
+            n = None
+            try:
+                if t in ("erho2", "phi"):
+                    n = comp_k.topics_for(**{t: v}).n_topics
+                elif t in ("power", "ci_width"):
+                    from .plan import topic_set_size
+
+                    kw = ({"min_diff": sc["min_diff"], "power": v} if t == "power" else {"width": v})
+                    n = topic_set_size(design="paired-t" if t == "power" else "ci", variance=m_k,
+                                       variance_selector=sc["variance"], alpha=sc["alpha"], **kw).n_topics
+                else:
+                    from .plan import size_for_target
+
+                    n = getattr(size_for_target(m_k, target=t, value=v, method="analytic"), "n_topics", None)
+            except (PlannerError, ImportError):
+                n = None
+            need.append(None if n is None or not np.isfinite(n) else int(n))
+        n_need = None if any(x is None for x in need) or not need else max(need)
+        cost_topic = None if judg is None else costs["topic"] + judg * costs["judgment"]
+        per_depth.append({"depth": k, "judgments_per_topic": judg,
+                          "judged_share_mean": None if share is None else share["mean"],
+                          "judged_share_min": None if share is None else share["min"],
+                          "kendall_tau_vs_full": tau, "var_e": float(comp_k.var_e), "var_s": float(comp_k.var_s),
+                          "n_topics_needed": n_need, "cost_per_topic": cost_topic,
+                          "total_cost": None if n_need is None or cost_topic is None else n_need * cost_topic})
+    feasible = [r for r in per_depth if r["total_cost"] is not None
+                and (costs.get("budget") is None or r["total_cost"] <= costs["budget"])]
+    best = min(feasible, key=lambda r: (r["total_cost"], -r["depth"])) if feasible else None
+    return {"depths": per_depth, "choice": best,
+            "note": "cost per topic = topic cost + judgments per topic x judgment cost; judgments per "
+                    "topic = mean over topics of distinct documents in the union of the pooled runs' top k"}
+
+
+def _pool_size(ps, pf, k):
+    if pf is None:
+        return None
+    cols = pf.columns
+    col = "pool_size" if "pool_size" in cols else ("judgments" if "judgments" in cols else None)
+    if col is None or "depth" not in cols:
+        return None
+    sub = pf[(pf["depth"] == k) & pf[col].notna()]
+    if "topic" in cols:
+        sub = sub.drop_duplicates(["depth", "topic"])
+    return float(sub[col].mean()) if len(sub) else None
+
+
+def _versions() -> dict:
+    from importlib import metadata
+
+    from . import __version__
+
+    out = {"planner": __version__, "python": sys.version.split()[0]}
+    for pkg in ("numpy", "scipy", "pandas", "statsmodels", "matplotlib", "ir-measures", "jsonschema",
+                "pyyaml"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def _fmt_n(n) -> str:
+    return "not reached" if n is None else str(int(n))
+
+
+def _interp(rows: list[dict], col: str, n: float):
+    pts = [(r["n_topics"], r.get(col)) for r in rows if r.get(col) is not None]
+    if not pts:
+        return None
+    xs = np.array([p[0] for p in pts], dtype=float)
+    ys = np.array([p[1] for p in pts], dtype=float)
+    if n < xs[0] or n > xs[-1]:
+        return None
+    return float(np.interp(n, xs, ys))
+
+
+def _scenario_need(s: dict) -> int | None:
+    ns = [t["n_topics"] for t in s["targets"]]
+    if not ns or any(n is None for n in ns):
+        return None
+    return int(max(ns))
+
+
+def _answer(scens: list[dict]) -> dict:
+    s0 = scens[0]
+    need = _scenario_need(s0)
+    pool = s0.get("pool")
+    depth = pool["choice"]["depth"] if pool and pool.get("choice") else None
+    if pool and pool.get("choice"):
+        need = pool["choice"]["n_topics_needed"]
+    targets_txt = "; ".join(f"{t['target']} {'<=' if t['target'] in _DECREASING else '>='} {t['value']:g}"
+                            for t in s0["targets"])
+    if need is None:
+        missing = [t["target"] for t in s0["targets"] if t["n_topics"] is None]
+        text = (f"Scenario **{s0['name']}**: the targets ({targets_txt}) are not all reached within "
+                f"the topic counts studied (not reached: {', '.join(missing) or 'none'}); study larger "
+                f"topic counts or relax the targets.")
+        buys: list[str] = []
+    else:
+        text = (f"Choose **{need} topics**" + (f" judged to **depth {depth}**" if depth else "")
+                + f" (scenario **{s0['name']}**; targets: {targets_txt}).")
+        rows = s0["curve"]["rows"]
+        buys = []
+        for col, lab in (("ci_width_median", "median 95% interval width of a pair's difference"),
+                         ("swap_rate_mean", "mean swap rate"), ("reversal_rate_mean", "mean reversal rate"),
+                         ("kendall_tau_mean", "expected Kendall tau between two topic sets"),
+                         ("power_mean", f"mean power at min_diff {s0['settings']['min_diff']:g}")):
+            v = _interp(rows, col, need)
+            if v is not None:
+                buys.append(f"{lab}: {v:.3f}")
+        buys.append(f"Erho2 {s0['components']['var_s'] and 0 or 0:.0f}" if False else
+                    f"Erho2 = {_erho(s0, need):.3f}, Phi = {_phi(s0, need):.3f} (D-study)")
+        if depth and pool:
+            ch = pool["choice"]
+            buys.append(f"about {ch['judgments_per_topic']:.0f} judgments per topic, "
+                        f"{ch['n_topics_needed'] * ch['judgments_per_topic']:.0f} in all; total cost "
+                        f"{ch['total_cost']:.0f}; ranking Kendall tau {ch['kendall_tau_vs_full']:.3f} "
+                        "against the full judgments")
+        buys.append("values between studied topic counts are linearly interpolated")
+    if len(scens) > 1:
+        per = [(s["name"], _scenario_need(s)) for s in scens]
+        reach = [p for p in per if p[1] is not None]
+        if reach:
+            lo = min(reach, key=lambda p: p[1])
+            hi = max(reach, key=lambda p: p[1])
+            text += (f" Across the {len(scens)} scenarios the topics needed range from {lo[1]} "
+                     f"({lo[0]}) to {hi[1]} ({hi[0]})"
+                     + (f"; {len(per) - len(reach)} scenario(s) do not reach their targets" if len(reach) < len(per) else "")
+                     + ".")
+    return {"scenario": s0["id"], "n_topics": need, "depth": depth, "text": text, "buys": buys}
+
+
+def _comp_obj(s):
+    c = s["components"]
+    return c["var_s"], c["var_t"], c["var_e"]
+
+
+def _erho(s, n):
+    vs, vt, ve = _comp_obj(s)
+    return vs / (vs + ve / n) if vs + ve > 0 else float("nan")
+
+
+def _phi(s, n):
+    vs, vt, ve = _comp_obj(s)
+    return vs / (vs + (vt + ve) / n) if vs + vt + ve > 0 else float("nan")
+
+
+def _honest_paragraphs(scens: list[dict]) -> list[str]:
+    out = []
+    s0 = scens[0]
+    h = s0["honest"]
+    d = s0["data"]
+    out.append(f"**Mean and topics.** On {s0['settings']['collection']['label']} ({d['measure']}), "
+               f"{h['n_systems']} systems were scored on **{h['n_topics']} topics**"
+               + (f" (after filtering {d['n_topics_before_filter'] - d['n_topics']} of "
+                  f"{d['n_topics_before_filter']})" if d['n_topics_before_filter'] != d['n_topics'] else "")
+               + f"; the mean score over systems and topics is {h['grand_mean']:.3f}, the best system "
+                 f"({h['best_system']}) has mean {h['best_mean']:.3f}.")
+    out.append(f"**Sampling error (paired resampling of topics).** The best system leads the second "
+               f"({h['second_system']}, {h['second_mean']:.3f}) by {h['diff_top2']:.3f}, "
+               f"{h['interval']} [{h['diff_top2_lo']:.3f}, {h['diff_top2_hi']:.3f}]; "
+               f"reversal rate of that pair {h['reversal_top2']:.3f}. Over all pairs the mean reversal "
+               f"rate at {h['n_topics']} topics is {h['reversal_mean_pairs']:.3f}, and "
+               f"{100 * h['pairs_reversal_over_5pct']:.0f}% of pairs reverse in more than 5% of resamples.")
+    js = h.get("judged_share")
+    if js is None:
+        out.append("**Pool bias.** Unknown: this input gives per-topic scores only, so whether the "
+                   "evaluated runs contributed to the judgment pool (the judged share of their top k) "
+                   "cannot be checked; give runs + qrels to see it.")
+    else:
+        verdict = ("every evaluated run's top {k} is fully judged, so they contributed to (or are "
+                   "covered by) the pool" if js["min"] >= 0.999 else
+                   "some runs have unjudged documents in their top {k}, counted as non-relevant: "
+                   "those runs did not fully contribute to the pool and their scores may be biased low")
+        out.append(f"**Pool bias.** Judged share of the evaluated runs' top {js['depth']}: mean "
+                   f"{js['mean']:.3f}, lowest {js['min']:.3f}"
+                   + (f" ({js['lowest_run']})" if js.get("lowest_run") else "")
+                   + f" over {js['runs']} runs; " + verdict.format(k=js["depth"]) + ".")
+    if len(scens) > 1:
+        out.append("The table below gives the same statement for every scenario. Compare systems "
+                   "with per-topic (paired) differences, never with two means computed separately.")
+    else:
+        out.append("Compare systems with per-topic (paired) differences, never with two means "
+                   "computed separately.")
+    return out
+
+
+def _tables(scens: list[dict]) -> dict:
+    import pandas as pd
+
+    def lab(s):
+        return s["name"]
+
+    scen_rows, curves, targets, comps, filt, hon, pool, variants, budget = [], [], [], [], [], [], [], [], []
+    for s in scens:
+        st = s["settings"]
+        flt = st["filter"]
+        scen_rows.append({"id": s["id"], "scenario": lab(s), "collection": st["collection"]["label"],
+                          "measure": st["measure"], "method": st["method"], "variance": st["variance"],
+                          "min_diff": st["min_diff"], "strata": st["strata"],
+                          "filter": "none" if not flt else
+                          f"lo={flt['lo']:g}, hi={flt['hi']:g}, min_spread={flt['min_spread']:g}",
+                          "systems": s["data"]["n_systems"], "topics": s["data"]["n_topics"],
+                          "topics_needed": _scenario_need(s)})
+        for r in s["curve"]["rows"]:
+            curves.append({"scenario": lab(s), **r})
+        for t in s["targets"]:
+            targets.append({"scenario": lab(s), "target": t["target"], "value": t["value"],
+                            "n_topics": t["n_topics"], "lower": t.get("lower"), "upper": t.get("upper"),
+                            "how": t["how"]})
+        c = s["components"]
+        comps.append({"scenario": lab(s), "method": c["method"], "var_s": c["var_s"], "var_t": c["var_t"],
+                      "var_e": c["var_e"], "grand_mean": c["grand_mean"], "erho2": s["erho2_at_T"],
+                      "phi": s["phi_at_T"], "n_topics": s["data"]["n_topics"],
+                      "truncated": ",".join(c["truncated"]) or ""})
+        if s.get("strata"):
+            for k, v in s["strata"]["components"].items():
+                comps.append({"scenario": f"{lab(s)} / stratum {k}", "method": "per stratum",
+                              "var_s": v["var_s"], "var_t": v["var_t"], "var_e": v["var_e"],
+                              "grand_mean": v["grand_mean"], "erho2": None, "phi": None,
+                              "n_topics": v["n_topics"], "truncated": ""})
+        for f in s["filtered"]:
+            filt.append({"scenario": lab(s), **f})
+        h = s["honest"]
+        js = h.get("judged_share") or {}
+        hon.append({"scenario": lab(s), "topics": h["n_topics"], "systems": h["n_systems"],
+                    "mean": h["grand_mean"], "best": h["best_system"], "best_mean": h["best_mean"],
+                    "diff_top2": h["diff_top2"], "ci_lo": h["diff_top2_lo"], "ci_hi": h["diff_top2_hi"],
+                    "reversal_top2": h["reversal_top2"], "reversal_mean": h["reversal_mean_pairs"],
+                    "judged_share_depth": js.get("depth"), "judged_share_mean": js.get("mean"),
+                    "judged_share_min": js.get("min")})
+        if s.get("pool"):
+            for r in s["pool"]["depths"]:
+                pool.append({"scenario": lab(s), **r})
+                if r["cost_per_topic"] is not None:
+                    for n in st["topics"]:
+                        budget.append({"depth": r["depth"], "n_topics": n, "cost": n * r["cost_per_topic"]})
+        if s.get("variants"):
+            for r in s["variants"]["dstudy"]:
+                variants.append({"scenario": lab(s), **r})
+    T = {"scenarios": pd.DataFrame(scen_rows), "curves": pd.DataFrame(curves),
+         "targets": pd.DataFrame(targets), "components": pd.DataFrame(comps), "honest": pd.DataFrame(hon)}
+    if filt:
+        T["filtered"] = pd.DataFrame(filt)
+    if pool:
+        T["pool"] = pd.DataFrame(pool)
+        T["budget"] = pd.DataFrame(budget).drop_duplicates(["depth", "n_topics"])
+    if variants:
+        T["variants"] = pd.DataFrame(variants)
+    return T
+
+
+def _worker(args):
+    sc, rng, resamples = args
+    return _run_scenario(sc, rng, resamples)
+
+
+def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | os.PathLike | None = None,
+              force: bool = False, seed: int | None = None, jobs: int = 1, quiet: bool = False,
+              write: bool = True, command: str | None = None) -> StudyResult:
+    """Run a study and (unless ``write=False``) write its report folder.
+
+    Args:
+        config: a study YAML path, a mapping, or ``None`` for the embedded quick start
+            (DL 2019 passage, nDCG@10).
+        out: report folder (default ``reports/<study name>`` under the current folder).
+        force: replace an existing report folder.
+        seed: override the study's seed.
+        jobs: scenarios run in parallel processes; results are identical for any ``jobs``
+            (each scenario has its own child random stream, spawned in grid order).
+        quiet: no progress bar (otherwise tqdm on stderr).
+
+    Returns:
+        :class:`StudyResult`. Raises :class:`ConfigError` (key path) for a bad
+        study, :class:`InputError` for missing files or an existing report folder.
+    """
+    t0 = time.perf_counter()
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
+        raise ParameterError(f"expected an integer >= 1, got {jobs!r}", parameter="jobs")
+    cfg = load_config(config, seed=seed)
+    from .report import check_target, write_report
+
+    if write:
+        out = Path(out) if out is not None else Path("reports") / cfg.name
+        check_target(out, force=force)
+    streams = child_streams(cfg.seed, len(cfg.scenarios))
+    tasks = [(dict(sc), streams[i], cfg.resamples) for i, sc in enumerate(cfg.scenarios)]
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(tasks), desc=f"study {cfg.name}", unit="scenario", file=sys.stderr,
+               disable=True if quiet else None, leave=False)
+    scens: list[dict | None] = [None] * len(tasks)
+    try:
+        if jobs == 1 or len(tasks) == 1:
+            for i, t in enumerate(tasks):
+                scens[i] = _worker(t)
+                bar.update(1)
+        else:
+            import concurrent.futures as cf
+            import multiprocessing as mp
+
+            ctx = mp.get_context("spawn") if sys.platform == "win32" else mp.get_context("fork")
+            with cf.ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx) as ex:
+                futs = {ex.submit(_worker, t): i for i, t in enumerate(tasks)}
+                for f in cf.as_completed(futs):
+                    scens[futs[f]] = f.result()
+                    bar.update(1)
+    finally:
+        bar.close()
+    scens_l: list[dict] = [s for s in scens if s is not None]
+    all_warn: list[str] = []
+    for s in scens_l:
+        for w in s["warnings"]:
+            if w not in all_warn:
+                all_warn.append(w)
+    for w in all_warn:
+        from .errors import DegenerateDataWarning
+
+        warnings.warn(w, DegenerateDataWarning, stacklevel=2)
+    versions = _versions()
+    inputs: list[dict] = []
+    for s in scens_l:
+        for i in s["inputs"]:
+            if i not in inputs:
+                inputs.append(i)
+    results = {
+        "study": cfg.name, "description": cfg.description, "seed": cfg.seed, "resamples": cfg.resamples,
+        "planner_version": versions["planner"], "versions": versions, "inputs": inputs,
+        "config": cfg.raw,
+        "answer": _answer(scens_l),
+        "scenarios": scens_l,
+        "honest": {"paragraphs": _honest_paragraphs(scens_l)},
+        "warnings": all_warn,
+    }
+    from .report import jsonable
+
+    results = jsonable(results)
+    tables = _tables(scens_l)
+    elapsed = time.perf_counter() - t0
+    prov = {"planner_version": versions["planner"], "versions": versions, "seed": cfg.seed,
+            "resamples": cfg.resamples, "jobs": int(jobs), "inputs": inputs, "config": cfg.raw,
+            "study_file": cfg.source,
+            "study_file_sha256": _sha256_file(Path(cfg.source)) if cfg.source else None,
+            "command": command, "platform": sys.platform,
+            "finished_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+            "elapsed_seconds": None}
+    result = StudyResult(name=cfg.name, config=cfg.raw, results=results, tables=tables, provenance=prov,
+                         out=None, elapsed=elapsed)
+    if write:
+        prov["elapsed_seconds"] = round(time.perf_counter() - t0 + 0.0, 2)
+        # the report itself takes a few seconds; time it too (closing note)
+        t_rep = time.perf_counter()
+        path = write_report(result, out, force=force)
+        prov["report_seconds"] = round(time.perf_counter() - t_rep, 2)
+        elapsed = time.perf_counter() - t0
+        object.__setattr__(result, "out", str(path))
+        object.__setattr__(result, "elapsed", elapsed)
+    return result
