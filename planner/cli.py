@@ -221,7 +221,112 @@ def _cmd_schema(args) -> int:
     return 0
 
 
+def _add_predict(subparsers) -> None:
+    p = _sub(subparsers, "predict", "curves of swap/reversal rate, Kendall tau, CI width, power vs topic count",
+             """  planner predict --scores ap.csv --topics 25,50,100
+  planner predict --scores ap.csv --topics 25,50,100 --method bootstrap --resamples 2000 --seed 1 --json
+  planner predict --scores ap.csv --topics 10,20,25,50,100 --method subsample --seed 7
+  planner predict --scores ap.csv --topics 25,50 --method analytic --variance percentile:95
+  planner predict --scores ap.csv --strata topics.csv --allocation optimal --topics 30,60 --method bootstrap""",
+             description="Predict, for each topic count, the mean swap and reversal rate over all pairs "
+                         "of systems, the expected Kendall tau, the median and 90th percentile of the "
+                         "pairs' interval widths, the mean power of the paired t-test at --min-diff, "
+                         "the discriminative power, Erho2 and Phi (definitions: docs/simulate.md).")
+    p.add_argument("--scores", required=True, metavar="FILE",
+                   help="wide CSV, tidy CSV/TSV or folder of trec_eval -q files")
+    p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
+    p.add_argument("--topics", required=True, metavar="N,N,...", help="topic counts, e.g. 25,50,100")
+    p.add_argument("--method", default="predictive",
+                   choices=["predictive", "analytic", "bootstrap", "subsample", "parametric"],
+                   help="default predictive (pilot-aware); see docs/simulate.md")
+    p.add_argument("--variance", default=None, metavar="SEL",
+                   help="analytic: pair (default) | pooled | within-system | percentile:q")
+    p.add_argument("--min-diff", type=float, default=0.05, metavar="D", help="difference for the power (0.05)")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A", help="test level; intervals 1-A (0.05)")
+    p.add_argument("--resamples", type=int, default=1000, metavar="R", help="resamples of random methods (1000)")
+    p.add_argument("--seed", type=int, default=None, metavar="N", help="random seed")
+    p.add_argument("--strata", default=None, metavar="FILE", help="topic metadata CSV (topic, stratum)")
+    p.add_argument("--allocation", default=None, choices=["uniform", "stratified", "proportional", "optimal"],
+                   help="with --strata: how n is spread over strata (default stratified = proportional)")
+    p.add_argument("--filter", default=None, metavar="LO:HI[:SPREAD]",
+                   help="drop uninformative topics first (all systems <= LO or >= HI, or range < SPREAD)")
+    p.add_argument("--bins", action="store_true", help="also print the summaries by bins of |difference|")
+
+
+def _cmd_predict(args) -> int:
+    from .collection import load_scores
+    from .simulate import filter_informative, predict
+
+    topics = parse_int_list(args.topics, option="--topics", minimum=2)
+    if args.allocation is not None and args.strata is None and args.allocation != "uniform":
+        raise ParameterError("needs --strata FILE", parameter="--allocation")
+    scores = load_scores(args.scores, measure=args.measure, strata=args.strata)
+    removed = None
+    filt = None
+    if args.filter is not None:
+        parts = args.filter.split(":")
+        try:
+            vals = [float(v) for v in parts]
+        except ValueError:
+            vals = []
+        if len(vals) not in (2, 3):
+            raise ParameterError(f"expected LO:HI or LO:HI:SPREAD, got {args.filter!r}", parameter="--filter")
+        filt = {"lo": vals[0], "hi": vals[1], "min_spread": vals[2] if len(vals) == 3 else 0.0}
+        scores, removed = filter_informative(scores, **filt)
+    allocation = args.allocation or ("stratified" if args.strata else "uniform")
+    opts = {"--min-diff": args.min_diff, "--alpha": args.alpha, "--resamples": args.resamples,
+            "--variance": args.variance, "--allocation": allocation}
+    try:
+        curve = predict(scores, topics=topics, method=args.method, variance=args.variance,
+                        min_diff=args.min_diff, alpha=args.alpha, resamples=args.resamples,
+                        strata=allocation, rng=args.seed)
+    except ParameterError as exc:
+        name = {"min_diff": "--min-diff", "alpha": "--alpha", "resamples": "--resamples",
+                "variance": "--variance", "strata": "--allocation", "topics": "--topics"}.get(exc.parameter)
+        if name in opts or name == "--topics":
+            raise ParameterError(exc.message, parameter=name) from None
+        raise
+    out = curve.to_dict()
+    if filt is not None:
+        out["filter"] = dict(filt, removed_topics=list(removed))
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"{args.scores}: {len(curve.systems)} systems x {curve.n_collection_topics} topics, "
+          f"{curve.pair_a.size} pairs; method {curve.method}, variance {curve.variance}, "
+          f"seed {curve.seed}, min_diff {curve.min_diff:g}, alpha {curve.alpha:g}"
+          + (f", strata {curve.strata}" if curve.strata != "uniform" else ""))
+    if removed is not None:
+        print(f"filter {args.filter}: removed {len(removed)} topic(s)"
+              + (": " + ", ".join(removed) if removed else ""))
+    cols = ["n_topics", "swap_rate_mean", "reversal_rate_mean", "kendall_tau_mean", "ci_width_median",
+            "ci_width_p90", "power_mean", "discriminative_power", "erho2", "phi"]
+    heads = ["n", "swap", "reversal", "tau", "ci_med", "ci_p90", "power", "disc", "Erho2", "Phi"]
+    print("  ".join(f"{h:>8}" for h in heads))
+    for r in curve.rows:
+        cells = [f"{r['n_topics']:>8d}"]
+        for c in cols[1:]:
+            v = r[c]
+            cells.append(f"{'-':>8}" if v is None or v != v else f"{v:8.4f}")
+        print("  ".join(cells) + ("  (extrapolated)" if r.get("extrapolated") else ""))
+    if args.bins:
+        print("\nby |difference| bin:")
+        print(f"{'n':>6} {'bin':>14} {'pairs':>6} {'swap':>8} {'reversal':>8} {'ci_med':>8} {'power':>8} {'disc':>8}")
+        for r in curve.bins:
+            if not r["n_pairs"]:
+                continue
+            cells = []
+            for c in ("swap_rate_mean", "reversal_rate_mean", "ci_width_median", "power_mean",
+                      "discriminative_power"):
+                v = r[c]
+                cells.append(f"{'-':>8}" if v is None or v != v else f"{v:8.4f}")
+            print(f"{r['n_topics']:>6d} {'[' + format(r['bin_lo'], 'g') + ', ' + format(r['bin_hi'], 'g') + ')':>14} "
+                  f"{r['n_pairs']:>6d} " + " ".join(cells))
+    return 0
+
+
 COMMANDS: list[tuple[Callable, Callable]] = []
+COMMANDS.append((_add_predict, _cmd_predict))
 COMMANDS.append((_add_size, _cmd_size))
 COMMANDS.append((_add_study, _cmd_study))
 COMMANDS.append((_add_schema, _cmd_schema))
