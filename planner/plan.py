@@ -93,7 +93,11 @@ def _crit_t(alpha: float, df):
 def _t_power_exact(df, nc, alpha):
     """Two-sided t-test power for noncentral t(df, nc)."""
     tc = _crit_t(alpha, df)
-    return stats.nct.sf(tc, df, nc) + stats.nct.cdf(-tc, df, nc)
+    nc = np.asarray(nc, dtype=float)
+    with np.errstate(invalid="ignore"):
+        p = stats.nct.sf(tc, df, nc) + stats.nct.cdf(-tc, df, nc)
+    # scipy's nct returns NaN far in the tail (|nc| - tc > ~37): the power is 1 there
+    return np.where(np.isnan(p) & (np.abs(nc) > tc), 1.0, p)
 
 
 def _t_power_sakai(df, nc, alpha):
@@ -552,3 +556,234 @@ def _ci_size(width, n_topics, sigma2, vname, per_pair_var, alpha, a_test, correc
                       alpha=alpha, alpha_per_test=a_test, correction=correction, comparisons=K,
                       systems=systems, sigma2=sigma2, variance=vname, method=method,
                       per_pair=per_pair, width_at_n_minus_1=prev)
+
+
+# =============================================================================
+# targets from the score model
+# =============================================================================
+
+TARGETS = {
+    # name: (direction, row key of planner.simulate.predict)
+    "swap_rate": ("<=", "swap_rate_mean"),
+    "reversal_rate": ("<=", "reversal_rate_mean"),
+    "ci_width": ("<=", "ci_width_median"),
+    "kendall_tau": (">=", "kendall_tau_mean"),
+    "erho2": (">=", "erho2"),
+    "phi": (">=", "phi"),
+    "power": (">=", "power_mean"),
+}
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """Smallest topic count meeting a target, with an interval.
+
+    Attributes:
+        target: ``swap_rate`` | ``reversal_rate`` | ``ci_width`` | ``kendall_tau`` | ``erho2`` |
+            ``phi`` | ``power``.
+        value: the target value; ``direction`` says whether the statistic must be ``<=`` or ``>=`` it.
+        n_topics: smallest n meeting it (``None`` when no n up to ``n_max`` does).
+        achieved: the statistic at ``n_topics``; ``at_n_minus_1``: at ``n_topics - 1``.
+        lower, upper: interval on n (``interval`` level) from the uncertainty of the variance
+            estimates (``interval_method`` says how; ``None`` = unbounded).
+        method: how the statistic was computed (``analytic`` or a :func:`planner.simulate.predict` method).
+        variance: the variance selector used for the pair variances.
+        min_diff, alpha: options the statistic used (power uses min_diff; widths use alpha).
+        n_pairs, n_systems, n_topics_observed: size of the collection it was learnt from.
+        excluded_pairs: pairs left out (systems identical on every topic).
+        seed: the integer seed, when one was given.
+    """
+
+    target: str
+    value: float
+    direction: str
+    n_topics: int | None
+    achieved: float | None
+    at_n_minus_1: float | None
+    lower: int | None
+    upper: int | None
+    interval: float
+    interval_method: str
+    method: str
+    variance: str
+    min_diff: float
+    alpha: float
+    n_pairs: int
+    n_systems: int
+    n_topics_observed: int
+    excluded_pairs: int
+    resamples: int
+    seed: int | None
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
+
+
+class _Model:
+    """Pair differences and variance components of a complete (S, T) matrix."""
+
+    def __init__(self, vals: np.ndarray, selector: str, *, drop_identical: bool = True):
+        self.vals = vals
+        a, b, dbar, s2d = _pair_diff_stats(vals)
+        self.var = pair_variances(vals, selector, design="paired")
+        same = (s2d == 0) & (dbar == 0)
+        self.keep = ~same if drop_identical else np.ones_like(same)
+        self.dbar = dbar[self.keep]
+        self.var = self.var[self.keep]
+        self.comp = _anova_components(vals)
+
+    def stat(self, target: str, n: float, *, min_diff: float, alpha: float, quantile: float = 50.0):
+        sd = np.sqrt(self.var)
+        if target in ("swap_rate", "reversal_rate", "kendall_tau"):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(sd > 0, np.abs(self.dbar) * math.sqrt(n) / np.where(sd > 0, sd, 1.0),
+                             np.where(self.dbar != 0, np.inf, 0.0))
+            p = stats.norm.sf(z)
+            if target == "reversal_rate":
+                return float(p.mean())
+            swap = float((2 * p * (1 - p)).mean())
+            return swap if target == "swap_rate" else 1.0 - 2.0 * swap
+        if target == "ci_width":
+            w = 2 * stats.t.isf(alpha / 2, n - 1) * sd / math.sqrt(n)
+            return float(np.percentile(w, quantile))
+        if target == "power":
+            pw = np.where(sd > 0, _t_power_exact(n - 1, math.sqrt(n) * min_diff / np.where(sd > 0, sd, 1.0),
+                                                 alpha), 1.0)
+            return float(np.mean(pw))
+        vs, vt, ve = self.comp["var_s"], self.comp["var_t"], self.comp["var_e"]
+        if target == "erho2":
+            return vs / (vs + ve / n) if vs + ve > 0 else 0.0
+        if target == "phi":
+            return vs / (vs + (vt + ve) / n) if vs + vt + ve > 0 else 0.0
+        raise ParameterError(f"unknown target {target!r}", parameter="target")
+
+
+def _meets(direction: str, x: float, value: float) -> bool:
+    return x <= value if direction == "<=" else x >= value
+
+
+def size_for_target(scores, *, target: str, value: float, method: str = "analytic",
+                    variance: str = "pair", min_diff: float = 0.05, alpha: float = 0.05,
+                    quantile: float = 50.0, interval: float = 0.95, resamples: int = 200,
+                    n_max: int = 100_000, rng=None) -> TargetResult:
+    """Smallest number of topics for which a statistic of the collection meets ``value``.
+
+    Args:
+        scores: a complete :class:`~planner.scores.ScoreMatrix` (variants are averaged).
+        target: ``swap_rate`` / ``reversal_rate`` / ``ci_width`` (<= value), ``kendall_tau`` /
+            ``erho2`` / ``phi`` / ``power`` (>= value).
+        method: ``analytic`` (formulas in the module docstring) or a
+            :func:`planner.simulate.predict` method, whose curve is then searched.
+        variance: pair-variance selector (``pair`` | ``pooled`` | ``within-system`` | ``percentile:q``).
+        min_diff: true difference for the ``power`` target.
+        quantile: the quantile over pairs of the ``ci_width`` statistic (50 = median).
+        interval, resamples: level and count of the topic-resampling interval on n
+            (``resamples=0`` skips it). For ``erho2``/``phi`` the interval is the D-study
+            interval of :meth:`planner.variance.VarianceComponents.topics_for` (Feldt / AJF).
+        rng: seed or Generator for the resampling (one child stream per resample).
+
+    Memory: ``O(K T)`` floats for the ``K = S (S-1) / 2`` pair differences of one resample.
+    """
+    if target not in TARGETS:
+        raise ParameterError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}",
+                             parameter="target")
+    direction, key = TARGETS[target]
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"expected a number, got {value!r}", parameter="value") from None
+    if target in ("swap_rate", "reversal_rate") and not 0 < value < 1:
+        raise ParameterError(f"a {target} target must be in (0, 1), got {value} (0 needs infinitely "
+                             "many topics)", parameter="value")
+    if target == "ci_width" and not value > 0:
+        raise ParameterError(f"a width target must be positive, got {value} (a width of 0 needs "
+                             "infinitely many topics)", parameter="value")
+    if target in ("kendall_tau", "erho2", "phi", "power") and not value < 1:
+        raise ParameterError(f"a {target} target must be below 1, got {value} (1 needs infinitely "
+                             "many topics)", parameter="value")
+    alpha = _check_prob(alpha, "alpha")
+    interval = _check_prob(interval, "interval")
+    if not 0 < quantile <= 100:
+        raise ParameterError(f"must be in (0, 100], got {quantile}", parameter="quantile")
+    resamples = int(resamples)
+    if resamples < 0:
+        raise ParameterError(f"must be >= 0, got {resamples}", parameter="resamples")
+    vals = _values(scores)
+    seed = seed_of(rng)
+    gen = as_generator(rng)
+    model = _Model(vals, variance)
+    excluded = int((~model.keep).sum())
+    if excluded:
+        warnings.warn(f"{excluded} pair(s) of systems identical on every topic left out of the "
+                      f"{target} target", DegenerateDataWarning, stacklevel=2)
+    opts = dict(min_diff=float(min_diff), alpha=alpha, quantile=quantile)
+
+    def solve(mdl) -> int | None:
+        return _smallest_n(lambda n: _meets(direction, mdl.stat(target, n, **opts), value), 2, n_max)
+
+    if method == "analytic":
+        stat_at = lambda n: model.stat(target, n, **opts)  # noqa: E731
+        n_star = solve(model)
+    else:
+        stat_at = _predict_stat(scores, key=key, method=method, variance=variance,
+                                min_diff=min_diff, alpha=alpha, rng=seed if seed is not None else 0)
+        n_star = _smallest_n(lambda n: _meets(direction, stat_at(n), value), 2, n_max)
+    achieved = float(stat_at(n_star)) if n_star is not None else None
+    prev = float(stat_at(n_star - 1)) if n_star is not None and n_star > 2 else None
+
+    lower = upper = None
+    imethod = "none"
+    if target in ("erho2", "phi"):
+        lower, upper, imethod = _dstudy_interval(scores, target, value, interval)
+    elif resamples > 0:
+        T = vals.shape[1]
+        streams = gen.spawn(resamples)
+        ns = np.empty(resamples)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            for i, g in enumerate(streams):
+                idx = g.integers(0, T, T)
+                n_i = solve(_Model(vals[:, idx], variance))
+                ns[i] = np.inf if n_i is None else n_i
+        tail = (1 - interval) / 2
+        lo, hi = np.quantile(ns, [tail, 1 - tail], method="inverted_cdf")
+        lower = None if not np.isfinite(lo) else int(lo)
+        upper = None if not np.isfinite(hi) else int(hi)
+        imethod = f"topic resampling ({resamples} resamples, analytic re-solve)"
+    return TargetResult(target=target, value=value, direction=direction, n_topics=n_star,
+                        achieved=achieved, at_n_minus_1=prev, lower=lower, upper=upper,
+                        interval=interval, interval_method=imethod, method=method,
+                        variance=variance, min_diff=float(min_diff), alpha=alpha,
+                        n_pairs=int(model.keep.size), n_systems=vals.shape[0],
+                        n_topics_observed=vals.shape[1], excluded_pairs=excluded,
+                        resamples=resamples, seed=seed)
+
+
+def _dstudy_interval(scores, target, value, interval):
+    try:
+        from .variance import fit
+    except ImportError:
+        return None, None, "none (planner.variance not available)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        need = fit(scores).topics_for(**{target: value}, alpha=1 - interval)
+    conv = lambda v: None if v is None or not math.isfinite(v) else int(v)  # noqa: E731
+    name = "Feldt" if target == "erho2" else "Arteaga-Jeyaratnam-Franklin"
+    return conv(need.lower), conv(need.upper), f"D-study interval ({name})"
+
+
+def _predict_stat(scores, *, key, method, variance, min_diff, alpha, rng):
+    try:
+        from .simulate import predict
+    except ImportError:
+        raise ParameterError(f"method {method!r} needs planner.simulate.predict, which is not "
+                             "available; use method='analytic'", parameter="method") from None
+    cache: dict[int, float] = {}
+
+    def stat(n: int) -> float:
+        if n not in cache:
+            curve = predict(scores, topics=[int(n)], method=method, variance=variance,
+                            min_diff=min_diff, alpha=alpha, rng=rng)
+            cache[n] = float(curve.rows[0][key])
+        return cache[n]
+    return stat

@@ -159,3 +159,70 @@ def test_variance_selectors_from_scores():
                         variance_selector="within-system")
     ve1 = ((v - v.mean(axis=1, keepdims=True)) ** 2).sum() / (v.shape[0] * (v.shape[1] - 1))
     assert ws.sigma2 == pytest.approx(ve1, rel=1e-12) and ws.variance == "within-system"
+
+
+# ------------------------------------------------------------------------- targets
+
+def test_swap_target_two_systems_hand_formula():
+    m = _toy(seed=3, S=2, T=60)
+    d = m.values[0] - m.values[1]
+    dbar, sd = d.mean(), d.std(ddof=1)
+    r = plan.size_for_target(m, target="swap_rate", value=0.05, resamples=0)
+    swap = lambda n: 2 * stats.norm.sf(abs(dbar) * math.sqrt(n) / sd) * stats.norm.cdf(abs(dbar) * math.sqrt(n) / sd)  # noqa: E731
+    n = r.n_topics
+    assert swap(n) <= 0.05 < swap(n - 1)
+    assert r.achieved == pytest.approx(swap(n), rel=1e-12)
+    t = plan.size_for_target(m, target="kendall_tau", value=0.9, resamples=0)
+    assert t.n_topics == n  # tau = 1 - 2 swap, so tau >= 0.9 <=> swap <= 0.05
+
+
+def test_swap_formula_against_monte_carlo():
+    # normal model: two independent n-topic sets from N(delta, sd^2); swap = 2p(1-p)
+    rng = np.random.default_rng(11)
+    n, delta, sd, reps = 20, 0.03, 0.12, 20000
+    m1 = rng.normal(delta, sd / math.sqrt(n), reps)
+    m2 = rng.normal(delta, sd / math.sqrt(n), reps)
+    observed = np.mean(np.sign(m1) != np.sign(m2))
+    p = stats.norm.sf(delta * math.sqrt(n) / sd)
+    expected = 2 * p * (1 - p)
+    se = math.sqrt(expected * (1 - expected) / reps)
+    assert abs(observed - expected) < 4 * se
+
+
+def test_target_interval_deterministic_and_brackets():
+    m = _toy(seed=5, S=5, T=30)
+    a = plan.size_for_target(m, target="ci_width", value=0.08, resamples=40, rng=7)
+    b = plan.size_for_target(m, target="ci_width", value=0.08, resamples=40, rng=7)
+    assert a.to_dict() == b.to_dict()
+    assert a.lower <= a.n_topics <= a.upper
+    assert a.at_n_minus_1 > 0.08 >= a.achieved
+
+
+def test_erho2_target_matches_closed_form_and_dstudy():
+    from planner.variance import fit
+
+    m = _toy(seed=1)
+    f = fit(m)
+    r = plan.size_for_target(m, target="erho2", value=0.9)
+    assert r.n_topics == math.ceil(9 * f.var_e / f.var_s - 1e-12)
+    need = f.topics_for(erho2=0.9, alpha=0.05)
+    assert (r.lower, r.upper) == (need.lower, need.upper)
+    assert "Feldt" in r.interval_method
+
+
+def test_pair_variances_local_equals_variance_module():
+    from planner.variance import pair_variance
+
+    m = _toy(seed=2)
+    for sel in ("pair", "pooled", "within-system", "percentile:90"):
+        for design in ("paired", "independent"):
+            ours = plan.pair_variances(m.values, sel, design=design)  # array: local definitions
+            theirs = pair_variance(m, sel, design=design)
+            np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+
+
+@pytest.mark.parametrize("target,value", [("swap_rate", 0.0), ("kendall_tau", 1.0),
+                                          ("ci_width", 0.0), ("power", 1.0), ("nope", 0.5)])
+def test_impossible_targets(target, value):
+    with pytest.raises(ParameterError):
+        plan.size_for_target(_toy(), target=target, value=value, resamples=0)
