@@ -1,0 +1,455 @@
+"""Per-topic scores of runs against qrels, and pool statistics.
+
+Scoring (:func:`score_runs`) goes through ir_measures for any measure string it
+parses (``nDCG@10``, ``AP(rel=2)``, ``RR(rel=2)``, ``P(rel=2)@10``,
+``Judged@10``, ...). Its pytrec_eval backend orders a topic's documents the way
+trec_eval does: score descending, then document id descending (byte order), and
+ignores the rank column.
+
+RBP (``RBP(rel=R,p=P)``, no cutoff) is computed by planner itself, because
+ir_measures' only backends for it (cwl_eval, trectools) are optional extras:
+``RBP = (1 - p) * sum_i p^(i-1) * [grade_i >= R]`` over the ranking
+(unjudged = non-relevant; ``rel`` default 1, ``p`` default 0.8). The ranking is
+cut at ``rbp_depth`` = 1000 documents, as cwl_eval does. Ties are ordered by
+``ties``:
+
+- ``"trec_eval"`` (default): score descending, then document id descending,
+  the order of every other measure here;
+- ``"file"``: score descending, ties in file order (what ir_measures' cwl_eval
+  backend does with a run read in file order).
+
+With ``"trec_eval"`` the RBP(rel=2,p=0.8) matrices equal the reference matrices
+of ``shared/data`` (ir_measures 0.4.3) on every cell of TREC DL 2019 and on all
+but two cells of DL 2020 (``docs/inputs.md`` explains both: one adjacent swap
+of tied documents whose ids are prefixes of each other).
+
+Missing topics: a topic in the qrels that a run lacks scores 0 by default
+(trec_eval ``-c``; ``missing_topic="zero"``); topics a run has but the qrels lack
+are dropped. Both are counted per run in ``ScoreMatrix.meta["report"]``.
+
+Pools (:func:`pool_stats`): for depth k and a set of pool runs, per topic the
+number of distinct documents in the union of their top k (trec_eval order), how
+many of them the qrels judge; per run and topic the judged share of the run's
+own top k (judged / min(k, documents the run returned for the topic)).
+:func:`restrict_qrels` keeps only judgments of documents in the depth-k pool,
+for re-scoring as if the pool had been k deep (unjudged = non-relevant).
+
+Memory: runs are held as pandas frames, about 150 bytes a retrieved document
+(query id, doc id, score); pool statistics add an int64 rank and a boolean per
+line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .collection import Qrels, Run, read_qrels, read_run, read_runs
+from .errors import InputError, ParameterError, PlannerWarning
+from .scores import MISSING_POLICIES, ScoreMatrix
+
+__all__ = ["score_runs", "parse_measures", "pool_stats", "PoolStats", "restrict_qrels",
+           "rank_frame", "MEASURE_ALIASES"]
+
+#: Short names accepted by :func:`planner.datasets.load` (and ``planner scores``):
+#: binary measures use grade >= 2 as relevant, as TREC DL does.
+MEASURE_ALIASES = {
+    "nDCG": "nDCG@10", "ndcg@10": "nDCG@10", "ndcg_cut_10": "nDCG@10",
+    "AP": "AP(rel=2)", "map": "AP(rel=2)", "MAP": "AP(rel=2)",
+    "RR": "RR(rel=2)", "MRR": "RR(rel=2)", "recip_rank": "RR(rel=2)",
+    "P@10": "P(rel=2)@10", "P_10": "P(rel=2)@10",
+    "RBP": "RBP(rel=2,p=0.8)", "RBP(p=0.8)": "RBP(rel=2,p=0.8)",
+}
+
+
+# ------------------------------------------------------------------ inputs
+def _as_runs(runs, *, duplicates: str = "error") -> dict[str, Run]:
+    if isinstance(runs, (str, os.PathLike)):
+        p = Path(runs)
+        if p.is_dir():
+            return read_runs(p, duplicates=duplicates)
+        r = read_run(p, duplicates=duplicates)
+        return {r.name: r}
+    if isinstance(runs, Run):
+        return {runs.name: runs}
+    if isinstance(runs, Mapping):
+        out = {}
+        for name, r in runs.items():
+            if isinstance(r, Run):
+                out[str(name)] = r
+            elif isinstance(r, (str, os.PathLike)):
+                out[str(name)] = read_run(r, duplicates=duplicates, name=str(name))
+            elif isinstance(r, Mapping):
+                import pandas as pd
+                rows = [(str(t), str(d), float(s)) for t, docs in r.items() for d, s in docs.items()]
+                out[str(name)] = Run(str(name), pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]))
+            else:
+                raise ParameterError(f"run {name!r}: expected a Run, path or {{topic: {{doc: score}}}}",
+                                     parameter="runs")
+        if not out:
+            raise ParameterError("no runs given", parameter="runs")
+        return out
+    if isinstance(runs, Iterable):
+        out = {}
+        for r in runs:
+            r = r if isinstance(r, Run) else read_run(r, duplicates=duplicates)
+            if r.name in out:
+                raise ParameterError(f"two runs named {r.name!r}", parameter="runs")
+            out[r.name] = r
+        if not out:
+            raise ParameterError("no runs given", parameter="runs")
+        return out
+    raise ParameterError(f"expected a folder, a run file, or a mapping of runs, got {type(runs).__name__}",
+                         parameter="runs")
+
+
+def parse_measures(measures) -> dict[str, object]:
+    """``{measure string as given: ir_measures measure}``; an unparsable string is a
+    ParameterError naming it."""
+    import ir_measures
+
+    if isinstance(measures, str):
+        measures = [measures]
+    out = {}
+    for m in measures:
+        if not isinstance(m, str):
+            out[str(m)] = m
+            continue
+        try:
+            out[m] = ir_measures.parse_measure(m)
+        except (NameError, ValueError, SyntaxError, TypeError) as exc:
+            raise ParameterError(f"unknown measure {m!r} ({exc})", parameter="measures") from None
+    if not out:
+        raise ParameterError("no measures given", parameter="measures")
+    return out
+
+
+def rank_frame(run: Run, *, ties: str = "trec_eval"):
+    """The run's frame sorted by topic, then score descending, ties by document id
+    descending (``"trec_eval"``) or file order (``"file"``), with a 0-based ``rank``
+    column within each topic."""
+    df = run.frame
+    if ties == "trec_eval":
+        df = df.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False],
+                            kind="mergesort")
+    elif ties == "file":
+        df = df.sort_values(["query_id", "score"], ascending=[True, False], kind="mergesort")
+    else:
+        raise ParameterError(f"expected 'trec_eval' or 'file', got {ties!r}", parameter="ties")
+    df = df.reset_index(drop=True)
+    df["rank"] = df.groupby("query_id", sort=False).cumcount().to_numpy()
+    return df
+
+
+# ------------------------------------------------------------------- RBP
+def _rbp(run: Run, qrels: Qrels, *, rel: int, p: float, ties: str, depth: int = 1000) -> dict[str, float]:
+    df = rank_frame(run, ties=ties)
+    df = df[df["rank"] < depth]
+    rel_docs = {(t, d) for t, docs in qrels.items() for d, g in docs.items() if g >= rel}
+    q = df["query_id"].to_numpy(dtype=object)
+    d = df["doc_id"].to_numpy(dtype=object)
+    hit = np.fromiter(((a, b) in rel_docs for a, b in zip(q, d)), dtype=bool, count=len(df))
+    w = (1.0 - p) * np.power(p, df["rank"].to_numpy(dtype=np.float64))
+    contrib = np.where(hit, w, 0.0)
+    import pandas as pd
+
+    sums = pd.Series(contrib).groupby(q, sort=False).sum()
+    return {str(t): float(v) for t, v in sums.items() if t in qrels}
+
+
+def _rbp_params(m) -> tuple[int, float]:
+    rel = m.params.get("rel")
+    p = m.params.get("p")
+    rel = 1 if rel is None else rel
+    p = 0.8 if p is None else p
+    if not isinstance(rel, (int, np.integer)) or not isinstance(p, (int, float)) or not 0 < p < 1:
+        raise ParameterError(f"RBP needs an integer rel and 0 < p < 1, got {m}", parameter="measures")
+    return int(rel), float(p)
+
+
+def _is_rbp(m) -> bool:
+    return getattr(m, "NAME", None) == "RBP"
+
+
+# ----------------------------------------------------------------- scoring
+def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates: str = "error",
+               ties: str = "trec_eval", warn: bool = True) -> dict[str, ScoreMatrix]:
+    """Score runs against qrels: ``{measure: ScoreMatrix}`` (systems x qrels topics).
+
+    Args:
+        runs: a folder of run files, one run file, a mapping ``name -> Run | path |
+            {topic: {doc: score}}``, or an iterable of :class:`Run`.
+        qrels: a qrels path or text, or a :class:`Qrels` / ``{topic: {doc: grade}}``.
+        measures: ir_measures measure strings (one string or a list); the result is
+            keyed by the strings as given.
+        missing_topic: what a qrels topic a run lacks scores: ``"zero"`` (default,
+            trec_eval ``-c``), or a ScoreMatrix missing-cell policy (``"error"``,
+            ``"drop-topic"``, ``"drop-system"``, ``"keep"``).
+        duplicates: for reading run files (``"error"`` or ``"first"``).
+        ties: tie order for RBP (module docstring); the ir_measures measures always
+            use trec_eval's order.
+
+    Topics are the qrels topics (sorted as strings), systems in the order given
+    (folders: file-name order). ``ScoreMatrix.meta["report"]`` holds, per run,
+    ``filled`` (qrels topics the run lacks) and ``dropped`` (run topics the qrels
+    lack). Raises InputError when no run shares a topic with the qrels.
+    """
+    import ir_measures
+
+    if missing_topic not in MISSING_POLICIES:
+        raise ParameterError(f"unknown policy {missing_topic!r}; expected one of "
+                             + ", ".join(MISSING_POLICIES), parameter="missing_topic")
+    parsed = parse_measures(measures)
+    qrels = read_qrels(qrels)
+    run_map = _as_runs(runs, duplicates=duplicates)
+    topics = sorted(qrels)
+    tpos = {t: j for j, t in enumerate(topics)}
+    names = list(run_map)
+
+    native = {k: m for k, m in parsed.items() if _is_rbp(m)}
+    irm = {k: m for k, m in parsed.items() if k not in native}
+    evaluator = None
+    if irm:
+        try:
+            evaluator = ir_measures.evaluator(list(dict.fromkeys(irm.values())), dict(qrels))
+        except ValueError as exc:
+            raise ParameterError(f"cannot compute {', '.join(irm)}: {str(exc).splitlines()[0]}",
+                                 parameter="measures") from None
+    by_measure_obj = {}
+    for k, m in irm.items():
+        by_measure_obj.setdefault(m, []).append(k)
+
+    vals = {k: np.full((len(names), len(topics)), np.nan) for k in parsed}
+    report: dict[str, dict] = {}
+    any_common = False
+    for i, name in enumerate(names):
+        run = run_map[name]
+        run_topics = set(run.frame["query_id"].unique().tolist())
+        common = run_topics & set(topics)
+        any_common = any_common or bool(common)
+        report[name] = {"filled": sorted(set(topics) - run_topics),
+                        "dropped": sorted(run_topics - set(topics))}
+        if not common:
+            continue
+        if evaluator is not None:
+            topic_docs = run.topics
+            sub = {t: topic_docs[t] for t in common}
+            for metric in evaluator.iter_calc(sub):
+                j = tpos.get(str(metric.query_id))
+                if j is None:
+                    continue
+                for k in by_measure_obj.get(metric.measure, ()):
+                    vals[k][i, j] = metric.value
+        for k, m in native.items():
+            rel, p = _rbp_params(m)
+            for t, v in _rbp(run, qrels, rel=rel, p=p, ties=ties).items():
+                vals[k][i, tpos[t]] = v
+            # a run that retrieves nothing relevant for a topic it has scores 0
+            for t in common:
+                if np.isnan(vals[k][i, tpos[t]]):
+                    vals[k][i, tpos[t]] = 0.0
+    if not any_common:
+        src = getattr(qrels, "source", None)
+        raise InputError("runs and qrels have no topic in common (qrels topics: "
+                         + ", ".join(topics[:5]) + ("..." if len(topics) > 5 else "") + ")", file=src)
+    # ir_measures measures: a topic the run has but with no output (no relevant docs etc.) is 0
+    for k in irm:
+        for i, name in enumerate(names):
+            missing_cols = set(report[name]["filled"])
+            for j, t in enumerate(topics):
+                if np.isnan(vals[k][i, j]) and t not in missing_cols:
+                    vals[k][i, j] = 0.0
+    n_filled = sum(len(r["filled"]) for r in report.values())
+    n_dropped = sum(len(r["dropped"]) for r in report.values())
+    if warn and n_filled and missing_topic == "zero":
+        worst = [n for n in names if report[n]["filled"]]
+        warnings.warn(f"{n_filled} (run, topic) cells scored 0 because the run lacks a judged topic "
+                      f"(runs: {', '.join(worst[:5])}{'...' if len(worst) > 5 else ''})",
+                      PlannerWarning, stacklevel=2)
+    meta = {"report": report, "n_filled": n_filled, "n_dropped": n_dropped,
+            "qrels": getattr(qrels, "source", None)}
+    source = None
+    if isinstance(runs, (str, os.PathLike)):
+        source = str(runs)
+    out = {}
+    for k in parsed:
+        m = ScoreMatrix.build(vals[k], names, topics, measure=k, missing=missing_topic,
+                              source=source, warn=warn)
+        out[k] = replace(m, meta=meta)
+    return out
+
+
+# ------------------------------------------------------------------ pools
+@dataclass(frozen=True, eq=False)
+class PoolStats:
+    """Pool statistics at several depths.
+
+    Attributes:
+        depths: the depths k.
+        pool_runs: names of the runs whose top k form the pool.
+        topics: pandas DataFrame, one row per (depth, topic): ``depth``, ``topic``,
+            ``pool_size`` (distinct documents in the union of the pool runs' top k),
+            ``judged`` (how many of them the qrels judge), ``relevant`` (judged with
+            grade >= 1), ``unjudged`` (pool_size - judged).
+        runs: pandas DataFrame, one row per (depth, run): ``depth``, ``run``,
+            ``in_pool`` (bool), ``judged_share`` (mean over the run's judged topics
+            of judged / min(k, retrieved)), ``judged_share_min`` (worst topic),
+            ``n_topics``.
+        per_run_topic: pandas DataFrame (depth, run, topic, retrieved, judged,
+            judged_share) behind ``runs``.
+        qrels_judgments: number of judgments in the qrels (all depths).
+    """
+
+    depths: tuple[int, ...]
+    pool_runs: tuple[str, ...]
+    topics: object
+    runs: object
+    per_run_topic: object = field(repr=False, default=None)
+    qrels_judgments: int = 0
+
+    def summary(self):
+        """One row per depth: mean and total pool size and judged counts over topics,
+        mean judged share over runs."""
+        g = self.topics.groupby("depth")
+        df = g.agg(pool_size_mean=("pool_size", "mean"), pool_size_total=("pool_size", "sum"),
+                   judged_mean=("judged", "mean"), judged_total=("judged", "sum")).reset_index()
+        share = self.runs.groupby("depth")["judged_share"].mean().rename("judged_share_mean")
+        return df.merge(share.reset_index(), on="depth")
+
+    def to_frame(self, kind: str = "topics"):
+        """``kind``: ``"topics"`` (default), ``"runs"``, ``"run_topics"`` or ``"summary"``."""
+        frames = {"topics": self.topics, "runs": self.runs, "run_topics": self.per_run_topic,
+                  "summary": None}
+        if kind not in frames:
+            raise ParameterError(f"expected one of {', '.join(frames)}, got {kind!r}", parameter="kind")
+        return self.summary() if kind == "summary" else frames[kind].copy()
+
+    def to_dict(self) -> dict:
+        def recs(df):
+            return [{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()}
+                    for r in df.to_dict(orient="records")]
+
+        return {"depths": list(self.depths), "pool_runs": list(self.pool_runs),
+                "qrels_judgments": int(self.qrels_judgments),
+                "summary": recs(self.summary()), "topics": recs(self.topics), "runs": recs(self.runs)}
+
+
+def _ranked_all(run_map: Mapping[str, Run], topics: set[str]):
+    import pandas as pd
+
+    parts = []
+    for name, run in run_map.items():
+        df = rank_frame(run)
+        df = df[df["query_id"].isin(topics)]
+        df = df.assign(run=name)
+        parts.append(df[["run", "query_id", "doc_id", "rank"]])
+    return pd.concat(parts, ignore_index=True)
+
+
+def _check_depths(depths) -> tuple[int, ...]:
+    if isinstance(depths, (int, np.integer)):
+        depths = [depths]
+    try:
+        out = tuple(int(d) for d in depths)
+    except (TypeError, ValueError):
+        raise ParameterError(f"expected integers, got {depths!r}", parameter="depths") from None
+    if not out or any(d < 1 for d in out):
+        raise ParameterError(f"depths must be >= 1, got {list(out)}", parameter="depths")
+    return tuple(sorted(set(out)))
+
+
+def _pool_names(run_map, pool_runs) -> list[str]:
+    if pool_runs is None:
+        return list(run_map)
+    names = [str(n) for n in pool_runs]
+    unknown = [n for n in names if n not in run_map]
+    if unknown:
+        raise ParameterError(f"unknown run {unknown[0]!r}", parameter="pool_runs")
+    if not names:
+        raise ParameterError("empty list of pool runs", parameter="pool_runs")
+    return names
+
+
+def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str] | None = None,
+               duplicates: str = "error") -> PoolStats:
+    """Pool statistics (module docstring) at each depth in ``depths``.
+
+    ``runs``: as for :func:`score_runs`; ``pool_runs``: names of the runs that form
+    the pool (default all). Only qrels topics are counted.
+    """
+    import pandas as pd
+
+    depths = _check_depths(depths)
+    qrels = read_qrels(qrels)
+    run_map = _as_runs(runs, duplicates=duplicates)
+    names = _pool_names(run_map, pool_runs)
+    topics = set(qrels)
+    allr = _ranked_all(run_map, topics)
+    if allr.empty:
+        raise InputError("runs and qrels have no topic in common", file=getattr(qrels, "source", None))
+    qf = qrels.to_frame()
+    judged_keys = pd.MultiIndex.from_frame(qf[["query_id", "doc_id"]])
+    rel_keys = pd.MultiIndex.from_frame(qf.loc[qf["relevance"] >= 1, ["query_id", "doc_id"]])
+    keys = pd.MultiIndex.from_frame(allr[["query_id", "doc_id"]])
+    allr["judged"] = keys.isin(judged_keys)
+    allr["relevant"] = keys.isin(rel_keys)
+    in_pool = allr["run"].isin(names).to_numpy()
+    topic_rows, run_rows, rt_rows = [], [], []
+    tlist = sorted(topics)
+    for k in depths:
+        top = allr[allr["rank"].to_numpy() < k]
+        pool = top[in_pool[allr["rank"].to_numpy() < k]].drop_duplicates(["query_id", "doc_id"])
+        g = pool.groupby("query_id").agg(pool_size=("doc_id", "size"), judged=("judged", "sum"),
+                                         relevant=("relevant", "sum"))
+        g = g.reindex(tlist, fill_value=0)
+        for t, r in g.iterrows():
+            topic_rows.append({"depth": k, "topic": t, "pool_size": int(r["pool_size"]),
+                               "judged": int(r["judged"]), "relevant": int(r["relevant"]),
+                               "unjudged": int(r["pool_size"] - r["judged"])})
+        rt = top.groupby(["run", "query_id"], sort=False).agg(retrieved=("doc_id", "size"),
+                                                              judged=("judged", "sum")).reset_index()
+        rt["judged_share"] = rt["judged"] / rt["retrieved"]
+        rt.insert(0, "depth", k)
+        rt_rows.append(rt.rename(columns={"query_id": "topic"}))
+        agg = rt.groupby("run", sort=False)["judged_share"].agg(["mean", "min", "size"])
+        for name in run_map:
+            if name in agg.index:
+                a = agg.loc[name]
+                run_rows.append({"depth": k, "run": name, "in_pool": name in names,
+                                 "judged_share": float(a["mean"]), "judged_share_min": float(a["min"]),
+                                 "n_topics": int(a["size"])})
+            else:
+                run_rows.append({"depth": k, "run": name, "in_pool": name in names,
+                                 "judged_share": float("nan"), "judged_share_min": float("nan"),
+                                 "n_topics": 0})
+    return PoolStats(depths=depths, pool_runs=tuple(names), topics=pd.DataFrame(topic_rows),
+                     runs=pd.DataFrame(run_rows), per_run_topic=pd.concat(rt_rows, ignore_index=True),
+                     qrels_judgments=qrels.n_judgments)
+
+
+def restrict_qrels(qrels, runs, *, depth: int, pool_runs: Sequence[str] | None = None,
+                   duplicates: str = "error") -> Qrels:
+    """Judgments restricted to the depth-``depth`` pool of ``pool_runs`` (default all
+    runs): a judgment is kept when its document is in the union of the pool runs'
+    top ``depth`` for its topic (trec_eval order). Re-scoring with the result treats
+    every other document as non-relevant, as a shallower pool would have."""
+    (depth,) = _check_depths([depth]) if not isinstance(depth, (list, tuple)) else (None,)
+    if depth is None:
+        raise ParameterError("one depth expected", parameter="depth")
+    qrels = read_qrels(qrels)
+    run_map = _as_runs(runs, duplicates=duplicates)
+    names = _pool_names(run_map, pool_runs)
+    allr = _ranked_all({n: run_map[n] for n in names}, set(qrels))
+    top = allr[allr["rank"] < depth]
+    pooled: dict[str, set[str]] = {}
+    for t, d in zip(top["query_id"].tolist(), top["doc_id"].tolist()):
+        pooled.setdefault(t, set()).add(d)
+    out = {t: {d: g for d, g in docs.items() if d in pooled.get(t, ())} for t, docs in qrels.items()}
+    q = Qrels(out, source=getattr(qrels, "source", None))
+    return q
