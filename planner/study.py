@@ -648,26 +648,24 @@ def _load_scores(coll: Mapping, measure: str, key: str):
 
 
 def _apply_filter(m, flt: Mapping | None):
-    """Informative-topic filter: drop topics where every system scores <= lo, or every
-    system >= hi, or the across-system range is below min_spread."""
+    """Informative-topic filter (:func:`planner.simulate.filter_informative`): drop topics
+    where every system scores <= lo, or every system >= hi, or the across-system range is
+    below min_spread. Returns the filtered matrix and one row per dropped topic."""
     if not flt:
         return m, []
+    from .simulate import filter_informative
+
     x = m.topic_scores()
-    lo, hi, spread = flt["lo"], flt["hi"], flt["min_spread"]
-    all_lo = np.all(x <= lo, axis=0)
-    all_hi = np.all(x >= hi, axis=0)
-    rng_ = np.nanmax(x, axis=0) - np.nanmin(x, axis=0)
-    narrow = rng_ < spread
-    drop = all_lo | all_hi | narrow
+    f, removed = filter_informative(m, lo=flt["lo"], hi=flt["hi"], min_spread=flt["min_spread"])
+    pos = {t: i for i, t in enumerate(m.topics)}
     rows = []
-    for t, a, b, c, r in zip(m.topics, all_lo, all_hi, narrow, rng_):
-        if a or b or c:
-            why = "all <= lo" if a else ("all >= hi" if b else "spread < min_spread")
-            rows.append({"topic": t, "reason": why, "spread": float(r)})
-    if (~drop).sum() < 2:
-        raise InputError(f"the filter {flt} leaves {int((~drop).sum())} topic(s); need at least 2",
-                         file=m.source)
-    return (m.take(topics=~drop) if drop.any() else m), rows
+    for t in removed:
+        col = x[:, pos[t]]
+        why = ("all <= lo" if np.all(col <= flt["lo"]) else
+               "all >= hi" if np.all(col >= flt["hi"]) else "spread < min_spread")
+        rows.append({"topic": t, "reason": why, "spread": float(np.nanmax(col) - np.nanmin(col)),
+                     "mean": float(np.nanmean(col))})
+    return f, rows
 
 
 _DECREASING = {"swap_rate": "swap_rate_mean", "reversal_rate": "reversal_rate_mean",
@@ -798,6 +796,20 @@ def _share_from_pool(ps, k: int) -> dict | None:
             "lowest_run": str(per_run.idxmin()) if hasattr(per_run, "idxmin") and "run" in df.columns else None}
 
 
+_SIZE_CACHE: dict = {}
+
+
+def _size(m, **kw):
+    """:func:`planner.plan.topic_set_size` on matrix ``m``, memoised per process (the
+    ``pair`` selector solves once per pair; scenarios differing only in the method share it)."""
+    from .plan import topic_set_size
+
+    key = (_sha256_matrix(m), tuple(sorted(kw.items())))
+    if key not in _SIZE_CACHE:
+        _SIZE_CACHE[key] = topic_set_size(variance=m, **kw)
+    return _SIZE_CACHE[key]
+
+
 def _run_scenario(sc: dict, rng, resamples: int) -> dict:
     """Everything for one scenario; returns plain data (picklable) and frames."""
     import pandas as pd
@@ -820,7 +832,8 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
         comp = fit(m2)
         from .simulate import predict
 
-        curve = predict(m2, topics=sc["topics"], method=sc["method"], variance=sc["variance"],
+        curve = predict(m2, topics=sc["topics"], method=sc["method"],
+                        variance=sc["variance"] if sc["method"] == "analytic" else None,
                         min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=resamples,
                         strata=sc["strata"], rng=r_pred)
         rows = [dict(r) for r in curve.rows]
@@ -840,19 +853,14 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
                     row.update(n_topics=tn.n_topics, lower=tn.lower, upper=tn.upper,
                                how=f"D-study ({t}), {100 * (1 - sc['alpha']):g}% interval on n")
                 elif t == "power":
-                    from .plan import topic_set_size
-
-                    sr = topic_set_size(design="paired-t", min_diff=sc["min_diff"], variance=m2,
-                                        variance_selector=sc["variance"], alpha=sc["alpha"], power=v)
+                    sr = _size(m2, design="paired-t", min_diff=sc["min_diff"],
+                               variance_selector=sc["variance"], alpha=sc["alpha"], power=v)
                     row.update(n_topics=sr.n_topics, how=f"paired t-test at min_diff {sc['min_diff']:g}, "
                                                          f"variance {sr.variance}")
                     cn, chow = _from_curve(rows, t, v)
                     row["curve_n_topics"] = cn
                 elif t == "ci_width":
-                    from .plan import topic_set_size
-
-                    sr = topic_set_size(design="ci", width=v, variance=m2,
-                                        variance_selector=sc["variance"], alpha=sc["alpha"])
+                    sr = _size(m2, design="ci", width=v, variance_selector=sc["variance"], alpha=sc["alpha"])
                     row.update(n_topics=sr.n_topics, how=f"expected {100 * (1 - sc['alpha']):g}% interval "
                                                          f"width, variance {sr.variance}")
                     cn, chow = _from_curve(rows, t, v)
@@ -1018,6 +1026,7 @@ def _interp(rows: list[dict], col: str, n: float):
 
 
 def _scenario_need(s: dict) -> int | None:
+    """Topics the scenario needs: the largest over its targets (None if one is not reached)."""
     ns = [t["n_topics"] for t in s["targets"]]
     if not ns or any(n is None for n in ns):
         return None
@@ -1027,49 +1036,62 @@ def _scenario_need(s: dict) -> int | None:
 def _answer(scens: list[dict]) -> dict:
     s0 = scens[0]
     need = _scenario_need(s0)
+    reached = [t["n_topics"] for t in s0["targets"] if t["n_topics"] is not None]
+    missing = [t for t in s0["targets"] if t["n_topics"] is None]
     pool = s0.get("pool")
     depth = pool["choice"]["depth"] if pool and pool.get("choice") else None
     if pool and pool.get("choice"):
         need = pool["choice"]["n_topics_needed"]
     targets_txt = "; ".join(f"{t['target']} {'<=' if t['target'] in _DECREASING else '>='} {t['value']:g}"
                             for t in s0["targets"])
-    if need is None:
-        missing = [t["target"] for t in s0["targets"] if t["n_topics"] is None]
-        text = (f"Scenario **{s0['name']}**: the targets ({targets_txt}) are not all reached within "
-                f"the topic counts studied (not reached: {', '.join(missing) or 'none'}); study larger "
-                f"topic counts or relax the targets.")
-        buys: list[str] = []
+    n_show = need if need is not None else (int(max(reached)) if reached else None)
+    if n_show is None:
+        text = (f"Scenario **{s0['name']}**: no target ({targets_txt}) is reached within the topic "
+                f"counts studied (up to {max(s0['settings']['topics'])}); study larger topic counts "
+                "or relax the targets.")
+    elif need is None:
+        text = (f"Choose **at least {n_show} topics** (scenario **{s0['name']}**; targets: {targets_txt}): "
+                f"that is what the reached targets need, but "
+                + ", ".join(f"{t['target']} {t['value']:g}" for t in missing)
+                + f" is not reached within the topic counts studied (up to {max(s0['settings']['topics'])}).")
     else:
         text = (f"Choose **{need} topics**" + (f" judged to **depth {depth}**" if depth else "")
                 + f" (scenario **{s0['name']}**; targets: {targets_txt}).")
+    buys: list[str] = []
+    if n_show is not None:
+        buys.append(f"At {n_show} topics:")
         rows = s0["curve"]["rows"]
-        buys = []
-        for col, lab in (("ci_width_median", "median 95% interval width of a pair's difference"),
-                         ("swap_rate_mean", "mean swap rate"), ("reversal_rate_mean", "mean reversal rate"),
-                         ("kendall_tau_mean", "expected Kendall tau between two topic sets"),
-                         ("power_mean", f"mean power at min_diff {s0['settings']['min_diff']:g}")):
-            v = _interp(rows, col, need)
+        for col, lab in (("ci_width_median", "median 95% interval width of a pair's mean difference"),
+                         ("swap_rate_mean", "mean swap rate over system pairs"),
+                         ("reversal_rate_mean", "mean reversal rate over system pairs"),
+                         ("kendall_tau_mean", "expected Kendall tau between two topic sets' rankings"),
+                         ("power_mean", f"mean power of the paired t-test at min_diff "
+                                        f"{s0['settings']['min_diff']:g}")):
+            v = _interp(rows, col, n_show)
             if v is not None:
                 buys.append(f"{lab}: {v:.3f}")
-        buys.append(f"Erho2 {s0['components']['var_s'] and 0 or 0:.0f}" if False else
-                    f"Erho2 = {_erho(s0, need):.3f}, Phi = {_phi(s0, need):.3f} (D-study)")
+        buys.append(f"Erho2 = {_erho(s0, n_show):.3f}, Phi = {_phi(s0, n_show):.3f} (D-study)")
         if depth and pool:
             ch = pool["choice"]
             buys.append(f"about {ch['judgments_per_topic']:.0f} judgments per topic, "
                         f"{ch['n_topics_needed'] * ch['judgments_per_topic']:.0f} in all; total cost "
                         f"{ch['total_cost']:.0f}; ranking Kendall tau {ch['kendall_tau_vs_full']:.3f} "
                         "against the full judgments")
-        buys.append("values between studied topic counts are linearly interpolated")
+        buys.append(f"(curve values between studied topic counts are linearly interpolated; method "
+                    f"{s0['curve']['method']}, variance {s0['curve']['variance']})")
     if len(scens) > 1:
         per = [(s["name"], _scenario_need(s)) for s in scens]
         reach = [p for p in per if p[1] is not None]
         if reach:
             lo = min(reach, key=lambda p: p[1])
             hi = max(reach, key=lambda p: p[1])
-            text += (f" Across the {len(scens)} scenarios the topics needed range from {lo[1]} "
-                     f"({lo[0]}) to {hi[1]} ({hi[0]})"
-                     + (f"; {len(per) - len(reach)} scenario(s) do not reach their targets" if len(reach) < len(per) else "")
-                     + ".")
+            if lo[1] == hi[1]:
+                text += f" Every scenario that reaches its targets needs {lo[1]} topics."
+            else:
+                text += (f" Across the {len(scens)} scenarios the topics needed range from {lo[1]} "
+                         f"({lo[0]}) to {hi[1]} ({hi[0]}).")
+            if len(reach) < len(per):
+                text += f" {len(per) - len(reach)} scenario(s) do not reach all targets."
     return {"scenario": s0["id"], "n_topics": need, "depth": depth, "text": text, "buys": buys}
 
 
