@@ -325,7 +325,132 @@ def _cmd_predict(args) -> int:
     return 0
 
 
+def _add_fit(subparsers) -> None:
+    p = _sub(subparsers, "fit", "variance components (G-study), D-study and pair variances",
+             """  planner fit --scores adhoc5_ap.csv
+  planner fit --scores adhoc5_ap.csv --topics 25,50,100 --alpha 0.1 --json
+  planner fit --scores runs_eval/ --measure map --drop 0.25
+  planner fit --scores dl_ndcg.csv --strata topics.csv --method reml
+  planner fit --scores clef_map.csv --variant-divisor 1000 --topics 25,50""",
+             description="Fit the two-way crossed random-effects model x[s,t] = mu + a[s] + b[t] + e[s,t] "
+                         "(ANOVA on complete matrices, REML when cells are missing), print the components, "
+                         "the D-study (Erho2 with Feldt and Phi with Arteaga-Jeyaratnam-Franklin intervals "
+                         "at level 1-alpha), the topics needed for Erho2/Phi targets and the variance of "
+                         "per-topic differences under each selector (pair, pooled, within-system, "
+                         "percentile:95). Definitions: docs/variance.md.")
+    p.add_argument("--scores", required=True, metavar="FILE",
+                   help="wide CSV, tidy CSV/TSV or folder of trec_eval -q files")
+    p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
+    p.add_argument("--strata", default=None, metavar="FILE", help="topic metadata CSV (topic, stratum): per-stratum fits")
+    p.add_argument("--drop", type=float, default=0.0, metavar="Q",
+                   help="drop the systems whose mean is below the Q-quantile of system means first (gt4ireval)")
+    p.add_argument("--method", default="auto", choices=["auto", "anova", "reml"],
+                   help="auto (default): ANOVA when complete, REML when cells are missing")
+    p.add_argument("--missing", default="error", choices=["error", "zero", "drop-topic", "drop-system", "keep"],
+                   help="missing-cell policy when reading --scores (keep: fit by REML)")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                   help="D-study intervals cover 1-A, two-sided (0.05)")
+    p.add_argument("--topics", default=None, metavar="N,N,...",
+                   help="topic counts of the D-study (default: the collection's count)")
+    p.add_argument("--target", default="0.8,0.9,0.95", metavar="G,G,...",
+                   help="Erho2/Phi targets for the topics-needed table (0.8,0.9,0.95)")
+    p.add_argument("--variant-divisor", type=int, default=None, metavar="K",
+                   help="topic ids are topic*K+variant: also fit the three-facet model (variants in topics)")
+
+
+def _cmd_fit(args) -> int:
+    from .collection import load_scores
+    from .variance import fit, fit_variants, pair_stats, pair_variance_summary, stack_variants
+
+    topics = None if args.topics is None else parse_int_list(args.topics, option="--topics", minimum=1)
+    targets = []
+    for item in args.target.split(","):
+        try:
+            g = float(item)
+        except ValueError:
+            raise ParameterError(f"expected comma-separated numbers in (0, 1), got {item!r}",
+                                 parameter="--target") from None
+        if not 0 < g < 1:
+            raise ParameterError(f"targets must be in (0, 1), got {item!r}", parameter="--target")
+        targets.append(g)
+    if not 0 < args.alpha < 1:
+        raise ParameterError(f"must be in (0, 1), got {args.alpha:g}", parameter="--alpha")
+    if not 0 <= args.drop < 1:
+        raise ParameterError(f"must be a fraction in [0, 1), got {args.drop:g}", parameter="--drop")
+    missing = "keep" if args.method == "reml" and args.missing == "error" else args.missing
+    scores = load_scores(args.scores, measure=args.measure, strata=args.strata, missing=missing)
+    variants = None
+    if args.variant_divisor is not None:
+        scores = stack_variants(scores, divisor=args.variant_divisor)
+    if scores.has_variants:
+        variants = fit_variants(scores)
+    comp = fit(scores, method=args.method, drop=args.drop)
+    ds = comp.dstudy(topics, alpha=args.alpha)
+    need = [comp.topics_for(**{c: g}, alpha=args.alpha) for g in targets for c in ("erho2", "phi")]
+    kept = scores.take(systems=[s for s in scores.systems if s not in set(comp.dropped)]).collapse_variants() \
+        if comp.dropped else scores.collapse_variants()
+    pairs = pair_stats(kept)
+    pv = pair_variance_summary(kept, pairs=pairs)
+    if args.json:
+        out = {"scores": str(args.scores), "measure": scores.measure, "components": comp.to_dict(),
+               "dstudy": ds.to_dict(), "topics_needed": [n.to_dict() for n in need],
+               "pair_variance": pv}
+        if variants is not None:
+            out["variants"] = {"components": variants.to_dict(),
+                               "dstudy": variants.dstudy(topics or [comp.n_topics]).to_dict()["rows"]}
+        print_json(out)
+        return 0
+    print(f"{args.scores}: {comp.n_systems} systems x {comp.n_topics} topics"
+          + (f" ({comp.n_cells} observed cells)" if comp.n_cells != comp.n_systems * comp.n_topics else "")
+          + f", measure {scores.measure or '?'}, method {comp.method}, grand mean {comp.grand_mean:.4f}")
+    if comp.dropped:
+        print(f"drop {comp.drop:g}: left out {len(comp.dropped)} lowest-scoring system(s)")
+    print("\nG-study (variance components)")
+    print(f"{'component':<10} {'variance':>11} {'share':>7} {'mean sq.':>11} {'df':>7}")
+    for r in comp.to_frame().to_dict("records"):
+        share = "-" if r["share"] != r["share"] else f"{100 * r['share']:.1f}%"
+        print(f"{r['component']:<10} {r['variance']:11.6f} {share:>7} {r['mean_square']:11.6f} {r['df']:7d}")
+    if comp.truncated:
+        print("truncated to 0: " + ", ".join(comp.truncated))
+    if comp.strata:
+        print("\nper stratum (own two-way fit; weight W_k)")
+        print(f"{'stratum':<12} {'W_k':>6} {'systems':>7} {'topics':>6} {'var_s':>10} {'var_t':>10} {'var_e':>10}")
+        for k, v in comp.strata.items():
+            print(f"{k:<12} {comp.weights[k]:6.3f} {v.n_systems:7d} {v.n_topics:6d} {v.var_s:10.6f} "
+                  f"{v.var_t:10.6f} {v.var_e:10.6f}")
+    level = f"{100 * (1 - args.alpha):g}%"
+    print(f"\nD-study ({level} intervals: Feldt for Erho2, Arteaga-Jeyaratnam-Franklin for Phi)")
+    print(f"{'topics':>7} {'Erho2':>7} {'lower':>7} {'upper':>7}   {'Phi':>7} {'lower':>7} {'upper':>7}")
+    for r in ds.rows:
+        print(f"{r['n_topics']:>7} {r['erho2']:7.4f} {r['erho2_lower']:7.4f} {r['erho2_upper']:7.4f}   "
+              f"{r['phi']:7.4f} {r['phi_lower']:7.4f} {r['phi_upper']:7.4f}")
+    print(f"\ntopics needed ({level} interval)")
+    fmt = lambda v: "inf" if v != v or v == float("inf") else str(int(v))  # noqa: E731
+    print(f"{'target':>7} {'Erho2':>7} {'interval':>15}   {'Phi':>7} {'interval':>15}")
+    for i in range(0, len(need), 2):
+        e, p_ = need[i], need[i + 1]
+        print(f"{e.target:7g} {fmt(e.n_topics):>7} {'[' + fmt(e.lower) + ', ' + fmt(e.upper) + ']':>15}   "
+              f"{fmt(p_.n_topics):>7} {'[' + fmt(p_.lower) + ', ' + fmt(p_.upper) + ']':>15}")
+    pr = pv["pair"]
+    print(f"\nvariance of per-topic differences over {pv['n_pairs']} pairs (selector: value)")
+    print(f"  pair:           mean {pr['mean']:.6f}  median {pr['median']:.6f}  p90 {pr['p90']:.6f}  "
+          f"p95 {pr['p95']:.6f}  max {pr['max']:.6f}  (p95/mean {pr['p95_over_mean']:.2f})")
+    print(f"  pooled:         {pv['pooled']:.6f}  (2 var_e)")
+    print(f"  within-system:  {pv['within-system']:.6f}  (2 V_E1)")
+    print(f"  percentile:95:  {pv['percentile:95']:.6f}")
+    if variants is not None:
+        print(f"\nthree facets: {variants.n_variants} variants nested in topics")
+        print(f"{'component':<15} {'variance':>11} {'share':>7}")
+        for r in variants.to_frame().to_dict("records"):
+            print(f"{r['component']:<15} {r['variance']:11.6f} {100 * r['share']:6.1f}%")
+        print(f"{'topics':>7} {'variants':>8} {'Erho2':>7} {'Phi':>7}")
+        for r in variants.dstudy(topics or [comp.n_topics]).rows:
+            print(f"{r['n_topics']:>7} {r['n_variants']:>8} {r['erho2']:7.4f} {r['phi']:7.4f}")
+    return 0
+
+
 COMMANDS: list[tuple[Callable, Callable]] = []
+COMMANDS.append((_add_fit, _cmd_fit))
 COMMANDS.append((_add_predict, _cmd_predict))
 COMMANDS.append((_add_size, _cmd_size))
 COMMANDS.append((_add_study, _cmd_study))

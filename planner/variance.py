@@ -507,11 +507,33 @@ def _anova2(x: np.ndarray) -> dict:
             "grand_mean": m, "n_systems": S, "n_topics": T, "n_cells": S * T, "converged": True}
 
 
-def _reml2(x: np.ndarray, name: str) -> dict:
-    """REML fit of the crossed model on the observed cells of ``x`` (NaN = missing)."""
+def _moment_start(x: np.ndarray) -> tuple[float, float, float, float]:
+    """Rough (var_s, var_t, var_e, mean) from the observed cells: a starting point for REML."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        m = float(np.nanmean(x))
+        m_s = np.nanmean(x, axis=1)
+        m_t = np.nanmean(x, axis=0)
+        r = x - m_s[:, None] - m_t[None, :] + m
+        var_e = float(np.nanvar(r))
+        n_s = np.sum(~np.isnan(x), axis=1)
+        n_t = np.sum(~np.isnan(x), axis=0)
+        var_s = float(np.nanvar(m_s) - var_e * np.nanmean(1.0 / np.maximum(n_s, 1)))
+        var_t = float(np.nanvar(m_t) - var_e * np.nanmean(1.0 / np.maximum(n_t, 1)))
+    var_e = var_e if var_e > 0 else 1e-6
+    floor = 0.01 * var_e
+    return max(var_s, floor), max(var_t, floor), var_e, m
+
+
+def _reml2(x: np.ndarray, name: str, start: str = "moments") -> dict:
+    """REML fit of the crossed model on the observed cells of ``x`` (NaN = missing).
+
+    ``start="moments"`` starts the optimiser at moment estimates (the ANOVA solution on
+    balanced data, which is the REML optimum when no component is negative) with
+    L-BFGS; ``start="default"`` uses statsmodels' own start and optimiser choice.
+    """
     import pandas as pd
-    from statsmodels.regression.mixed_linear_model import MixedLM
-    from statsmodels.tools.sm_exceptions import ConvergenceWarning
+    from statsmodels.regression.mixed_linear_model import MixedLM, MixedLMParams
 
     obs = ~np.isnan(x)
     si, ti = np.nonzero(obs)
@@ -520,17 +542,27 @@ def _reml2(x: np.ndarray, name: str) -> dict:
     tu, ti = np.unique(ti, return_inverse=True)
     S, T = len(su), len(tu)
     df = pd.DataFrame({"y": x[obs], "system": si, "topic": ti, "g": np.zeros(si.size, dtype=int)})
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings():
+        # statsmodels warns "MLE may be on the boundary" for every fit without a group-level
+        # random effect (re_formula="0"); convergence is read from the result instead
+        warnings.simplefilter("ignore")
         model = MixedLM.from_formula("y ~ 1", groups="g", re_formula="0", data=df,
                                      vc_formula={"system": "0 + C(system)", "topic": "0 + C(topic)"})
-        res = model.fit(reml=True)
-    converged = bool(getattr(res, "converged", True)) and not any(
-        issubclass(w.category, ConvergenceWarning) for w in caught)
+        names = list(model.exog_vc.names)
+        if start == "moments":
+            vs, vt, ve, mu = _moment_start(x)
+            comp = {"system": vs / ve, "topic": vt / ve}
+            sp = MixedLMParams.from_components(fe_params=np.array([mu]), cov_re=np.zeros((0, 0)),
+                                               vcomp=np.array([comp[n] for n in names]))
+            res = model.fit(reml=True, start_params=sp, method="lbfgs")
+            if not bool(getattr(res, "converged", True)):
+                res = model.fit(reml=True)
+        else:
+            res = model.fit(reml=True)
+    converged = bool(getattr(res, "converged", True))
     if not converged:
-        warnings.warn(f"{name}: REML fit did not converge cleanly; components may be inaccurate",
+        warnings.warn(f"{name}: REML fit did not converge; components may be inaccurate",
                       DegenerateDataWarning, stacklevel=3)
-    names = list(model.exog_vc.names)
     vc = dict(zip(names, np.asarray(res.vcomp, dtype=float)))
     var_s, var_t, var_e = vc["system"], vc["topic"], float(res.scale)
     df_s, df_t = S - 1, T - 1
@@ -568,7 +600,7 @@ def _finish(est: dict, *, method: str, name: str, measure, drop=0.0, dropped=(),
 
 
 def _fit_array(x: np.ndarray, m: ScoreMatrix, topics: Sequence[str], method: str, *,
-               drop=0.0, dropped=(), name=None) -> VarianceComponents:
+               drop=0.0, dropped=(), name=None, reml_start: str = "moments") -> VarianceComponents:
     name = name or _name(m)
     _check_size(x, m)
     _check_degenerate(x, m, topics)
@@ -583,13 +615,13 @@ def _fit_array(x: np.ndarray, m: ScoreMatrix, topics: Sequence[str], method: str
                                  "policy)", parameter="method")
         est = _anova2(x)
     else:
-        est = _reml2(x, name)
+        est = _reml2(x, name, reml_start)
     return _finish(est, method=use, name=name, measure=m.measure, drop=drop, dropped=dropped,
                    reml_boundary=(use == "reml"))
 
 
 def fit(scores, *, method: str = "auto", drop: float = 0.0,
-        weights: Mapping[str, float] | None = None) -> VarianceComponents:
+        weights: Mapping[str, float] | None = None, reml_start: str = "moments") -> VarianceComponents:
     """Fit the two-way crossed variance-components model (module docstring).
 
     Args:
@@ -601,6 +633,8 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
         drop: fraction in ``[0, 1)`` of lowest-scoring systems to drop first (gt4ireval).
         weights: stratum weights (stratum -> weight, normalised to sum 1) replacing the
             default ``T_k / T``; only with strata.
+        reml_start: ``"moments"`` (start REML at moment estimates, L-BFGS; fast) or
+            ``"default"`` (statsmodels' own start and optimiser).
 
     Returns:
         :class:`VarianceComponents`, with per-stratum fits in ``strata`` when the
@@ -620,6 +654,8 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
         raise ParameterError(f"expected a fraction in [0, 1), got {drop!r}", parameter="drop") from None
     if not 0 <= drop < 1:
         raise ParameterError(f"must be a fraction in [0, 1), got {drop!r}", parameter="drop")
+    if reml_start not in ("moments", "default"):
+        raise ParameterError(f"expected moments or default, got {reml_start!r}", parameter="reml_start")
     if m.has_variants:
         m = m.collapse_variants()
     x = m.values
@@ -636,7 +672,7 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
                              file=m.source)
         m = m.take(systems=keep)
         x = m.values
-    res = _fit_array(x, m, m.topics, method, drop=drop, dropped=dropped)
+    res = _fit_array(x, m, m.topics, method, drop=drop, dropped=dropped, reml_start=reml_start)
 
     labels = m.stratum_labels()
     if weights is not None and len(labels) < 2:
@@ -658,7 +694,7 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
             sm = m.take(systems=complete, topics=cols)
             try:
                 per[lab] = _fit_array(sub, sm, sm.topics, "anova" if method == "auto" else method,
-                                      name=f"{_name(m)} [stratum {lab}]")
+                                      name=f"{_name(m)} [stratum {lab}]", reml_start=reml_start)
             except (InputError, ParameterError) as exc:
                 warnings.warn(f"{_name(m)}: stratum {lab!r} not fitted: {exc}",
                               DegenerateDataWarning, stacklevel=2)
