@@ -787,3 +787,450 @@ def _predict_stat(scores, *, key, method, variance, min_diff, alpha, rng):
             cache[n] = float(curve.rows[0][key])
         return cache[n]
     return stat
+
+
+# =============================================================================
+# pool depth, judgment growth and budgets
+# =============================================================================
+
+def _ranked_runs(run_map, topics, ties: str = "trec_eval"):
+    """One frame ``run, query_id, doc_id, rank`` (0-based, trec_eval order) of all runs."""
+    import pandas as pd
+
+    from .measures import rank_frame
+
+    parts = []
+    for name, run in run_map.items():
+        df = rank_frame(run, ties=ties)
+        df = df[df["query_id"].isin(topics)]
+        parts.append(pd.DataFrame({"run": name, "query_id": df["query_id"].to_numpy(),
+                                   "doc_id": df["doc_id"].to_numpy(), "rank": df["rank"].to_numpy()}))
+    out = pd.concat(parts, ignore_index=True)
+    if out.empty:
+        from .errors import InputError
+
+        raise InputError("runs and qrels have no topic in common")
+    return out
+
+
+def _check_depths(depths) -> tuple[int, ...]:
+    if isinstance(depths, (int, np.integer)):
+        depths = [depths]
+    try:
+        out = tuple(sorted({int(d) for d in depths}))
+    except (TypeError, ValueError):
+        raise ParameterError(f"expected integers, got {depths!r}", parameter="depths") from None
+    if not out or out[0] < 1:
+        raise ParameterError(f"depths must be >= 1, got {list(out)}", parameter="depths")
+    return out
+
+
+@dataclass(frozen=True)
+class GrowthCurve:
+    """Distinct documents per topic in the depth-k pool against the number of pooled runs.
+
+    Fitted per depth as a power law ``J_k(r) = a_k * r ** b_k`` by least squares on
+    ``log J`` against ``log r`` over random run subsets (``subsets`` per size ``r``).
+
+    Attributes:
+        depths: the depths k.
+        a, b: fitted coefficients per depth (dicts depth -> float).
+        r2: coefficient of determination of each log-log fit.
+        n_runs: runs the curve was learnt from; ``points``: rows (depth, runs, judgments_per_topic)
+            of the subset means the fit used.
+        seed: integer seed of the subset draws, when given.
+    """
+
+    depths: tuple[int, ...]
+    a: dict
+    b: dict
+    r2: dict
+    n_runs: int
+    n_topics: int
+    points: tuple
+    seed: int | None
+
+    def predict(self, depth: int, n_runs) -> np.ndarray | float:
+        """Projected judgments per topic at ``depth`` for ``n_runs`` participating runs."""
+        if depth not in self.a:
+            raise ParameterError(f"no growth curve for depth {depth}; fitted {list(self.depths)}",
+                                 parameter="depth")
+        r = np.asarray(n_runs, dtype=float)
+        if np.any(r < 1):
+            raise ParameterError("the number of runs must be >= 1", parameter="n_runs")
+        out = self.a[depth] * r ** self.b[depth]
+        return float(out) if out.ndim == 0 else out
+
+    def to_dict(self) -> dict:
+        return _plain({"depths": list(self.depths), "a": self.a, "b": self.b, "r2": self.r2,
+                       "n_runs": self.n_runs, "n_topics": self.n_topics, "seed": self.seed,
+                       "model": "judgments_per_topic = a * runs ** b",
+                       "points": [dict(p) for p in self.points]})
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(list(self.points))
+
+
+def judgment_growth(runs, qrels=None, *, depths=(10, 20, 50, 100), subsets: int = 10,
+                    sizes: Sequence[int] | None = None, rng=None, topics: Sequence[str] | None = None) -> GrowthCurve:
+    """Fit the growth of the depth-k pool with the number of runs (:class:`GrowthCurve`).
+
+    ``runs``: a folder or mapping of runs (as :func:`planner.measures.score_runs`);
+    ``qrels``: optional, only to restrict the topics to the judged ones. ``sizes``:
+    subset sizes r (default a geometric grid from 1 to all runs); ``subsets`` random
+    subsets per size, one child stream of ``rng`` per size.
+    Memory: a boolean matrix of ``R x D`` (runs x distinct (topic, document) pairs in the
+    deepest pool).
+    """
+    from .measures import _as_runs  # noqa: PLC2701 - same package
+
+    depths = _check_depths(depths)
+    run_map = _as_runs(runs)
+    names = list(run_map)
+    R = len(names)
+    if R < 2:
+        raise ParameterError("need at least 2 runs to fit a growth curve", parameter="runs")
+    if topics is None and qrels is not None:
+        from .collection import read_qrels
+
+        topics = list(read_qrels(qrels))
+    if topics is None:
+        topics = sorted(set().union(*(set(r.frame["query_id"]) for r in run_map.values())))
+    topics = [str(t) for t in topics]
+    allr = _ranked_runs(run_map, set(topics))
+    T = len(set(allr["query_id"]))
+    if sizes is None:
+        sizes = sorted({int(round(x)) for x in np.geomspace(1, R, num=min(R, 9))})
+    sizes = [int(s) for s in sizes if 1 <= int(s) <= R]
+    if len(sizes) < 2:
+        raise ParameterError("need at least two subset sizes between 1 and the number of runs",
+                             parameter="sizes")
+    seed = seed_of(rng)
+    streams = as_generator(rng).spawn(len(sizes))
+    run_idx = allr["run"].map({n: i for i, n in enumerate(names)}).to_numpy()
+    a, b, r2, points = {}, {}, {}, []
+    for k in depths:
+        sel = allr["rank"].to_numpy() < k
+        keys = allr.loc[sel, "query_id"].astype(str) + "\x00" + allr.loc[sel, "doc_id"].astype(str)
+        uniq, doc_id = np.unique(keys.to_numpy(), return_inverse=True)
+        M = np.zeros((R, len(uniq)), dtype=bool)
+        M[run_idx[sel], doc_id] = True
+        xs, ys = [], []
+        for s, g in zip(sizes, streams):
+            # a fresh generator per (depth, size) from the size's stream: same draws at every depth
+            gk = np.random.default_rng(g.bit_generator.seed_seq)
+            vals = []
+            reps = 1 if s == R else subsets
+            for _ in range(reps):
+                pick = gk.choice(R, size=s, replace=False)
+                vals.append(M[pick].any(axis=0).sum() / T)
+            mean = float(np.mean(vals))
+            points.append({"depth": k, "runs": s, "judgments_per_topic": mean})
+            xs.append(math.log(s))
+            ys.append(math.log(mean))
+        xs, ys = np.array(xs), np.array(ys)
+        slope, icept = np.polyfit(xs, ys, 1)
+        pred = icept + slope * xs
+        ss = ((ys - ys.mean()) ** 2).sum()
+        a[k], b[k] = float(math.exp(icept)), float(slope)
+        r2[k] = float(1 - ((ys - pred) ** 2).sum() / ss) if ss > 0 else 1.0
+    return GrowthCurve(depths=depths, a=a, b=b, r2=r2, n_runs=R, n_topics=T, points=tuple(points), seed=seed)
+
+
+@dataclass(frozen=True)
+class DepthStudy:
+    """Pool depth against topics (:func:`pool_depth_study`).
+
+    Attributes:
+        measure, target, value, variance: what was measured and the target solved per depth.
+        rows: one dict per depth: ``depth``, ``judgments_per_topic`` (mean distinct documents in the
+            depth-k pool), ``judged_share_mean`` (share of the pooled runs' top k already in the
+            qrels), ``kendall_tau_vs_full`` (tau-b of the system means against full judgments),
+            ``var_s``, ``var_t``, ``var_e`` and ``var_e_ratio`` (to full judgments),
+            ``mean_score`` / ``mean_score_full``, ``n_topics_needed`` (with ``n_lower``,
+            ``n_upper``), ``cost_per_topic``, ``total_cost``, ``tau_ok``.
+        full: the same statistics with the full qrels (``depth`` None).
+        recommendation: the chosen row (cheapest total cost among depths with tau >= tau_min;
+            the deepest when none qualifies) and ``reason`` text.
+        n_runs, n_topics, pool_runs, topic_cost, judgment_cost, tau_min.
+    """
+
+    measure: str
+    target: str
+    value: float
+    variance: str
+    rows: tuple
+    full: dict
+    recommendation: dict
+    n_runs: int
+    n_topics: int
+    pool_runs: tuple
+    topic_cost: float
+    judgment_cost: float
+    tau_min: float
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(list(self.rows))
+
+
+def _components(m) -> dict[str, float]:
+    try:
+        from .variance import fit
+    except ImportError:
+        return _anova_components(_values(m))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        f = fit(m)
+    return {"var_s": float(f.var_s), "var_t": float(f.var_t), "var_e": float(f.var_e)}
+
+
+def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "nDCG@10",
+                     pool_runs: Sequence[str] | None = None, target: str = "swap_rate",
+                     value: float = 0.05, variance: str = "pooled", min_diff: float = 0.05,
+                     alpha: float = 0.05, topic_cost: float = 0.0, judgment_cost: float = 1.0,
+                     tau_min: float = 0.9, resamples: int = 0, rng=None) -> DepthStudy:
+    """Re-score runs with judgments restricted to the depth-k pool and weigh depth against topics.
+
+    For each depth k: the qrels keep only documents in the union of the top k of
+    ``pool_runs`` (default all runs; trec_eval order), unjudged = non-relevant; every
+    run is re-scored with ``measure``; reported are the judgments a new campaign
+    needs at depth k (distinct pooled documents per topic, judged or not), Kendall's
+    tau-b of the system means against the full judgments, the variance components,
+    and the topics needed for ``target`` (:func:`size_for_target`, analytic, with
+    ``resamples`` topic resamples for an interval). ``cost_per_topic = topic_cost +
+    judgments_per_topic * judgment_cost``. The recommendation is the cheapest total
+    (topics needed x cost per topic) among depths whose tau reaches ``tau_min``:
+    shallow pools buy topics but bias scores, and tau measures that bias.
+    """
+    from .collection import Qrels, read_qrels
+    from .measures import _as_runs, score_runs  # noqa: PLC2701
+
+    depths = _check_depths(depths)
+    for name, v in (("topic_cost", topic_cost), ("judgment_cost", judgment_cost)):
+        if not (float(v) >= 0 and math.isfinite(float(v))):
+            raise ParameterError(f"must be a number >= 0, got {v}", parameter=name)
+    if not -1 <= float(tau_min) <= 1:
+        raise ParameterError(f"must be in [-1, 1], got {tau_min}", parameter="tau_min")
+    q = read_qrels(qrels)
+    run_map = _as_runs(runs)
+    pool_names = list(run_map) if pool_runs is None else [str(p) for p in pool_runs]
+    unknown = [p for p in pool_names if p not in run_map]
+    if unknown:
+        raise ParameterError(f"unknown run {unknown[0]!r}", parameter="pool_runs")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        full = score_runs(run_map, q, [measure], warn=False)[measure]
+    topics = list(full.topics)
+    allr = _ranked_runs({n: run_map[n] for n in pool_names}, set(topics))
+
+    def stats_of(m, cost):
+        comp = _components(m)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            try:
+                tr = size_for_target(m, target=target, value=value, variance=variance,
+                                     min_diff=min_diff, alpha=alpha, resamples=resamples, rng=rng)
+                need, lo, hi = tr.n_topics, tr.lower, tr.upper
+            except ParameterError:
+                need = lo = hi = None
+        return {**comp, "mean_score": float(m.topic_scores().mean()), "n_topics_needed": need,
+                "n_lower": lo, "n_upper": hi,
+                "total_cost": None if need is None or cost is None else need * cost}
+
+    full_row = {"depth": None, "judgments_per_topic": float(q.n_judgments) / max(len(q), 1),
+                **stats_of(full, None)}
+    full_means = full.topic_scores().mean(axis=1)
+    rows = []
+    ranks = allr["rank"].to_numpy()
+    for k in depths:
+        top = allr[ranks < k].drop_duplicates(["query_id", "doc_id"])
+        pooled: dict[str, set] = {}
+        for t, d in zip(top["query_id"].tolist(), top["doc_id"].tolist()):
+            pooled.setdefault(t, set()).add(d)
+        sizes = np.array([len(pooled.get(t, ())) for t in topics], dtype=float)
+        rq = Qrels({t: {d: g for d, g in docs.items() if d in pooled.get(t, ())} for t, docs in q.items()
+                    if t in set(topics)}, source=q.source)
+        judged = sum(len(v) for v in rq.values())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m_k = score_runs(run_map, rq, [measure], warn=False)[measure]
+        m_k = _align(m_k, full)
+        tau = float(stats.kendalltau(full_means, m_k.topic_scores().mean(axis=1)).statistic)
+        jpt = float(sizes.mean())
+        cost = float(topic_cost) + jpt * float(judgment_cost)
+        st = stats_of(m_k, cost)
+        rows.append({"depth": k, "judgments_per_topic": jpt,
+                     "judged_share_mean": judged / sizes.sum() if sizes.sum() else float("nan"),
+                     "kendall_tau_vs_full": tau, **st,
+                     "var_e_ratio": st["var_e"] / full_row["var_e"] if full_row["var_e"] > 0 else float("nan"),
+                     "mean_score_full": full_row["mean_score"], "cost_per_topic": cost,
+                     "tau_ok": bool(tau >= tau_min)})
+    ok = [r for r in rows if r["tau_ok"] and r["total_cost"] is not None]
+    if ok:
+        best = min(ok, key=lambda r: (r["total_cost"], -r["depth"]))
+        reason = (f"cheapest total cost ({best['n_topics_needed']} topics x {best['cost_per_topic']:.4g}) "
+                  f"among depths whose Kendall tau against full judgments is >= {tau_min}")
+    else:
+        cand = [r for r in rows if r["total_cost"] is not None] or rows
+        best = max(cand, key=lambda r: r["depth"])
+        reason = (f"no depth reaches Kendall tau >= {tau_min} with a reachable target; the deepest "
+                  "pool is the least biased")
+    rec = {"depth": best["depth"], "n_topics": best["n_topics_needed"], "total_cost": best["total_cost"],
+           "kendall_tau_vs_full": best["kendall_tau_vs_full"], "reason": reason}
+    return DepthStudy(measure=measure, target=target, value=float(value), variance=variance,
+                      rows=tuple(rows), full=full_row, recommendation=rec, n_runs=len(run_map),
+                      n_topics=len(topics), pool_runs=tuple(pool_names), topic_cost=float(topic_cost),
+                      judgment_cost=float(judgment_cost), tau_min=float(tau_min))
+
+
+def _align(m_k, full):
+    """m_k on full's systems and topics (topics the restricted qrels lost score 0)."""
+    if m_k.topics == full.topics and m_k.systems == full.systems:
+        return m_k
+    pos = {t: i for i, t in enumerate(m_k.topics)}
+    spos = {s: i for i, s in enumerate(m_k.systems)}
+    vals = np.zeros(full.values.shape[:2])
+    src = m_k.topic_scores()
+    for j, t in enumerate(full.topics):
+        if t in pos:
+            vals[:, j] = src[[spos[s] for s in full.systems], pos[t]]
+    from .scores import ScoreMatrix
+
+    return ScoreMatrix(vals, full.systems, full.topics, measure=m_k.measure, source=m_k.source)
+
+
+@dataclass(frozen=True)
+class BudgetResult:
+    """Assessment budget over pool depths (:func:`budget`).
+
+    Attributes:
+        rows: one dict per depth: ``depth``, ``judgments_per_topic`` (observed, or projected to
+            ``n_runs``), ``cost_per_topic`` (= topic_cost + judgments x judgment_cost),
+            ``max_topics`` (floor(total / cost_per_topic), the feasible frontier; None without a
+            total), ``n_topics_needed`` (None when unknown), ``total_cost`` (needed x cost per topic),
+            ``feasible`` (needed <= max_topics, or True without a total).
+        cheapest: the feasible row of least total cost (ties: deeper), or None.
+        total, topic_cost, judgment_cost: the inputs; ``n_runs``: projection target (None = as observed);
+        judgments_source: where the judgments per topic came from.
+    """
+
+    rows: tuple
+    cheapest: dict | None
+    total: float | None
+    topic_cost: float
+    judgment_cost: float
+    n_runs: int | None
+    judgments_source: str
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(list(self.rows))
+
+    def frontier(self, *, max_points: int = 50):
+        """Rows ``depth, n_topics, cost`` of the cost of 1..max_topics topics at each depth
+        (for :func:`planner.plots.plot_budget`)."""
+        import pandas as pd
+
+        out = []
+        for r in self.rows:
+            top = r["max_topics"] or r["n_topics_needed"] or 0
+            for n in np.unique(np.linspace(1, max(top, 1), num=min(max_points, max(top, 1))).astype(int)):
+                out.append({"depth": r["depth"], "n_topics": int(n), "cost": int(n) * r["cost_per_topic"]})
+        return pd.DataFrame(out)
+
+
+def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float | None = None,
+           judgments=None, topics_needed=None, n_runs: int | None = None,
+           growth: GrowthCurve | None = None) -> BudgetResult:
+    """Cost per topic at each pool depth, the feasible (topics, depth) frontier and the cheapest pair.
+
+    Args:
+        judgments: judgments per topic at each depth: a mapping ``depth -> number``, a
+            :class:`planner.measures.PoolStats` (mean pool size per depth), or a
+            :class:`DepthStudy` (which also supplies the topics needed per depth).
+        topics_needed: an int (the same at every depth) or a mapping ``depth -> n``; overrides
+            a DepthStudy's.
+        n_runs: project the judgments to this many participating runs with ``growth``
+            (a :class:`GrowthCurve`, see :func:`judgment_growth`): judgments are scaled by
+            ``growth.predict(k, n_runs) / growth.predict(k, growth.n_runs)``.
+        total: the total budget; ``max_topics = floor(total / cost_per_topic)``.
+
+    Raises ParameterError for negative costs, a total that buys not even one topic at any
+    depth, or a projection without a growth curve.
+    """
+    tc, jc = float(topic_cost), float(judgment_cost)
+    for name, v in (("topic_cost", tc), ("judgment_cost", jc)):
+        if not (v >= 0 and math.isfinite(v)):
+            raise ParameterError(f"must be a number >= 0, got {v}", parameter=name)
+    if tc == 0 and jc == 0:
+        raise ParameterError("topic and judgment costs are both 0; nothing to budget",
+                             parameter="judgment_cost")
+    source = "given"
+    need_map: dict[int, int | None] = {}
+    if isinstance(judgments, DepthStudy):
+        jmap = {r["depth"]: r["judgments_per_topic"] for r in judgments.rows}
+        need_map = {r["depth"]: r["n_topics_needed"] for r in judgments.rows}
+        source = f"pool depth study ({judgments.n_runs} runs, {judgments.n_topics} topics)"
+    elif hasattr(judgments, "topics") and hasattr(judgments, "depths"):  # PoolStats
+        df = judgments.topics
+        jmap = {int(k): float(v) for k, v in df.groupby("depth")["pool_size"].mean().items()}
+        source = f"pool statistics ({len(judgments.pool_runs)} pooled runs)"
+    elif isinstance(judgments, Mapping):
+        jmap = {int(k): float(v) for k, v in judgments.items()}
+    elif judgments is None and growth is not None:
+        jmap = {k: growth.predict(k, growth.n_runs) for k in growth.depths}
+        source = f"growth curve ({growth.n_runs} runs)"
+    else:
+        raise ParameterError("give judgments per topic per depth (mapping, PoolStats or DepthStudy)",
+                             parameter="judgments")
+    if not jmap:
+        raise ParameterError("no depths", parameter="judgments")
+    if any(not (v >= 0) for v in jmap.values()):
+        raise ParameterError("judgments per topic must be >= 0", parameter="judgments")
+    if n_runs is not None:
+        if growth is None:
+            raise ParameterError("projecting to another number of runs needs a growth curve "
+                                 "(judgment_growth)", parameter="n_runs")
+        n_runs = int(n_runs)
+        if n_runs < 1:
+            raise ParameterError(f"must be >= 1, got {n_runs}", parameter="n_runs")
+        jmap = {k: v * growth.predict(k, n_runs) / growth.predict(k, growth.n_runs) for k, v in jmap.items()}
+        source += f", projected to {n_runs} runs (power law a*r^b)"
+    if topics_needed is not None:
+        if isinstance(topics_needed, Mapping):
+            need_map = {int(k): (None if v is None else int(v)) for k, v in topics_needed.items()}
+        else:
+            need_map = {k: int(topics_needed) for k in jmap}
+    if total is not None:
+        total = float(total)
+        if not (total > 0 and math.isfinite(total)):
+            raise ParameterError(f"must be a positive number, got {total}", parameter="total")
+        cheapest_topic = min(tc + j * jc for j in jmap.values())
+        if total < cheapest_topic:
+            raise ParameterError(f"a budget of {total:g} is below the cost of one topic at any depth "
+                                 f"(cheapest {cheapest_topic:.4g})", parameter="total")
+    rows = []
+    for k in sorted(jmap):
+        cost = tc + jmap[k] * jc
+        max_n = None if total is None else (int(math.floor(total / cost)) if cost > 0 else None)
+        need = need_map.get(k)
+        tot = None if need is None else need * cost
+        feasible = need is not None and (total is None or tot <= total)
+        rows.append({"depth": k, "judgments_per_topic": jmap[k], "cost_per_topic": cost,
+                     "max_topics": max_n, "n_topics_needed": need, "total_cost": tot,
+                     "feasible": bool(feasible)})
+    ok = [r for r in rows if r["feasible"]]
+    cheapest = min(ok, key=lambda r: (r["total_cost"], -r["depth"])) if ok else None
+    return BudgetResult(rows=tuple(rows), cheapest=cheapest, total=total, topic_cost=tc, judgment_cost=jc,
+                        n_runs=n_runs, judgments_source=source)

@@ -226,3 +226,79 @@ def test_pair_variances_local_equals_variance_module():
 def test_impossible_targets(target, value):
     with pytest.raises(ParameterError):
         plan.size_for_target(_toy(), target=target, value=value, resamples=0)
+
+
+# ------------------------------------------------------------ pool depth and budgets
+
+@pytest.fixture(scope="module")
+def dl19_small(shared_data):
+    """8 BM25 runs of TREC DL 2019 (passage) and the NIST qrels."""
+    from planner.collection import read_qrels, read_runs
+
+    runs = read_runs(shared_data / "trec-dl2019-passage" / "runs", pattern="bm25*")
+    return runs, read_qrels(shared_data / "trec-dl2019-passage" / "qrels.txt")
+
+
+@pytest.fixture(scope="module")
+def dl19_study(dl19_small):
+    runs, qrels = dl19_small
+    return plan.pool_depth_study(runs, qrels, depths=[10, 20], measure="nDCG@10", target="swap_rate",
+                                 value=0.05, topic_cost=5.0, judgment_cost=1.0, tau_min=0.8)
+
+
+def test_pool_depth_study_against_measures_module(dl19_small, dl19_study):
+    from planner.measures import pool_stats, restrict_qrels, score_runs
+
+    runs, qrels = dl19_small
+    ps = pool_stats(runs, qrels, depths=[10, 20])
+    means = ps.topics.groupby("depth")["pool_size"].mean()
+    rows = {r["depth"]: r for r in dl19_study.rows}
+    full = score_runs(runs, qrels, ["nDCG@10"])["nDCG@10"]
+    for k in (10, 20):
+        assert rows[k]["judgments_per_topic"] == pytest.approx(means[k], rel=1e-12)
+        m_k = score_runs(runs, restrict_qrels(qrels, runs, depth=k), ["nDCG@10"])["nDCG@10"]
+        m_k = m_k.take(systems=list(full.systems), topics=list(full.topics))
+        assert rows[k]["mean_score"] == pytest.approx(m_k.values.mean(), rel=1e-12)
+        tau = stats.kendalltau(full.values.mean(axis=1), m_k.values.mean(axis=1)).statistic
+        assert rows[k]["kendall_tau_vs_full"] == pytest.approx(tau, abs=1e-12)
+        assert rows[k]["cost_per_topic"] == pytest.approx(5.0 + means[k])
+        assert rows[k]["total_cost"] == pytest.approx(rows[k]["n_topics_needed"] * rows[k]["cost_per_topic"])
+    assert rows[10]["judgments_per_topic"] < rows[20]["judgments_per_topic"]
+    assert 0 < rows[20]["judged_share_mean"] <= 1
+    rec = dl19_study.recommendation
+    assert rec["depth"] in (10, 20) and rec["reason"]
+    json.dumps(dl19_study.to_dict())
+
+
+def test_growth_curve_fits_and_is_deterministic(dl19_small):
+    runs, qrels = dl19_small
+    g1 = plan.judgment_growth(runs, qrels, depths=[10], subsets=5, rng=3)
+    g2 = plan.judgment_growth(runs, qrels, depths=[10], subsets=5, rng=3)
+    assert g1.to_dict() == g2.to_dict()
+    assert 0 < g1.b[10] <= 1  # distinct documents grow at most linearly with runs
+    assert g1.r2[10] > 0.9
+    pts = [p for p in g1.points if p["runs"] == 8]
+    # all 8 runs: the fitted curve is close to the observed pool (power law, log-log fit)
+    assert g1.predict(10, 8) == pytest.approx(pts[0]["judgments_per_topic"], rel=0.1)
+    # one run: exactly min(k, retrieved) documents per topic on average, at most k
+    one = [p for p in g1.points if p["runs"] == 1][0]["judgments_per_topic"]
+    assert one <= 10
+
+
+def test_budget_hand_calculation_and_projection():
+    b = plan.budget(topic_cost=10, judgment_cost=0.5, total=3000, judgments={10: 40, 20: 80},
+                    topics_needed={10: 100, 20: 60})
+    r10, r20 = b.rows
+    assert r10["cost_per_topic"] == 30 and r20["cost_per_topic"] == 50        # 10 + 0.5 x J
+    assert r10["max_topics"] == 100 and r20["max_topics"] == 60               # floor(3000 / cost)
+    assert r10["total_cost"] == 3000 and r20["total_cost"] == 3000
+    assert b.cheapest["depth"] == 20                                           # tie -> deeper pool
+    g = plan.GrowthCurve(depths=(10, 20), a={10: 10.0, 20: 20.0}, b={10: 0.5, 20: 0.5},
+                         r2={10: 1.0, 20: 1.0}, n_runs=4, n_topics=5, points=(), seed=None)
+    p = plan.budget(topic_cost=10, judgment_cost=0.5, judgments={10: 40, 20: 80}, n_runs=16, growth=g)
+    assert p.rows[0]["judgments_per_topic"] == pytest.approx(80)              # x (16/4)^0.5
+    with pytest.raises(ParameterError) as e:
+        plan.budget(topic_cost=10, judgment_cost=0.5, total=29, judgments={10: 40})
+    assert e.value.parameter == "total"
+    with pytest.raises(ParameterError):
+        plan.budget(judgments={10: 40}, n_runs=30)                            # no growth curve
