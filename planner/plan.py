@@ -1234,3 +1234,142 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
     cheapest = min(ok, key=lambda r: (r["total_cost"], -r["depth"])) if ok else None
     return BudgetResult(rows=tuple(rows), cheapest=cheapest, total=total, topic_cost=tc, judgment_cost=jc,
                         n_runs=n_runs, judgments_source=source)
+
+
+# =============================================================================
+# strata allocation
+# =============================================================================
+
+@dataclass(frozen=True)
+class Allocation:
+    """Allocation of ``n`` topics across strata (:func:`allocate`).
+
+    Attributes:
+        method: the allocation asked for (``proportional`` or ``optimal``); ``n_topics`` its total.
+        strata: one dict per stratum: ``stratum``, ``weight`` W_k, ``sigma2`` (variance of per-topic
+            pair differences within the stratum, mean over pairs), ``cost`` c_k, ``n_proportional``,
+            ``n_optimal`` (integers), ``n`` (of the chosen method).
+        compare: one dict per design (``proportional``, ``optimal``, ``unstratified``): ``n_topics``,
+            ``cost`` (sum n_k c_k; unstratified: n x mean cost under proportional weights),
+            ``variance`` of the (stratified) mean pair difference, ``width`` = 2 z_{1-alpha/2} sqrt(variance).
+        alpha: level of the widths; ``variance_note`` says which variance was used.
+    """
+
+    method: str
+    n_topics: int
+    strata: tuple
+    compare: tuple
+    alpha: float
+    variance_note: str
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(list(self.strata))
+
+
+def _round_alloc(target: np.ndarray, total: int, minimum: int = 2) -> np.ndarray:
+    """Integers summing to ``total``, each >= minimum, by largest remainder from ``target``."""
+    k = len(target)
+    if total < minimum * k:
+        raise ParameterError(f"{total} topics cannot give each of {k} strata {minimum} topics",
+                             parameter="n")
+    x = np.maximum(np.asarray(target, float), minimum)
+    x = x * (total / x.sum())
+    base = np.maximum(np.floor(x).astype(int), minimum)
+    while base.sum() > total:  # the minimum pushed us over: take from the largest
+        i = int(np.argmax(np.where(base > minimum, base - x, -np.inf)))
+        base[i] -= 1
+    rem = x - base
+    for i in np.argsort(-rem, kind="stable")[: total - base.sum()]:
+        base[i] += 1
+    return base
+
+
+def allocate(scores, *, n: int, costs: Mapping[str, float] | None = None, method: str = "proportional",
+             weights: Mapping[str, float] | None = None, alpha: float = 0.05) -> Allocation:
+    """Split ``n`` topics across the strata of ``scores``: proportional or Neyman optimal.
+
+    ``W_k``: ``weights`` (normalised) or the strata's shares of the collection's topics.
+    ``sigma_k^2``: the within-stratum variance of per-topic pair differences, averaged over
+    pairs. Proportional: ``n_k = n W_k``. Optimal (Neyman with cost ``c_k``, default 1):
+    ``n_k ∝ W_k sigma_k / sqrt(c_k)``, scaled to the proportional allocation's total cost
+    (so both cost the same). Each stratum gets at least 2 topics (largest-remainder rounding).
+    The variance of the stratified mean difference is ``sum_k W_k^2 sigma_k^2 / n_k`` and the
+    width ``2 z_{1-alpha/2} sqrt(.)``; ``unstratified`` is simple random sampling of ``n`` topics
+    with the collection's overall pair-difference variance (including between-strata spread).
+    """
+    if method not in ("proportional", "optimal"):
+        raise ParameterError(f"unknown method {method!r}; expected proportional or optimal",
+                             parameter="method")
+    alpha = _check_prob(alpha, "alpha")
+    try:
+        n = int(n)
+    except (TypeError, ValueError):
+        raise ParameterError(f"expected an integer, got {n!r}", parameter="n") from None
+    if getattr(scores, "strata", None) is None:
+        raise ParameterError("the score matrix has no strata (attach them with with_strata or "
+                             "load_scores(strata=...))", parameter="scores")
+    vals = _values(scores)
+    labels = list(scores.stratum_labels())
+    strata = np.asarray(scores.strata)
+    a, b = _pairs(vals.shape[0])
+    sig2, counts = [], []
+    for lab in labels:
+        cols = strata == lab
+        if cols.sum() < 2:
+            raise ParameterError(f"stratum {lab!r} has {int(cols.sum())} topic; need 2 to estimate "
+                                 "its variance", parameter="scores")
+        d = vals[a][:, cols] - vals[b][:, cols]
+        sig2.append(float(d.var(axis=1, ddof=1).mean()))
+        counts.append(int(cols.sum()))
+    sig2 = np.array(sig2)
+    if weights is not None:
+        missing = [lab for lab in labels if lab not in weights]
+        if missing:
+            raise ParameterError(f"no weight for stratum {missing[0]!r}", parameter="weights")
+        W = np.array([float(weights[lab]) for lab in labels])
+        if np.any(W < 0) or W.sum() <= 0:
+            raise ParameterError("weights must be >= 0 and not all 0", parameter="weights")
+    else:
+        W = np.array(counts, dtype=float)
+    W = W / W.sum()
+    if costs is not None:
+        missing = [lab for lab in labels if lab not in costs]
+        if missing:
+            raise ParameterError(f"no cost for stratum {missing[0]!r}", parameter="costs")
+        c = np.array([float(costs[lab]) for lab in labels])
+        if np.any(~(c > 0)):
+            raise ParameterError("stratum costs must be positive", parameter="costs")
+    else:
+        c = np.ones(len(labels))
+    n_prop = _round_alloc(n * W, n)
+    budget_c = float((n * W * c).sum())
+    shape = W * np.sqrt(sig2) / np.sqrt(c)
+    if shape.sum() <= 0:
+        shape = W.copy()
+    opt_real = shape * budget_c / float((shape * c).sum())
+    n_opt_total = int(round(opt_real.sum()))
+    n_opt = _round_alloc(opt_real, max(n_opt_total, 2 * len(labels)))
+    z = stats.norm.isf(alpha / 2)
+
+    def summary(name, nk):
+        v = float((W ** 2 * sig2 / nk).sum())
+        return {"design": name, "n_topics": int(nk.sum()), "cost": float((nk * c).sum()),
+                "variance": v, "width": float(2 * z * math.sqrt(v))}
+
+    d_all = vals[a] - vals[b]
+    v_srs = float(d_all.var(axis=1, ddof=1).mean()) / n
+    compare = (summary("proportional", n_prop), summary("optimal", n_opt),
+               {"design": "unstratified", "n_topics": n, "cost": float(n * (W * c).sum()),
+                "variance": v_srs, "width": float(2 * z * math.sqrt(v_srs))})
+    chosen = n_prop if method == "proportional" else n_opt
+    rows = tuple({"stratum": lab, "weight": float(W[i]), "sigma2": float(sig2[i]), "cost": float(c[i]),
+                  "topics_observed": counts[i], "n_proportional": int(n_prop[i]),
+                  "n_optimal": int(n_opt[i]), "n": int(chosen[i])} for i, lab in enumerate(labels))
+    return Allocation(method=method, n_topics=int(chosen.sum()), strata=rows, compare=compare, alpha=alpha,
+                      variance_note="within-stratum variance of per-topic pair differences, mean over "
+                                    "all system pairs; normal-theory widths")

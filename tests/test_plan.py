@@ -302,3 +302,50 @@ def test_budget_hand_calculation_and_projection():
     assert e.value.parameter == "total"
     with pytest.raises(ParameterError):
         plan.budget(judgments={10: 40}, n_runs=30)                            # no growth curve
+
+
+# --------------------------------------------------------------------------- strata
+
+def _stratified(seed=0):
+    rng = np.random.default_rng(seed)
+    S, T = 5, 60
+    strata = ["a"] * 30 + ["b"] * 20 + ["c"] * 10
+    sd = np.array([0.05] * 30 + [0.15] * 20 + [0.3] * 10)
+    v = rng.normal(0.5, 0.1, (1, T)) + rng.normal(0, 1, (S, T)) * sd
+    return ScoreMatrix.build(v, [f"s{i}" for i in range(S)], [str(i) for i in range(T)],
+                             strata=strata, warn=False)
+
+
+def test_allocation_neyman_hand_calculation():
+    m = _stratified()
+    r = plan.allocate(m, n=60, method="optimal")
+    rows = {s["stratum"]: s for s in r.strata}
+    W = np.array([0.5, 1 / 3, 1 / 6])
+    v = m.values
+    a, b = np.triu_indices(5, 1)
+    sig = []
+    for lab, sl in (("a", slice(0, 30)), ("b", slice(30, 50)), ("c", slice(50, 60))):
+        s2 = (v[a][:, sl] - v[b][:, sl]).var(axis=1, ddof=1).mean()
+        assert rows[lab]["sigma2"] == pytest.approx(s2, rel=1e-12)
+        sig.append(math.sqrt(s2))
+    ideal = 60 * W * np.array(sig) / (W * np.array(sig)).sum()     # n_k ∝ W_k sigma_k (equal costs)
+    got = np.array([rows[k]["n_optimal"] for k in "abc"])
+    assert got.sum() == 60 and np.all(np.abs(got - ideal) < 1 + 1e-9)
+    assert [rows[k]["n_proportional"] for k in "abc"] == [30, 20, 10]
+    comp = {c["design"]: c for c in r.compare}
+    # Neyman minimises the stratified variance at fixed cost
+    assert comp["optimal"]["variance"] <= comp["proportional"]["variance"]
+    assert comp["proportional"]["variance"] == pytest.approx((W ** 2 * np.array(sig) ** 2 / [30, 20, 10]).sum())
+
+
+def test_allocation_with_costs_same_cost():
+    m = _stratified(1)
+    r = plan.allocate(m, n=60, method="optimal", costs={"a": 1, "b": 2, "c": 4})
+    comp = {c["design"]: c for c in r.compare}
+    # same cost up to rounding one topic of the dearest stratum
+    assert abs(comp["optimal"]["cost"] - comp["proportional"]["cost"]) <= 4
+    assert comp["optimal"]["width"] < comp["proportional"]["width"]
+    with pytest.raises(ParameterError):
+        plan.allocate(_toy(), n=20)   # no strata
+    with pytest.raises(ParameterError):
+        plan.allocate(m, n=4)         # cannot give 3 strata 2 topics each
