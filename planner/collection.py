@@ -228,21 +228,25 @@ def read_run(path_or_text, *, duplicates: str = "error", name: str | None = None
     cols = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
     try:
         df = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=cols,
-                         dtype={"query_id": str, "q0": "category", "doc_id": str, "rank": str,
-                                "score": np.float64, "tag": "category"},
+                         dtype={"query_id": object, "q0": object, "doc_id": object, "rank": object,
+                                "score": np.float64, "tag": object},
                          engine="c", quoting=csv.QUOTE_NONE, na_filter=False,
                          skip_blank_lines=True, index_col=False)
-        bad = df["tag"].isna().any() or df["doc_id"].isna().any() or not np.isfinite(df["score"].to_numpy()).all()
-        if not bad:
-            q0 = set(str(c) for c in df["q0"].cat.categories)
-            bad = not q0 <= _Q0
-    except (ValueError, pd.errors.ParserError):
+        tag = df["tag"].to_numpy(dtype=object)
+        q0 = df["q0"].to_numpy(dtype=object)
+        bad = (not np.isfinite(df["score"].to_numpy()).all()
+               or (tag == "").any() or (df["doc_id"].to_numpy(dtype=object) == "").any())
+        if not bad and len(df):
+            bad = not set(pd.unique(q0).tolist()) <= _Q0
+    except (ValueError, TypeError, pd.errors.ParserError):
         bad = True
     if bad:
         _scan_run(_decode(data, source), source)
         raise InputError("malformed run file", file=source)  # pragma: no cover - scan finds it
-    tags = tuple(str(c) for c in df["tag"].cat.categories[df["tag"].cat.codes.unique()]) \
-        if len(df) else ()
+    tags: tuple[str, ...] = ()
+    if len(df):
+        t0 = tag[0]
+        tags = (str(t0),) if (tag == t0).all() else tuple(str(t) for t in pd.unique(tag))
     if name is None:
         name = run_name(source) if source else (tags[0] if tags else "run")
     dup = df.duplicated(subset=["query_id", "doc_id"], keep="first")

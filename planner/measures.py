@@ -55,18 +55,7 @@ from .errors import InputError, ParameterError, PlannerWarning
 from .scores import MISSING_POLICIES, ScoreMatrix
 
 __all__ = ["score_runs", "parse_measures", "pool_stats", "PoolStats", "restrict_qrels",
-           "rank_frame", "MEASURE_ALIASES"]
-
-#: Short names accepted by :func:`planner.datasets.load` (and ``planner scores``):
-#: binary measures use grade >= 2 as relevant, as TREC DL does.
-MEASURE_ALIASES = {
-    "nDCG": "nDCG@10", "ndcg@10": "nDCG@10", "ndcg_cut_10": "nDCG@10",
-    "AP": "AP(rel=2)", "map": "AP(rel=2)", "MAP": "AP(rel=2)",
-    "RR": "RR(rel=2)", "MRR": "RR(rel=2)", "recip_rank": "RR(rel=2)",
-    "P@10": "P(rel=2)@10", "P_10": "P(rel=2)@10",
-    "RBP": "RBP(rel=2,p=0.8)", "RBP(p=0.8)": "RBP(rel=2,p=0.8)",
-}
-
+           "rank_frame"]
 
 # ------------------------------------------------------------------ inputs
 def _as_runs(runs, *, duplicates: str = "error") -> dict[str, Run]:
@@ -130,36 +119,85 @@ def parse_measures(measures) -> dict[str, object]:
     return out
 
 
+def _order(q: np.ndarray, d: np.ndarray, score: np.ndarray, ties: str) -> np.ndarray:
+    """Permutation sorting rows by topic, score descending, ties by document id
+    descending (code-point order of the id, as trec_eval's strcmp) or file order."""
+    import pandas as pd
+
+    qc, _ = pd.factorize(q)
+    order = np.lexsort((-score, qc))  # stable: equal keys keep file order
+    if ties == "file" or len(order) < 2:
+        return order
+    qs, ss = qc[order], score[order]
+    tie = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
+    if not tie.any():
+        return order
+    gid = np.cumsum(np.r_[True, ~tie]) - 1
+    in_tie = np.zeros(len(order), dtype=bool)
+    in_tie[1:] |= tie
+    in_tie[:-1] |= tie
+    idx = np.flatnonzero(in_tie)
+    docs = np.asarray(d[order[idx]], dtype=str)  # numpy unicode compares by code point
+    _, inv = np.unique(docs, return_inverse=True)
+    sub = np.lexsort((-inv.reshape(-1), gid[idx]))
+    order[idx] = order[idx][sub]
+    return order
+
+
 def rank_frame(run: Run, *, ties: str = "trec_eval"):
     """The run's frame sorted by topic, then score descending, ties by document id
     descending (``"trec_eval"``) or file order (``"file"``), with a 0-based ``rank``
     column within each topic."""
-    df = run.frame
-    if ties == "trec_eval":
-        df = df.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False],
-                            kind="mergesort")
-    elif ties == "file":
-        df = df.sort_values(["query_id", "score"], ascending=[True, False], kind="mergesort")
-    else:
+    if ties not in ("trec_eval", "file"):
         raise ParameterError(f"expected 'trec_eval' or 'file', got {ties!r}", parameter="ties")
-    df = df.reset_index(drop=True)
-    df["rank"] = df.groupby("query_id", sort=False).cumcount().to_numpy()
-    return df
+    df = run.frame
+    q = df["query_id"].to_numpy(dtype=object)
+    order = _order(q, df["doc_id"].to_numpy(dtype=object), df["score"].to_numpy(dtype=np.float64), ties)
+    out = df.iloc[order].reset_index(drop=True)
+    qs = q[order]
+    n = len(qs)
+    if n:
+        start = np.r_[True, qs[1:] != qs[:-1]]
+        first = np.flatnonzero(start)
+        seg = np.cumsum(start) - 1
+        out["rank"] = np.arange(n) - first[seg]
+    else:
+        out["rank"] = np.zeros(0, dtype=np.int64)
+    return out
+
+
+def _grades(q: np.ndarray, d: np.ndarray, qrels: Qrels) -> np.ndarray:
+    """Grade of each (topic, doc) row from the qrels; -1 when unjudged."""
+    import pandas as pd
+
+    qf = _qrels_frame(qrels)
+    nq = len(q)
+    qc, _ = pd.factorize(np.concatenate([q, qf["query_id"].to_numpy(dtype=object)]))
+    dc, duni = pd.factorize(np.concatenate([d, qf["doc_id"].to_numpy(dtype=object)]))
+    key = qc.astype(np.int64) * (len(duni) + 1) + dc
+    pos = pd.Index(key[nq:]).get_indexer(key[:nq])
+    g = qf["relevance"].to_numpy(dtype=np.int64)
+    return np.where(pos >= 0, g[np.maximum(pos, 0)], -1)
+
+
+def _qrels_frame(qrels: Qrels):
+    cached = getattr(qrels, "_frame", None)
+    if cached is None:
+        cached = qrels.to_frame()
+        qrels._frame = cached
+    return cached
 
 
 # ------------------------------------------------------------------- RBP
 def _rbp(run: Run, qrels: Qrels, *, rel: int, p: float, ties: str, depth: int = 1000) -> dict[str, float]:
-    df = rank_frame(run, ties=ties)
-    df = df[df["rank"] < depth]
-    rel_docs = {(t, d) for t, docs in qrels.items() for d, g in docs.items() if g >= rel}
-    q = df["query_id"].to_numpy(dtype=object)
-    d = df["doc_id"].to_numpy(dtype=object)
-    hit = np.fromiter(((a, b) in rel_docs for a, b in zip(q, d)), dtype=bool, count=len(df))
-    w = (1.0 - p) * np.power(p, df["rank"].to_numpy(dtype=np.float64))
-    contrib = np.where(hit, w, 0.0)
     import pandas as pd
 
-    sums = pd.Series(contrib).groupby(q, sort=False).sum()
+    df = rank_frame(run, ties=ties)
+    df = df[df["rank"].to_numpy() < depth]
+    q = df["query_id"].to_numpy(dtype=object)
+    hit = _grades(q, df["doc_id"].to_numpy(dtype=object), qrels) >= rel
+    w = (1.0 - p) * np.power(p, df["rank"].to_numpy(dtype=np.float64))
+    sums = pd.Series(np.where(hit, w, 0.0)).groupby(q, sort=False).sum()
     return {str(t): float(v) for t, v in sums.items() if t in qrels}
 
 
@@ -393,12 +431,9 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
     allr = _ranked_all(run_map, topics)
     if allr.empty:
         raise InputError("runs and qrels have no topic in common", file=getattr(qrels, "source", None))
-    qf = qrels.to_frame()
-    judged_keys = pd.MultiIndex.from_frame(qf[["query_id", "doc_id"]])
-    rel_keys = pd.MultiIndex.from_frame(qf.loc[qf["relevance"] >= 1, ["query_id", "doc_id"]])
-    keys = pd.MultiIndex.from_frame(allr[["query_id", "doc_id"]])
-    allr["judged"] = keys.isin(judged_keys)
-    allr["relevant"] = keys.isin(rel_keys)
+    g = _grades(allr["query_id"].to_numpy(dtype=object), allr["doc_id"].to_numpy(dtype=object), qrels)
+    allr["judged"] = g >= 0
+    allr["relevant"] = g >= 1
     in_pool = allr["run"].isin(names).to_numpy()
     topic_rows, run_rows, rt_rows = [], [], []
     tlist = sorted(topics)
