@@ -42,7 +42,8 @@ Methods
     ``|dbar| / se``. (``dbar = 0`` gives ``p = 0.5``.) When more than
     ``20,000`` noncentral-t values are needed, they are read by linear
     interpolation from ``scipy.special.nctdtr`` evaluated on a grid of
-    noncentrality step ``0.002`` (absolute error below ``1e-6``).
+    noncentrality step ``0.002`` up to the point where the power is 1 within
+    ``1e-14`` (absolute error below ``1e-5``; tested against the exact values).
 ``predictive`` (default)
     Swap and reversal rates from :func:`planner.pilot.predictive_pair_rates`,
     which accounts for the noise in ``dbar`` (empirical-Bayes posterior
@@ -94,9 +95,10 @@ plus the pair statistics ``8 * P * 4`` bytes. Working memory per chunk of
 * T + 6 * R_tot * C + 2 * C * T)`` bytes (``R_tot = R``, or ``2R`` for
 subsample); parametric ``8 * (6 * R * C + r_b * S * (S + n))`` bytes with
 ``r_b = 16`` replicates a block. ``chunk_pairs`` defaults to the largest ``C``
-keeping the working memory under ``max_memory`` bytes (default 256 MiB). Matrix
-products always run on fixed blocks of 64 pairs (zero-padded), so the results
-are bit-identical for any ``chunk_pairs``.
+keeping the working memory under ``max_memory`` bytes (default 256 MiB); it is
+rounded up to a multiple of 512 pairs. Matrix products always run on aligned
+blocks of exactly 512 pairs (the last zero-padded), so the results are
+bit-identical for any ``chunk_pairs`` (tested).
 
 Randomness
 ----------
@@ -110,6 +112,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -124,7 +127,7 @@ STRATA_MODES = ("uniform", "stratified", "proportional", "optimal")
 DEFAULT_BINS = (0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, math.inf)
 PAIR_STATS = ("swap_rate", "reversal_rate", "ci_width", "power", "significant")
 
-_BLOCK = 64  # pairs per matrix product (fixed: makes results independent of chunking)
+_BLOCK = 512  # pairs per matrix product (fixed and aligned: results independent of chunking)
 _PARAM_BLOCK = 16  # replicates per block in the parametric method
 _NCT_EXACT_MAX = 20_000
 _NCT_STEP = 0.002
@@ -535,19 +538,38 @@ def _nct_cdf(df: float, nc: np.ndarray, x: float) -> np.ndarray:
     return np.where(np.isnan(v), 0.0, v)
 
 
+@lru_cache(maxsize=64)
+def _power_grid(df: float, crit: float) -> tuple[float, np.ndarray]:
+    """``(cap, values)``: two-sided power on the noncentrality grid ``0, step, ...``
+    up to ``cap``, beyond which the power is 1 within ``1e-14``."""
+    cap = crit + 2.0 ** 11
+    for step in 2.0 ** np.arange(0, 12):
+        c = np.array([crit + step])
+        if (_nct_cdf(df, c, -crit) + 1.0 - _nct_cdf(df, c, crit))[0] >= 1 - 1e-14:
+            cap = float(c[0])
+            break
+    grid = np.arange(0.0, cap + 2 * _NCT_STEP, _NCT_STEP)
+    val = _nct_cdf(df, grid, -crit) + 1.0 - _nct_cdf(df, grid, crit)
+    val.setflags(write=False)
+    return cap, val
+
+
 def _t_power(nc: np.ndarray, df: float, crit: float) -> np.ndarray:
     """Two-sided rejection probability ``P(|T'| > crit)``, ``T'`` noncentral t(df, nc)."""
     nc = np.abs(np.asarray(nc, dtype=float))
-    out = np.ones_like(nc)
-    fin = np.isfinite(nc)
     if nc.size <= _NCT_EXACT_MAX:
+        out = np.ones_like(nc)
+        fin = np.isfinite(nc)
         v = nc[fin]
         out[fin] = _nct_cdf(df, v, -crit) + 1.0 - _nct_cdf(df, v, crit)
         return out
-    top = float(nc[fin].max()) if fin.any() else 0.0
-    grid = np.arange(0.0, top + 2 * _NCT_STEP, _NCT_STEP)
-    val = _nct_cdf(df, grid, -crit) + 1.0 - _nct_cdf(df, grid, crit)
-    out[fin] = np.interp(nc[fin], grid, val)
+    cap, val = _power_grid(float(df), float(crit))
+    v = np.minimum(nc, cap)  # also maps inf to cap (power 1)
+    pos = v / _NCT_STEP
+    i = np.minimum(pos.astype(np.int64), val.size - 2)
+    f = pos - i
+    out = val[i] * (1.0 - f) + val[i + 1] * f
+    out[nc >= cap] = 1.0
     return out
 
 
@@ -578,7 +600,9 @@ def _moments(Wts: list[np.ndarray], Dk: list[np.ndarray], nk, Wstr):
     """Stratified mean and its squared standard error for every resample and pair.
 
     ``Wts[k]``: (R, T_k) draw counts in stratum k; ``Dk[k]``: (C, T_k)
-    differences. Products run on fixed blocks of ``_BLOCK`` pairs.
+    differences. Products run on blocks of exactly ``_BLOCK`` pairs (the last
+    zero-padded); chunks are multiples of ``_BLOCK`` so blocks always hold the
+    same pairs: bit-identical results whatever the chunk size.
     """
     R = Wts[0].shape[0]
     C = Dk[0].shape[0]
@@ -779,17 +803,20 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
             fixed = 8 * R_tot * T
         chunk = max(_BLOCK, (max_memory - fixed) // per // _BLOCK * _BLOCK)
     else:
-        chunk = int(chunk_pairs)
+        chunk = -(-int(chunk_pairs) // _BLOCK) * _BLOCK
 
     def accumulate(sl, j, res):
-        idx = np.arange(sl.start, sl.stop)
+        ib = bin_idx[sl]
+        ok = ib >= 0
+        every = bool(ok.all())
         for k, v in res.items():
             if k in pp:
                 pp[k][sl, j] = v
             sums[k][j] += v.sum()
-            ib = bin_idx[idx]
-            ok = ib >= 0
-            bin_sums[k][:, j] += np.bincount(ib[ok], weights=v[ok], minlength=B)
+            if every:
+                bin_sums[k][:, j] += np.bincount(ib, weights=v, minlength=B)
+            else:
+                bin_sums[k][:, j] += np.bincount(ib[ok], weights=v[ok], minlength=B)
 
     predictive_rates = None
     if method == "predictive":
@@ -882,6 +909,13 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     rows = []
     bin_rows = []
     extrap = None
+    ci_t = np.ascontiguousarray(ci_store.T)  # (N, P): quantiles along contiguous rows
+    ci_med = np.median(ci_t, axis=1)
+    ci_p90 = np.quantile(ci_t, 0.9, axis=1)
+    bin_med = np.full((B, N), np.nan)
+    for k in range(B):
+        if bin_counts[k]:
+            bin_med[k] = np.median(ci_t[:, bin_idx == k], axis=1)
     for j, n in enumerate(ns):
         er = comps["var_s"] / (comps["var_s"] + comps["var_e"] / n) if comps["var_s"] > 0 else 0.0
         ph = (comps["var_s"] / (comps["var_s"] + (comps["var_t"] + comps["var_e"]) / n)
@@ -893,8 +927,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                 "swap_rate_mean": sw,
                 "reversal_rate_mean": sums["reversal_rate"][j] / P,
                 "kendall_tau_mean": 1.0 - 2.0 * sw,
-                "ci_width_median": float(np.median(ci_store[:, j])),
-                "ci_width_p90": float(np.quantile(ci_store[:, j], 0.9)),
+                "ci_width_median": float(ci_med[j]),
+                "ci_width_p90": float(ci_p90[j]),
                 "power_mean": sums["power"][j] / P,
                 "discriminative_power": sums["significant"][j] / P,
             })
@@ -911,11 +945,10 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
             br = {"n_topics": int(n), "bin_lo": float(edges[k]), "bin_hi": float(edges[k + 1]),
                   "n_pairs": cnt}
             if computed[j] and cnt:
-                sel = bin_idx == k
                 br.update({
                     "swap_rate_mean": bin_sums["swap_rate"][k, j] / cnt,
                     "reversal_rate_mean": bin_sums["reversal_rate"][k, j] / cnt,
-                    "ci_width_median": float(np.median(ci_store[sel, j])),
+                    "ci_width_median": float(bin_med[k, j]),
                     "power_mean": bin_sums["power"][k, j] / cnt,
                     "discriminative_power": bin_sums["significant"][k, j] / cnt,
                 })
@@ -977,3 +1010,180 @@ def _extrapolate(ns, computed, rows, bin_rows, B):
         fit = {"A": None, "B": None, "fit_topics": [int(v) for v in comp]}
     fit["by_bin"] = by_bin
     return fit
+
+
+# ------------------------------------------------------------------ scenario axes
+#: target name -> (row key, direction): the target is met when row[key] <= value ("<=") or >= value
+TARGETS = {
+    "swap_rate": ("swap_rate_mean", "<="),
+    "reversal_rate": ("reversal_rate_mean", "<="),
+    "kendall_tau": ("kendall_tau_mean", ">="),
+    "ci_width": ("ci_width_median", "<="),
+    "ci_width_p90": ("ci_width_p90", "<="),
+    "power": ("power_mean", ">="),
+    "discriminative_power": ("discriminative_power", ">="),
+    "erho2": ("erho2", ">="),
+    "phi": ("phi", ">="),
+}
+
+
+def _check_target(target: str, value) -> tuple[str, str]:
+    if target not in TARGETS:
+        raise ParameterError(f"unknown target {target!r}; expected one of " + ", ".join(TARGETS),
+                             parameter="target")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ParameterError(f"expected a number, got {value!r}", parameter="value")
+    return TARGETS[target]
+
+
+def topics_needed(curve: Curve, *, target: str = "swap_rate", value: float = 0.05) -> int | None:
+    """Smallest topic count of ``curve`` whose row meets the target (``None`` if none does).
+
+    Only the counts in the curve are candidates (no interpolation); extrapolated
+    rows (subsample) count only for ``swap_rate`` and ``kendall_tau``.
+    """
+    key, op = _check_target(target, value)
+    best = None
+    for r in curve.rows:
+        v = r.get(key)
+        if v is None or not math.isfinite(v):
+            continue
+        if r.get("extrapolated") and target not in ("swap_rate", "kendall_tau"):
+            continue
+        ok = v <= value if op == "<=" else v >= value
+        if ok and (best is None or r["n_topics"] < best):
+            best = r["n_topics"]
+    return best
+
+
+def default_grid(n_collection_topics: int, method: str) -> tuple[int, ...]:
+    """Topic counts used when a scenario call gets none: for the analytic methods
+    5, 10, ..., 100, then steps of 20 to 300 and of 50 to 1000; for the random
+    methods 12 evenly spaced counts from 5 to ``2 T``."""
+    if method in ("analytic", "predictive"):
+        return tuple(list(range(5, 101, 5)) + list(range(120, 301, 20)) + list(range(350, 1001, 50)))
+    hi = max(6, 2 * n_collection_topics)
+    if method == "subsample":
+        hi = max(6, n_collection_topics // 2)
+    return tuple(int(v) for v in np.unique(np.linspace(5, hi, 12).astype(int)))
+
+
+@dataclass(frozen=True)
+class ScenarioTable:
+    """Topics each scenario needs for one target (see :func:`compare_measures`, :func:`scenarios`).
+
+    Attributes:
+        target, value: the target (``TARGETS`` key) and its threshold.
+        method: the prediction method.
+        rows: one dict per scenario: ``scenario``, ``measure``, ``strata``,
+            ``filter`` (thresholds or ``None``), ``removed_topics``,
+            ``n_collection_topics``, ``topics_needed`` (``None`` when no count of
+            the grid meets the target), ``value_at_needed`` and ``note``.
+        curves: scenario name -> :class:`Curve`.
+    """
+
+    target: str
+    value: float
+    method: str
+    rows: tuple[dict, ...]
+    curves: dict
+
+    def to_dict(self) -> dict:
+        return {"target": self.target, "value": float(self.value), "method": self.method,
+                "rows": [_plain(r) for r in self.rows],
+                "curves": {k: c.to_dict() for k, c in self.curves.items()}}
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([dict(r) for r in self.rows])
+
+
+def _scenario_row(name, curve, *, target, value, measure, strata, filt, removed, T):
+    need = topics_needed(curve, target=target, value=value)
+    key = TARGETS[target][0]
+    at = None if need is None else curve.row(need)[key]
+    note = ""
+    if filt is not None:
+        note = "filtered mean: not comparable with the unfiltered one"
+    if need is None:
+        note = (note + "; " if note else "") + f"no count up to {max(curve.topics)} meets the target"
+    return {"scenario": name, "measure": measure, "strata": strata, "filter": filt,
+            "removed_topics": list(removed), "n_removed": len(removed), "n_collection_topics": T,
+            "topics_needed": need, "value_at_needed": at, "note": note}
+
+
+def compare_measures(scores_by_measure: Mapping[str, ScoreMatrix], *, target: str = "swap_rate",
+                     value: float = 0.05, topics: Sequence[int] | None = None,
+                     method: str = "analytic", rng=None, **options) -> ScenarioTable:
+    """The topics each measure needs for the same target (same systems, several measures).
+
+    ``scores_by_measure`` maps a measure name to its :class:`ScoreMatrix`; every
+    matrix must hold the same systems. ``topics`` defaults to
+    :func:`default_grid`; ``options`` go to :func:`predict`. Each measure gets its
+    own child random stream (in the mapping's order).
+    """
+    _check_target(target, value)
+    if not isinstance(scores_by_measure, Mapping) or len(scores_by_measure) < 1:
+        raise ParameterError("expected a mapping measure -> ScoreMatrix", parameter="scores_by_measure")
+    mats = {str(k): _matrix(v) for k, v in scores_by_measure.items()}
+    first = next(iter(mats.values()))
+    for k, v in mats.items():
+        if set(v.systems) != set(first.systems):
+            raise ParameterError(f"measure {k!r} holds other systems than the first measure",
+                                 parameter="scores_by_measure")
+    streams = as_generator(rng).spawn(len(mats))
+    rows, curves = [], {}
+    for (name, mat), g in zip(mats.items(), streams):
+        grid = _topics_list(topics) if topics is not None else default_grid(mat.n_topics, method)
+        c = predict(mat, topics=grid, method=method, rng=g, keep_pairs=False, **options)
+        curves[name] = c
+        rows.append(_scenario_row(name, c, target=target, value=value, measure=name, strata=c.strata,
+                                  filt=None, removed=(), T=mat.n_topics))
+    return ScenarioTable(target=target, value=float(value), method=method, rows=tuple(rows), curves=curves)
+
+
+def scenarios(scores, *, target: str = "swap_rate", value: float = 0.05,
+              topics: Sequence[int] | None = None, method: str = "bootstrap",
+              strata: Sequence[str] = ("uniform", "proportional", "optimal"),
+              filters: Sequence[Mapping | None] = (None,), costs: Mapping[str, float] | None = None,
+              rng=None, **options) -> ScenarioTable:
+    """One call over the scenario axes: stratum modes x informative-topic filters.
+
+    ``strata``: modes of :func:`predict` (the stratified ones need strata on the
+    topics; ``"uniform"`` is always possible). ``filters``: ``None`` (no filter)
+    or dicts of :func:`filter_informative` thresholds (``lo``, ``hi``,
+    ``min_spread``); each row lists the removed topics. Scenario ``i`` draws from
+    the ``i``-th child stream of ``rng`` (grid order: filters outer, strata inner).
+    """
+    _check_target(target, value)
+    m = _matrix(scores)
+    strata = (strata,) if isinstance(strata, str) else tuple(strata)
+    filters = tuple(filters)
+    for f in filters:
+        if f is not None and not isinstance(f, Mapping):
+            raise ParameterError("each filter is None or a dict of lo/hi/min_spread", parameter="filters")
+        if f is not None and set(f) - {"lo", "hi", "min_spread"}:
+            raise ParameterError(f"unknown filter key(s) {sorted(set(f) - {'lo', 'hi', 'min_spread'})}",
+                                 parameter="filters")
+    streams = as_generator(rng).spawn(len(filters) * len(strata))
+    rows, curves = [], {}
+    i = 0
+    for f in filters:
+        if f is None:
+            mat, removed = m, ()
+        else:
+            mat, removed = filter_informative(m, **f)
+        for mode in strata:
+            g = streams[i]
+            i += 1
+            grid = _topics_list(topics) if topics is not None else default_grid(mat.n_topics, method)
+            c = predict(mat, topics=grid, method=method, strata=mode, costs=costs, rng=g,
+                        keep_pairs=False, **options)
+            fname = "off" if f is None else ",".join(f"{k}={f[k]:g}" for k in sorted(f))
+            name = f"strata={mode}; filter={fname}"
+            curves[name] = c
+            rows.append(_scenario_row(name, c, target=target, value=value, measure=mat.measure,
+                                      strata=mode, filt=None if f is None else dict(f), removed=removed,
+                                      T=mat.n_topics))
+    return ScenarioTable(target=target, value=float(value), method=method, rows=tuple(rows), curves=curves)
