@@ -378,9 +378,11 @@ class VarianceComponents:
         ms_s, ms_t, ms_e = self.ms_s, self.ms_t, self.ms_e
         num = ms_s ** 2 - f1 * ms_s * ms_e + (f1 - f2) * f2 * ms_e ** 2
         den = (S - 1) * f1 * ms_s * ms_e + f3 * ms_s * ms_t
-        if den <= 0:
-            return math.nan
+        if den <= 0:            # MS_s = 0: no evidence of system variance
+            return 0.0
         L = num / den
+        if L <= 0:
+            return 0.0
         return S * L / (S * L + T)
 
     def _bounds(self, tail: float):
