@@ -806,7 +806,17 @@ def _size(m, **kw):
 
     key = (_sha256_matrix(m), tuple(sorted(kw.items())))
     if key not in _SIZE_CACHE:
-        _SIZE_CACHE[key] = topic_set_size(variance=m, **kw)
+        if kw.get("variance_selector") == "pair":
+            # plan's "pair" selector plans with the median pair variance (= percentile:50 of
+            # s2_d, same n) and also solves every pair separately for quantiles, which the
+            # study does not report; ask for the median directly and name it as "pair".
+            from dataclasses import replace
+
+            res = topic_set_size(variance=m, **{**kw, "variance_selector": "percentile:50"})
+            res = replace(res, variance="pair (median over pairs)")
+        else:
+            res = topic_set_size(variance=m, **kw)
+        _SIZE_CACHE[key] = res
     return _SIZE_CACHE[key]
 
 
@@ -954,11 +964,9 @@ def _pool_study(sc: dict, m_full, rows_full, targets_full) -> dict:
                 if t in ("erho2", "phi"):
                     n = comp_k.topics_for(**{t: v}).n_topics
                 elif t in ("power", "ci_width"):
-                    from .plan import topic_set_size
-
                     kw = ({"min_diff": sc["min_diff"], "power": v} if t == "power" else {"width": v})
-                    n = topic_set_size(design="paired-t" if t == "power" else "ci", variance=m_k,
-                                       variance_selector=sc["variance"], alpha=sc["alpha"], **kw).n_topics
+                    n = _size(m_k, design="paired-t" if t == "power" else "ci",
+                              variance_selector=sc["variance"], alpha=sc["alpha"], **kw).n_topics
                 else:
                     from .plan import size_for_target
 
