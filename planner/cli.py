@@ -449,10 +449,127 @@ def _cmd_fit(args) -> int:
     return 0
 
 
+def _add_budget(subparsers) -> None:
+    p = _sub(subparsers, "budget", "assessment budget: cost per topic by pool depth, frontier, cheapest depth",
+             """  planner budget --runs dl19/runs --qrels dl19/qrels.txt --depths 10,20,50 \\
+      --topic-cost 20 --judgment-cost 1 --total 20000 --target swap_rate:0.05
+  planner budget --dataset dl19-passage --topic-cost 20 --judgment-cost 1 --total 20000 --topics 50
+  planner budget --runs dl19/runs --qrels dl19/qrels.txt --project-runs 80 --json""",
+             description="Cost per topic = topic cost + judgments at depth k x judgment cost, with the "
+                         "judgments at depth k from the pool of real runs (optionally projected to "
+                         "another number of runs with a power-law growth curve). With runs and qrels "
+                         "the runs are re-scored with the depth-k pool only, so each depth gets its "
+                         "own Kendall tau against full judgments and its own topics needed.")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--runs", metavar="DIR", help="folder of TREC run files (needs --qrels)")
+    src.add_argument("--dataset", metavar="NAME", help="embedded data set (planner.datasets)")
+    p.add_argument("--qrels", metavar="FILE", help="qrels of the runs")
+    p.add_argument("--depths", default="10,20,50,100", help="pool depths (default 10,20,50,100)")
+    p.add_argument("--measure", default="nDCG@10", help="measure (ir_measures name; default nDCG@10)")
+    p.add_argument("--topic-cost", type=float, default=0.0, metavar="C", help="cost of creating a topic")
+    p.add_argument("--judgment-cost", type=float, default=1.0, metavar="J", help="cost of one judgment")
+    p.add_argument("--total", type=float, default=None, metavar="B", help="total budget")
+    tg = p.add_mutually_exclusive_group()
+    tg.add_argument("--target", default="swap_rate:0.05", metavar="NAME:VALUE",
+                    help="swap_rate, reversal_rate, ci_width, kendall_tau, erho2, phi or power, "
+                         "e.g. swap_rate:0.05 (default)")
+    tg.add_argument("--topics", type=int, default=None, metavar="N", help="a fixed number of topics instead")
+    p.add_argument("--variance", default="pooled", metavar="SEL", help="pair variance selector (default pooled)")
+    p.add_argument("--min-diff", type=float, default=0.05, help="difference for the power target")
+    p.add_argument("--tau-min", type=float, default=0.9, help="least Kendall tau vs full judgments (runs)")
+    p.add_argument("--pool-runs", default=None, metavar="A,B", help="runs forming the pool (default all)")
+    p.add_argument("--project-runs", type=int, default=None, metavar="R",
+                   help="project judgments to R participating runs (needs --runs)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the run subsets of the growth fit")
+
+
+def _parse_target(text: str) -> tuple[str, float]:
+    from .plan import TARGETS
+
+    name, sep, val = text.partition(":")
+    if not sep or name not in TARGETS:
+        raise ParameterError(f"expected NAME:VALUE with NAME one of {', '.join(TARGETS)}, got {text!r}",
+                             parameter="--target")
+    try:
+        return name, float(val)
+    except ValueError:
+        raise ParameterError(f"bad value {val!r}", parameter="--target") from None
+
+
+def _cmd_budget(args) -> int:
+    from . import plan
+
+    depths = parse_int_list(args.depths, option="--depths")
+    target, value = _parse_target(args.target) if args.topics is None else (None, None)
+    study = growth = None
+    if args.runs is not None:
+        if not args.qrels:
+            raise ParameterError("--runs needs --qrels", parameter="--qrels")
+        from .collection import read_qrels
+        from .measures import _as_runs
+
+        runs = _as_runs(args.runs)
+        qrels = read_qrels(args.qrels)
+        pool_runs = None if args.pool_runs is None else [s.strip() for s in args.pool_runs.split(",")]
+        study = plan.pool_depth_study(runs, qrels, depths=depths, measure=args.measure, pool_runs=pool_runs,
+                                      target=target or "swap_rate", value=value if value is not None else 0.05,
+                                      variance=args.variance, min_diff=args.min_diff,
+                                      topic_cost=args.topic_cost, judgment_cost=args.judgment_cost,
+                                      tau_min=args.tau_min)
+        if args.project_runs is not None:
+            growth = plan.judgment_growth(runs, qrels, depths=depths, rng=args.seed)
+        res = plan.budget(topic_cost=args.topic_cost, judgment_cost=args.judgment_cost, total=args.total,
+                          judgments=study, topics_needed=args.topics, n_runs=args.project_runs, growth=growth)
+    else:
+        if args.project_runs is not None:
+            raise ParameterError("projection to other run counts needs --runs", parameter="--project-runs")
+        from . import datasets
+
+        pool = datasets.load_pool(args.dataset)
+        need = args.topics
+        if need is None:
+            scores = datasets.load(args.dataset, measure=args.measure)
+            need = plan.size_for_target(scores, target=target, value=value, variance=args.variance,
+                                        min_diff=args.min_diff, resamples=0).n_topics
+            if need is None:
+                raise ParameterError(f"no topic count reaches {target} {value}", parameter="--target")
+        ps_depths = set(int(d) for d in pool.depths)
+        bad = [d for d in depths if d not in ps_depths]
+        if bad:
+            raise ParameterError(f"the data set has pool statistics at depths {sorted(ps_depths)}, not {bad[0]}",
+                                 parameter="--depths")
+        jm = pool.topics.groupby("depth")["pool_size"].mean()
+        res = plan.budget(topic_cost=args.topic_cost, judgment_cost=args.judgment_cost, total=args.total,
+                          judgments={d: float(jm[d]) for d in depths}, topics_needed=need,
+                          source=f"pool statistics of data set {args.dataset} ({len(pool.pool_runs)} pooled runs)")
+    if args.json:
+        print_json({"budget": res.to_dict(), "pool_study": None if study is None else study.to_dict(),
+                    "growth": None if growth is None else growth.to_dict()})
+        return 0
+    what = f"{target} {value}" if args.topics is None else f"{args.topics} topics (fixed)"
+    print(f"budget for {what}; judgments from {res.judgments_source}")
+    print(f"{'depth':>6} {'judg/topic':>10} {'cost/topic':>10} {'max topics':>10} {'needed':>7} "
+          f"{'total cost':>11} {'tau':>6}")
+    taus = {r["depth"]: r["kendall_tau_vs_full"] for r in res.rows}
+    for r in res.rows:
+        fmt = lambda v, f: "-" if v is None else format(v, f)  # noqa: E731
+        print(f"{r['depth']:>6} {r['judgments_per_topic']:>10.1f} {r['cost_per_topic']:>10.2f} "
+              f"{fmt(r['max_topics'], 'd'):>10} {fmt(r['n_topics_needed'], 'd'):>7} "
+              f"{fmt(r['total_cost'], '.1f'):>11} {fmt(taus.get(r['depth']), '.3f'):>6}")
+    c = res.cheapest
+    cond = "within the total" if res.total is not None else ""
+    if res.tau_min is not None:
+        cond += (" and " if cond else "") + f"with Kendall tau vs full judgments >= {res.tau_min}"
+    print(f"cheapest depth{' ' + cond if cond else ''}: " + (
+        "none" if c is None else f"depth {c['depth']}, {c['n_topics_needed']} topics, cost {c['total_cost']:.1f}"))
+    return 0
+
+
 COMMANDS: list[tuple[Callable, Callable]] = []
 COMMANDS.append((_add_fit, _cmd_fit))
 COMMANDS.append((_add_predict, _cmd_predict))
 COMMANDS.append((_add_size, _cmd_size))
+COMMANDS.append((_add_budget, _cmd_budget))
 COMMANDS.append((_add_study, _cmd_study))
 COMMANDS.append((_add_schema, _cmd_schema))
 

@@ -1115,7 +1115,8 @@ class BudgetResult:
             ``n_runs``), ``cost_per_topic`` (= topic_cost + judgments x judgment_cost),
             ``max_topics`` (floor(total / cost_per_topic), the feasible frontier; None without a
             total), ``n_topics_needed`` (None when unknown), ``total_cost`` (needed x cost per topic),
-            ``feasible`` (needed <= max_topics, or True without a total).
+            ``kendall_tau_vs_full`` and ``tau_ok`` (from a DepthStudy, else None / True),
+            ``feasible`` (needed known, within the total, and tau_ok).
         cheapest: the feasible row of least total cost (ties: deeper), or None.
         total, topic_cost, judgment_cost: the inputs; ``n_runs``: projection target (None = as observed);
         judgments_source: where the judgments per topic came from.
@@ -1123,6 +1124,7 @@ class BudgetResult:
 
     rows: tuple
     cheapest: dict | None
+    tau_min: float | None
     total: float | None
     topic_cost: float
     judgment_cost: float
@@ -1152,7 +1154,8 @@ class BudgetResult:
 
 def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float | None = None,
            judgments=None, topics_needed=None, n_runs: int | None = None,
-           growth: GrowthCurve | None = None) -> BudgetResult:
+           growth: GrowthCurve | None = None, tau_min: float | None = None,
+           source: str | None = None) -> BudgetResult:
     """Cost per topic at each pool depth, the feasible (topics, depth) frontier and the cheapest pair.
 
     Args:
@@ -1165,6 +1168,9 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
             (a :class:`GrowthCurve`, see :func:`judgment_growth`): judgments are scaled by
             ``growth.predict(k, n_runs) / growth.predict(k, growth.n_runs)``.
         total: the total budget; ``max_topics = floor(total / cost_per_topic)``.
+        source: a label for where mapping judgments came from (recorded in the result).
+        tau_min: with a DepthStudy (default: its ``tau_min``), a depth is feasible only when its
+            Kendall tau against full judgments reaches ``tau_min`` (shallow pools bias scores).
 
     Raises ParameterError for negative costs, a total that buys not even one topic at any
     depth, or a projection without a growth curve.
@@ -1178,7 +1184,11 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
                              parameter="judgment_cost")
     source = "given"
     need_map: dict[int, int | None] = {}
+    tau_map: dict[int, float] = {}
     if isinstance(judgments, DepthStudy):
+        tau_map = {r["depth"]: r["kendall_tau_vs_full"] for r in judgments.rows}
+        if tau_min is None:
+            tau_min = judgments.tau_min
         jmap = {r["depth"]: r["judgments_per_topic"] for r in judgments.rows}
         need_map = {r["depth"]: r["n_topics_needed"] for r in judgments.rows}
         source = f"pool depth study ({judgments.n_runs} runs, {judgments.n_topics} topics)"
@@ -1188,6 +1198,7 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
         source = f"pool statistics ({len(judgments.pool_runs)} pooled runs)"
     elif isinstance(judgments, Mapping):
         jmap = {int(k): float(v) for k, v in judgments.items()}
+        source = source or "given"
     elif judgments is None and growth is not None:
         jmap = {k: growth.predict(k, growth.n_runs) for k in growth.depths}
         source = f"growth curve ({growth.n_runs} runs)"
@@ -1226,13 +1237,15 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
         max_n = None if total is None else (int(math.floor(total / cost)) if cost > 0 else None)
         need = need_map.get(k)
         tot = None if need is None else need * cost
-        feasible = need is not None and (total is None or tot <= total)
+        tau = tau_map.get(k)
+        tau_ok = tau is None or tau_min is None or tau >= tau_min
+        feasible = need is not None and (total is None or tot <= total) and tau_ok
         rows.append({"depth": k, "judgments_per_topic": jmap[k], "cost_per_topic": cost,
                      "max_topics": max_n, "n_topics_needed": need, "total_cost": tot,
-                     "feasible": bool(feasible)})
+                     "kendall_tau_vs_full": tau, "tau_ok": bool(tau_ok), "feasible": bool(feasible)})
     ok = [r for r in rows if r["feasible"]]
     cheapest = min(ok, key=lambda r: (r["total_cost"], -r["depth"])) if ok else None
-    return BudgetResult(rows=tuple(rows), cheapest=cheapest, total=total, topic_cost=tc, judgment_cost=jc,
+    return BudgetResult(rows=tuple(rows), cheapest=cheapest, tau_min=tau_min, total=total, topic_cost=tc, judgment_cost=jc,
                         n_runs=n_runs, judgments_source=source)
 
 
