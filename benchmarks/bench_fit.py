@@ -1,0 +1,91 @@
+"""Speed and memory of planner.variance (run by hand, not by pytest).
+
+    /work/venv/bin/python benchmarks/bench_fit.py [--systems 1000] [--topics 10000]
+
+1. ANOVA fit of a synthetic S x T matrix (default 1,000 x 10,000), then pair statistics
+   and the `pair` variances of all S (S - 1) / 2 pairs (499,500). Goal: < 5 s, < 4 GiB.
+2. REML (statsmodels MixedLM) beside ANOVA on the TREC DL 2020 passage nDCG@10 matrix
+   (../shared/data; skipped when absent).
+
+Peak memory is printed twice: numpy/python allocations traced by tracemalloc during each
+step (beyond what existed before it), and the process's maximum resident set size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+import tracemalloc
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from planner.errors import DegenerateDataWarning
+from planner.scores import ScoreMatrix
+from planner.variance import fit, pair_stats, pair_variance
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def measure(label, fn):
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    t0 = time.perf_counter()
+    out = fn()
+    dt = time.perf_counter() - t0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"{label:<46} {dt:8.3f} s   peak {peak / 2**30:6.3f} GiB")
+    return out, dt
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--systems", type=int, default=1000)
+    ap.add_argument("--topics", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    S, T = args.systems, args.topics
+    rng = np.random.default_rng(args.seed)
+    x = np.clip(0.3 + rng.normal(0, 0.07, (S, 1)) + rng.normal(0, 0.15, (1, T))
+                + rng.normal(0, 0.12, (S, T)), 0, 1)
+    m = ScoreMatrix.build(x, [f"s{i}" for i in range(S)], [f"t{j}" for j in range(T)], warn=False)
+    del x
+    print(f"synthetic {S} systems x {T} topics ({S * (S - 1) // 2} pairs); numpy {np.__version__}")
+    total = 0.0
+    comp, dt = measure("ANOVA fit", lambda: fit(m))
+    total += dt
+    ps, dt = measure("pair_stats (dbar, s2_d of all pairs)", lambda: pair_stats(m))
+    total += dt
+    pv, dt = measure("pair_variance('pair') reusing pair_stats", lambda: pair_variance(m, "pair", pairs=ps))
+    total += dt
+    _, dt = measure("pair_variance('percentile:95')", lambda: pair_variance(m, "percentile:95", pairs=ps))
+    total += dt
+    print(f"{'total':<46} {total:8.3f} s   (goal < 5 s)")
+    print(f"check: mean s2_d / (2 var_e) - 1 = {ps.s2_d.mean() / (2 * comp.var_e) - 1:.2e}")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20   # kB -> GiB (Linux)
+    print(f"process max RSS so far {rss:.3f} GiB (goal < 4 GiB)")
+
+    dl = DATA / "trec-dl2020-passage" / "reference" / "matrix_official_nDCG_at_10.csv"
+    if dl.is_file():
+        import pandas as pd
+
+        df = pd.read_csv(dl).set_index("topic")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            d = ScoreMatrix.from_frame(df, source=str(dl))
+            a, ta = measure(f"DL 2020 nDCG@10 {d.n_systems}x{d.n_topics}: ANOVA", lambda: fit(d, method="anova"))
+            fit(d.take(systems=range(3)), method="reml")          # import statsmodels outside the timing
+            r, tr = measure(f"DL 2020 nDCG@10 {d.n_systems}x{d.n_topics}: REML", lambda: fit(d, method="reml"))
+        print(f"REML / ANOVA time: {tr / ta:.0f}x; var_s {a.var_s:.6f} vs {r.var_s:.6f}, "
+              f"var_t {a.var_t:.6f} vs {r.var_t:.6f}, var_e {a.var_e:.6f} vs {r.var_e:.6f}")
+    else:
+        print(f"({dl} not found: REML timing skipped)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
