@@ -439,8 +439,16 @@ def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file
         for i, s in enumerate(systems):
             for t, v in per_run[s].get(m, {}).items():
                 vals[i, tpos[t]] = v
-        out[m] = ScoreMatrix.build(vals, systems, topics, measure=m, missing=missing, source=src,
-                                   warn=False)
+        try:
+            out[m] = ScoreMatrix.build(vals, systems, topics, measure=m, missing=missing, source=src,
+                                       warn=False)
+        except InputError as exc:
+            if measures is not None:
+                raise
+            warnings.warn(f"{src or 'trec_eval'}: measure {m!r} skipped: {exc.message}",
+                          PlannerWarning, stacklevel=2)
+    if not out:
+        raise InputError("no measure with at least 2 systems and 2 topics", file=src)
     return out
 
 

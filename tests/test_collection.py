@@ -1,0 +1,276 @@
+"""Readers of planner.collection: runs, qrels, trec_eval -q, score tables, topics."""
+
+from __future__ import annotations
+
+import gzip
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from planner.collection import (Qrels, load_scores, read_qrels, read_run, read_runs, read_topics,
+                                read_trec_eval, run_name)
+from planner.errors import DegenerateDataWarning, InputError, ParameterError, PlannerWarning
+
+RUN = """\
+1 Q0 d1 1 3.5 sysA
+1 Q0 d2 2 2.0 sysA
+1 0 d3 3 1.0 sysA
+2 q0 d1 1 0.5 sysA
+"""
+
+
+# ---------------------------------------------------------------- runs
+def test_read_run_text_accepts_q0_variants():
+    r = read_run(RUN)
+    assert r.name == "sysA"  # from the tag column when reading a text
+    assert len(r) == 4
+    assert r.topics == {"1": {"d1": 3.5, "d2": 2.0, "d3": 1.0}, "2": {"d1": 0.5}}
+    assert r.frame["score"].dtype == np.float64
+
+
+def test_read_run_tabs_and_gzip(tmp_path):
+    p = tmp_path / "sysA.run.gz"
+    p.write_bytes(gzip.compress(RUN.replace(" ", "\t").encode()))
+    r = read_run(p)
+    assert r.name == "sysA" and r.source == str(p)
+    assert r.topics["1"]["d2"] == 2.0
+
+
+def test_read_run_ignores_rank_column_but_keeps_scores():
+    r = read_run("1 Q0 a 7 0.25 x\n1 Q0 b 1 0.75 x\n")
+    assert r.topics["1"] == {"a": 0.25, "b": 0.75}
+
+
+@pytest.mark.parametrize("text,line,needle", [
+    ("1 Q0 d1 1 3.5 s\n1 Q0 d2 2 2.0\n", 2, "expected 6 columns"),          # truncated line
+    ("1 Q0 d1 1 3.5 s\n\n1 Q0 d2 2 abc s\n", 3, "non-numeric score 'abc'"),  # non-numeric, after a blank line
+    ("1 Q0 d1 1 3.5 s\n1 X d2 2 1 s\n", 2, "second column"),
+    ("1 Q0 d1 1 3.5 s\n1 Q0 d2 2 1 s extra\n", 2, "expected 6 columns"),
+    ("1 Q0 d1 1 inf s\n", 1, "finite"),
+])
+def test_read_run_bad_lines_name_the_line(tmp_path, text, line, needle):
+    p = tmp_path / "bad.run"
+    p.write_text(text)
+    with pytest.raises(InputError) as e:
+        read_run(p)
+    assert e.value.line == line and e.value.file == str(p)
+    assert needle in str(e.value)
+    assert str(e.value).startswith(f"{p}:{line}: ")
+
+
+def test_read_run_repeated_document(tmp_path):
+    p = tmp_path / "dup.run"
+    p.write_text("1 Q0 a 1 3 s\n1 Q0 b 2 2 s\n2 Q0 a 1 1 s\n1 Q0 a 3 1 s\n")
+    with pytest.raises(InputError) as e:
+        read_run(p)
+    assert e.value.line == 4 and "'a' repeated for topic '1'" in str(e.value)
+    r = read_run(p, duplicates="first", warn_tag=False)
+    assert r.topics["1"] == {"a": 3.0, "b": 2.0} and len(r) == 3
+    with pytest.raises(ParameterError):
+        read_run(p, duplicates="last")
+
+
+def test_read_run_empty_and_missing_and_corrupt(tmp_path):
+    e1 = tmp_path / "empty.run"
+    e1.write_text("\n  \n")
+    with pytest.raises(InputError, match="empty run file"):
+        read_run(e1)
+    with pytest.raises(InputError, match="no such run file"):
+        read_run(tmp_path / "nope.run")
+    bad = tmp_path / "x.run.gz"
+    bad.write_bytes(gzip.compress(RUN.encode())[:30])  # truncated gzip stream
+    with pytest.raises(InputError, match="corrupt gzip") as e:
+        read_run(bad)
+    assert e.value.file == str(bad)
+
+
+def test_tag_disagreeing_warns(tmp_path):
+    p = tmp_path / "other.run"
+    p.write_text(RUN)
+    with pytest.warns(PlannerWarning, match="disagrees with run name 'other'"):
+        r = read_run(p)
+    assert r.name == "other" and r.tags == ("sysA",)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_run(p, warn_tag=False)
+        (tmp_path / "sysA.txt").write_text(RUN)
+        assert read_run(tmp_path / "sysA.txt").name == "sysA"  # agrees: no warning
+
+
+def test_run_name_strips_known_extensions_only():
+    assert run_name("a/ICT-BERT2.run.gz") == "ICT-BERT2"
+    assert run_name("terrier.BM25.spam50_EN_Run1.res") == "terrier.BM25.spam50_EN_Run1"
+    assert run_name("x.y.z") == "x.y.z"
+
+
+def test_read_runs_folder(tmp_path):
+    (tmp_path / "b.run").write_text(RUN.replace("sysA", "b"))
+    (tmp_path / "a.run").write_text(RUN.replace("sysA", "a"))
+    (tmp_path / ".hidden").write_text("junk")
+    runs = read_runs(tmp_path)
+    assert list(runs) == ["a", "b"]
+    (tmp_path / "a.txt").write_text(RUN.replace("sysA", "a"))
+    with pytest.raises(InputError, match="two files give run name 'a'"):
+        read_runs(tmp_path)
+
+
+def test_read_real_run(shared_data):
+    r = read_run(shared_data / "trec-dl2019-passage" / "runs" / "ICT-BERT2.run.gz")
+    assert r.name == "ICT-BERT2" and r.tags == ("ICT-BERT2",)
+    # first line of the file (zcat | head -1): 19335 Q0 8412682 1 4.0694156 ICT-BERT2
+    assert r.topics["19335"]["8412682"] == pytest.approx(4.0694156, abs=0)
+    assert r.n_topics == 43  # the 43 judged DL 2019 queries (data README)
+
+
+# ---------------------------------------------------------------- qrels
+def test_read_qrels_and_errors(tmp_path):
+    q = read_qrels("1 0 a 2\n1 0 b 0\n2 0 a 1\n")
+    assert isinstance(q, Qrels) and q == {"1": {"a": 2, "b": 0}, "2": {"a": 1}}
+    assert q.n_judgments == 3
+    p = tmp_path / "q.txt"
+    p.write_text("1 0 a 2\n1 0 b x\n")
+    with pytest.raises(InputError) as e:
+        read_qrels(p)
+    assert e.value.line == 2 and "integer" in str(e.value)
+    p.write_text("1 0 a 2\n1 0 a\n")
+    with pytest.raises(InputError, match=":2: expected 4 columns"):
+        read_qrels(p)
+    p.write_text("1 0 a 2\n1 0 a 1\n")
+    with pytest.raises(InputError, match="different grades"):
+        read_qrels(p)
+    p.write_text("")
+    with pytest.raises(InputError, match="empty qrels"):
+        read_qrels(p)
+
+
+def test_read_real_qrels(shared_data):
+    q = read_qrels(shared_data / "trec-dl2019-passage" / "qrels.txt")
+    assert len(q) == 43
+    # first line of qrels.txt: 19335 Q0 1017759 0
+    assert q["19335"]["1017759"] == 0
+
+
+# ------------------------------------------------------------ trec_eval -q
+TE = "runid                 \tall\t{r}\nmap                   \t1\t0.5\nmap                   \t2\t0.25\n" \
+     "P_10                  \t1\t0.3\nmap                   \tall\t0.375\n"
+
+
+def test_trec_eval_folder(tmp_path):
+    (tmp_path / "r1.res").write_text(TE.format(r="R1"))
+    (tmp_path / "r2.res").write_text(TE.format(r="R2").replace("0.25", "5e-04"))
+    with pytest.warns(PlannerWarning, match="'P_10' skipped: need at least 2 topics"):
+        mats = read_trec_eval(tmp_path, missing="keep")
+    assert set(mats) == {"map"}
+    m = mats["map"]
+    assert m.systems == ("r1", "r2") and m.topics == ("1", "2")
+    np.testing.assert_array_equal(m.values, [[0.5, 0.25], [0.5, 5e-04]])  # 'all' row skipped
+    with pytest.warns(PlannerWarning, match="skipped"):
+        assert read_trec_eval(tmp_path, names="runid")["map"].systems == ("R1", "R2")
+    # load_scores: several measures -> must choose
+    (tmp_path / "r1.res").write_text(TE.format(r="R1") + "P_10\t2\t0.1\n")
+    (tmp_path / "r2.res").write_text(TE.format(r="R2").replace("0.25", "5e-04") + "P_10\t2\t0.2\n")
+    with pytest.raises(ParameterError, match="choose one"):
+        load_scores(tmp_path)
+    with pytest.raises(ParameterError, match="'ndcg' not in the trec_eval output"):
+        load_scores(tmp_path, measure="ndcg")
+    assert load_scores(tmp_path, measure="map").values[1, 1] == 5e-04
+
+
+def test_trec_eval_bad_value(tmp_path):
+    (tmp_path / "r1.res").write_text("map\t1\t0.5\nmap\t2\tabc\n")
+    with pytest.raises(InputError) as e:
+        read_trec_eval(tmp_path)
+    assert e.value.line == 2 and "non-numeric" in str(e.value)
+
+
+def test_trec_eval_real_folder_matches_wide_matrix(shared_data):
+    # the data README says several collections hold systems identical on every topic
+    with pytest.warns(DegenerateDataWarning, match="CUNI_EN_Run1 = terrier.DirichletLM_EN_Run1"):
+        m = load_scores(shared_data / "clef-ehealth2016" / "trec_eval", measure="map")
+    ref = pd.read_csv(shared_data / "clef-ehealth2016" / "query-variations" / "matrix_map.csv", index_col=0)
+    assert m.shape == (48, 300)
+    assert list(ref.columns) == list(m.systems)
+    assert list(ref.index.astype(str)) == list(m.topics)
+    np.testing.assert_array_equal(m.values, ref.to_numpy().T)
+
+
+# --------------------------------------------------------------- tables
+def test_wide_csv_with_and_without_topic_column(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text("topic,s1,s2\nt1,0.1,5e-04\nt2,0.3,0.4\n")
+    m = load_scores(p, measure="AP")
+    assert m.systems == ("s1", "s2") and m.topics == ("t1", "t2") and m.measure == "AP"
+    assert m.values[1, 0] == 5e-04
+    p.write_text("s1,s2\n0.1,0.2\n\n0.3,0.4\n")
+    m = load_scores(p)
+    assert m.topics == ("1", "2")
+    np.testing.assert_array_equal(m.values, [[0.1, 0.3], [0.2, 0.4]])
+
+
+def test_wide_csv_errors(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text("s1,s2\n0.1,0.2\n0.3,x\n")
+    with pytest.raises(InputError) as e:
+        load_scores(p)
+    assert e.value.line == 3 and "'x'" in str(e.value) and "s2" in str(e.value)
+    p.write_text("s1,s2\n0.1,0.2\n0.3\n")
+    with pytest.raises(InputError, match=":3: expected 2 fields"):
+        load_scores(p)
+    p.write_text("s1,s2\n0.1,NA\n0.3,0.2\n")
+    with pytest.raises(InputError, match="missing cell"):
+        load_scores(p)
+    assert load_scores(p, missing="zero").values[1, 0] == 0.0
+    p.write_text("")
+    with pytest.raises(InputError, match="empty"):
+        load_scores(p)
+
+
+def test_tidy_csv_and_tsv(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("system,topic,value,measure\na,1,0.1,AP\nb,1,0.2,AP\na,2,0.3,AP\nb,2,0.4,AP\n"
+                 "a,1,0.9,P10\nb,1,0.8,P10\na,2,0.7,P10\nb,2,0.6,P10\n")
+    with pytest.raises(ParameterError, match="several measures"):
+        load_scores(p)
+    m = load_scores(p, measure="P10")
+    np.testing.assert_array_equal(m.values, [[0.9, 0.7], [0.8, 0.6]])
+    with pytest.raises(ParameterError, match="'nDCG' not in"):
+        load_scores(p, measure="nDCG")
+    t = tmp_path / "t.tsv"
+    t.write_text("system\ttopic\tvalue\na\t1\t0.1\nb\t1\t0.2\na\t2\t0.3\nb\t2\t0.4\na\t2\t0.5\n")
+    with pytest.raises(InputError) as e:
+        load_scores(t)
+    assert e.value.line == 6 and "repeated cell" in str(e.value)
+
+
+def test_topics_and_strata(tmp_path):
+    meta = tmp_path / "topics.csv"
+    meta.write_text("topic,stratum,year\nt1,A,2019\nt2,B,2020\nt3,B,2020\n")
+    df = read_topics(meta)
+    assert list(df.columns) == ["topic", "stratum", "year"] and df["stratum"].tolist() == ["A", "B", "B"]
+    p = tmp_path / "w.csv"
+    p.write_text("topic,s1,s2\nt1,0.1,0.2\nt2,0.3,0.4\n")
+    m = load_scores(p, strata=meta)
+    assert m.strata == ("A", "B")
+    meta.write_text("topic,stratum\nt1,A\nt1,B\n")
+    with pytest.raises(InputError, match=":3: topic 't1' repeated"):
+        read_topics(meta)
+    meta.write_text("topic,stratum\nt1,A\n")
+    with pytest.raises(InputError, match="no stratum"):
+        load_scores(p, strata=meta)
+    meta.write_text("stratum\nA\n")
+    with pytest.raises(InputError, match="'topic' column"):
+        read_topics(meta)
+
+
+def test_real_wide_matrices(shared_data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        m = load_scores(shared_data / "trec-adhoc" / "adhoc5_ap.csv")
+        t = load_scores(shared_data / "trec-terabyte" / "terabyte2006_ap.csv")
+        d = load_scores(shared_data / "trec-dl2019-passage" / "reference" / "matrix_official_AP_rel2.csv")
+    assert m.shape == (61, 50) and t.shape == (61, 149)  # data README table
+    assert d.shape == (37, 43) and d.topics[0] == "1037798"
+    with pytest.warns(DegenerateDataWarning, match="identical on every topic"):
+        load_scores(shared_data / "trec-web" / "web2010_ndcg20.csv")
