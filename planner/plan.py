@@ -1182,7 +1182,7 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
     if tc == 0 and jc == 0:
         raise ParameterError("topic and judgment costs are both 0; nothing to budget",
                              parameter="judgment_cost")
-    source = "given"
+    label = source
     need_map: dict[int, int | None] = {}
     tau_map: dict[int, float] = {}
     if isinstance(judgments, DepthStudy):
@@ -1191,17 +1191,17 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
             tau_min = judgments.tau_min
         jmap = {r["depth"]: r["judgments_per_topic"] for r in judgments.rows}
         need_map = {r["depth"]: r["n_topics_needed"] for r in judgments.rows}
-        source = f"pool depth study ({judgments.n_runs} runs, {judgments.n_topics} topics)"
+        label = f"pool depth study ({judgments.n_runs} runs, {judgments.n_topics} topics)"
     elif hasattr(judgments, "topics") and hasattr(judgments, "depths"):  # PoolStats
         df = judgments.topics
         jmap = {int(k): float(v) for k, v in df.groupby("depth")["pool_size"].mean().items()}
-        source = f"pool statistics ({len(judgments.pool_runs)} pooled runs)"
+        label = f"pool statistics ({len(judgments.pool_runs)} pooled runs)"
     elif isinstance(judgments, Mapping):
         jmap = {int(k): float(v) for k, v in judgments.items()}
-        source = source or "given"
+        label = source or "given"
     elif judgments is None and growth is not None:
         jmap = {k: growth.predict(k, growth.n_runs) for k in growth.depths}
-        source = f"growth curve ({growth.n_runs} runs)"
+        label = f"growth curve ({growth.n_runs} runs)"
     else:
         raise ParameterError("give judgments per topic per depth (mapping, PoolStats or DepthStudy)",
                              parameter="judgments")
@@ -1217,7 +1217,7 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
         if n_runs < 1:
             raise ParameterError(f"must be >= 1, got {n_runs}", parameter="n_runs")
         jmap = {k: v * growth.predict(k, n_runs) / growth.predict(k, growth.n_runs) for k, v in jmap.items()}
-        source += f", projected to {n_runs} runs (power law a*r^b)"
+        label += f", projected to {n_runs} runs (power law a*r^b)"
     if topics_needed is not None:
         if isinstance(topics_needed, Mapping):
             need_map = {int(k): (None if v is None else int(v)) for k, v in topics_needed.items()}
@@ -1246,7 +1246,7 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
     ok = [r for r in rows if r["feasible"]]
     cheapest = min(ok, key=lambda r: (r["total_cost"], -r["depth"])) if ok else None
     return BudgetResult(rows=tuple(rows), cheapest=cheapest, tau_min=tau_min, total=total, topic_cost=tc, judgment_cost=jc,
-                        n_runs=n_runs, judgments_source=source)
+                        n_runs=n_runs, judgments_source=label)
 
 
 # =============================================================================

@@ -246,6 +246,7 @@ def dl19_study(dl19_small):
                                  value=0.05, topic_cost=5.0, judgment_cost=1.0, tau_min=0.8)
 
 
+@pytest.mark.slow
 def test_pool_depth_study_against_measures_module(dl19_small, dl19_study):
     from planner.measures import pool_stats, restrict_qrels, score_runs
 
@@ -270,6 +271,7 @@ def test_pool_depth_study_against_measures_module(dl19_small, dl19_study):
     json.dumps(dl19_study.to_dict())
 
 
+@pytest.mark.slow
 def test_growth_curve_fits_and_is_deterministic(dl19_small):
     runs, qrels = dl19_small
     g1 = plan.judgment_growth(runs, qrels, depths=[10], subsets=5, rng=3)
@@ -349,3 +351,53 @@ def test_allocation_with_costs_same_cost():
         plan.allocate(_toy(), n=20)   # no strata
     with pytest.raises(ParameterError):
         plan.allocate(m, n=4)         # cannot give 3 strata 2 topics each
+
+
+# ------------------------------------------------------------------------------ CLI
+
+def test_cli_size_json(capsys):
+    rc = main(["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    ref = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8)
+    assert out["n_topics"] == ref.n_topics and out["variance"].startswith("given")
+    rc = main(["size", "--design", "anova", "--min-diff", "0.1", "--sigma2", "0.04", "--systems", "10",
+               "--approx", "sakai", "--json"])
+    assert rc == 0 and json.loads(capsys.readouterr().out)["method"] == "sakai"
+
+
+def test_cli_size_scores_text(tmp_path, capsys):
+    path = tmp_path / "wide.csv"
+    _toy().to_csv(path)
+    rc = main(["size", "--design", "ci", "--min-diff", "0.1", "--scores", str(path), "--variance", "pair"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "pair (median over pairs)" in out and "per pair" in out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--power", "1"], "power"),
+    (["size", "--design", "ci", "--min-diff", "0", "--sigma2", "0.02"], "width"),
+    (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "-0.1"], "sigma2"),
+    (["budget", "--dataset", "dl19-passage", "--topics", "50", "--total", "1"], "total"),
+    (["budget", "--dataset", "dl19-passage", "--target", "kendall_tau:1"], "value"),
+    (["budget", "--dataset", "dl19-passage", "--target", "bogus:1"], "--target"),
+])
+def test_cli_errors_exit_2(argv, needle, capsys):
+    rc = main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len([line for line in err if "error" in line]) == 1 and needle in err[-1]
+
+
+def test_cli_budget_dataset_json(capsys):
+    rc = main(["budget", "--dataset", "dl19-passage", "--topics", "50", "--topic-cost", "10",
+               "--judgment-cost", "1", "--total", "10000", "--depths", "10,20", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)["budget"]
+    from planner import datasets
+
+    jm = datasets.load_pool("dl19-passage").topics.groupby("depth")["pool_size"].mean()
+    r10 = out["rows"][0]
+    assert r10["cost_per_topic"] == pytest.approx(10 + jm[10])
+    assert r10["max_topics"] == math.floor(10000 / (10 + jm[10]))
+    assert out["cheapest"]["depth"] == 10  # both depths fit 50 topics; depth 10 costs less
