@@ -1,0 +1,113 @@
+"""Tests of planner.report on hand-made results: every artifact, HTML parses and embeds
+every figure, deterministic JSON, atomic move into place, refusal without force."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from planner import report
+from planner.errors import InputError
+
+
+def _tables():
+    n = [10, 20, 50]
+    curves = pd.DataFrame({
+        "scenario": ["a"] * 3 + ["b"] * 3, "n_topics": n * 2,
+        "swap_rate_mean": [.2, .1, .05, .25, .15, .08], "reversal_rate_mean": [.1, .05, .02, .12, .07, .03],
+        "kendall_tau_mean": [.6, .8, .9, .5, .7, .85], "ci_width_median": [.3, .2, .1, .35, .25, .15],
+        "ci_width_p90": [.4, .3, .2, .45, .35, .25], "power_mean": [.3, .5, .8, .2, .4, .7]})
+    targets = pd.DataFrame({"scenario": ["a", "b"], "target": ["swap_rate"] * 2, "value": [.05] * 2,
+                            "n_topics": [50, np.nan], "how": ["curve", "curve"]})
+    comps = pd.DataFrame({"scenario": ["a", "b"], "var_s": [.01, .02], "var_t": [.05, .04], "var_e": [.02, .03]})
+    pool = pd.DataFrame({"depth": [10, 20], "judgments_per_topic": [80.0, 150.0], "judged_share_mean": [1, .9]})
+    return {"curves": curves, "targets": targets, "components": comps, "pool": pool}
+
+
+RESULTS = {"study": "hand", "answer": {"text": "Choose **50 topics**.", "buys": ["swap 0.05"]},
+           "honest": {"paragraphs": ["**Mean and topics.** 0.5 on 43 topics."]},
+           "numbers": {"x": np.float64(0.1), "nan": float("nan"), "arr": np.arange(3), "t": (1, 2)}}
+
+
+class _P(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.figs, self.alts = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append(tag)
+        if tag == "figure":
+            self.figs.append(a.get("data-figure"))
+        if tag == "img":
+            self.alts.append(a.get("alt"))
+            assert a["src"].startswith("data:image/png;base64,")
+
+
+def test_writes_every_artifact_and_html_references_every_figure(tmp_path):
+    out = report.write_report(RESULTS, tmp_path / "r", tables=_tables(), provenance={"seed": 3})
+    expected_figs = {"ci_width", "swap_reversal", "kendall_tau", "power", "required_topics", "components",
+                     "pool_depth"}
+    assert {p.stem for p in (out / "figures").glob("*.png")} == expected_figs
+    assert {p.stem for p in (out / "figures").glob("*.svg")} == expected_figs
+    assert {p.stem for p in (out / "tables").glob("*.csv")} == {"curves", "targets", "components", "pool"}
+    for f in ("report.md", "report.html", "results.json", "provenance.json", "config.resolved.yaml"):
+        assert (out / f).is_file()
+    p = _P()
+    p.feed((out / "report.html").read_text())
+    p.close()
+    assert set(p.figs) == expected_figs and set(p.alts) == expected_figs
+    assert p.tags[0] == "html" and "table" in p.tags
+    # svg files are real SVG documents
+    assert (out / "figures" / "power.svg").read_text().lstrip().startswith("<?xml")
+    md = (out / "report.md").read_text()
+    assert md.index("## The answer") < md.index("## Provenance") < md.index("## The honest statement")
+    assert "Choose **50 topics**." in md
+    html = (out / "report.html").read_text()
+    assert "<strong>50 topics</strong>" in html
+
+
+def test_results_json_plain_and_deterministic(tmp_path):
+    a = report.write_report(RESULTS, tmp_path / "a", tables={})
+    b = report.write_report(RESULTS, tmp_path / "b", tables={})
+    ja = (a / "results.json").read_bytes()
+    assert ja == (b / "results.json").read_bytes()
+    d = json.loads(ja)
+    assert d["numbers"] == {"x": 0.1, "nan": None, "arr": [0, 1, 2], "t": [1, 2]}
+    assert report.dump_json(RESULTS).encode() == ja
+
+
+def test_refuses_to_overwrite_without_force(tmp_path):
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    with pytest.raises(InputError, match="report folder exists; use --force"):
+        report.write_report(RESULTS, out, tables={})
+    assert (out / "mine.txt").read_text() == "keep"
+    report.write_report(RESULTS, out, tables={}, force=True)
+    assert not (out / "mine.txt").exists() and (out / "report.md").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]      # no temporary leftovers
+
+
+def test_failure_leaves_nothing_in_place(tmp_path, monkeypatch):
+    from planner import plots
+
+    def boom(*a, **k):
+        raise RuntimeError("plot failed")
+
+    monkeypatch.setattr(plots, "plot_required_topics", boom)   # the first figure
+    with pytest.raises(RuntimeError):
+        report.write_report(RESULTS, tmp_path / "r", tables=_tables())
+    assert list(tmp_path.iterdir()) == []
+    # an existing report survives a failed --force rewrite
+    good = report.write_report(RESULTS, tmp_path / "g", tables={})
+    before = (good / "report.md").read_text()
+    with pytest.raises(RuntimeError):
+        report.write_report(RESULTS, good, tables=_tables(), force=True)
+    assert (good / "report.md").read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
