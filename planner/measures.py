@@ -279,9 +279,10 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
             topic_docs = run.topics
             sub = {t: topic_docs[t] for t in common}
             for metric in evaluator.iter_calc(sub):
-                j = tpos.get(str(metric.query_id))
-                if j is None:
+                qid = str(metric.query_id)
+                if qid not in common:  # ir_measures yields 0 for qrels topics the run lacks
                     continue
+                j = tpos[qid]
                 for k in by_measure_obj.get(metric.measure, ()):
                     vals[k][i, j] = metric.value
         for k, m in native.items():
