@@ -510,7 +510,13 @@ def _anova2(x: np.ndarray) -> dict:
 
 
 def _moment_start(x: np.ndarray) -> tuple[float, float, float, float]:
-    """Rough (var_s, var_t, var_e, mean) from the observed cells: a starting point for REML."""
+    """(var_s, var_t, var_e, mean) to start REML from: the ANOVA estimates on a complete
+    matrix, rough moment estimates from the observed cells otherwise; floored at 1% of var_e."""
+    if not np.isnan(x).any():
+        est = _anova2(x)
+        var_e = est["var_e"] if est["var_e"] > 0 else 1e-6
+        floor = 0.01 * var_e
+        return max(est["var_s"], floor), max(est["var_t"], floor), var_e, est["grand_mean"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         m = float(np.nanmean(x))
