@@ -652,9 +652,9 @@ class _Model:
             return float(np.mean(pw))
         vs, vt, ve = self.comp["var_s"], self.comp["var_t"], self.comp["var_e"]
         if target == "erho2":
-            return vs / (vs + ve / n) if vs + ve > 0 else 0.0
+            return float(vs / (vs + ve / n)) if vs + ve > 0 else 0.0
         if target == "phi":
-            return vs / (vs + (vt + ve) / n) if vs + vt + ve > 0 else 0.0
+            return float(vs / (vs + (vt + ve) / n)) if vs + vt + ve > 0 else 0.0
         raise ParameterError(f"unknown target {target!r}", parameter="target")
 
 
@@ -665,7 +665,7 @@ def _meets(direction: str, x: float, value: float) -> bool:
 def size_for_target(scores, *, target: str, value: float, method: str = "analytic",
                     variance: str = "pair", min_diff: float = 0.05, alpha: float = 0.05,
                     quantile: float = 50.0, interval: float = 0.95, resamples: int = 200,
-                    n_max: int = 100_000, rng=None) -> TargetResult:
+                    n_max: int = 100_000, sim_resamples: int = 1000, rng=None) -> TargetResult:
     """Smallest number of topics for which a statistic of the collection meets ``value``.
 
     Args:
@@ -680,6 +680,11 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         interval, resamples: level and count of the topic-resampling interval on n
             (``resamples=0`` skips it). For ``erho2``/``phi`` the interval is the D-study
             interval of :meth:`planner.variance.VarianceComponents.topics_for` (Feldt / AJF).
+        sim_resamples: ``resamples`` of each :func:`planner.simulate.predict` call (random methods);
+            every n is simulated with the same seed (common random numbers), so the search is
+            over a fixed curve. The resampling methods use the data's own pair variances
+            (``variance`` only applies to ``analytic``).
+        n_max: largest n searched.
         rng: seed or Generator for the resampling (one child stream per resample).
 
     Memory: ``O(K T)`` floats for the ``K = S (S-1) / 2`` pair differences of one resample.
@@ -725,8 +730,8 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         stat_at = lambda n: model.stat(target, n, **opts)  # noqa: E731
         n_star = solve(model)
     else:
-        stat_at = _predict_stat(scores, key=key, method=method, variance=variance,
-                                min_diff=min_diff, alpha=alpha, rng=seed if seed is not None else 0)
+        stat_at = _predict_stat(scores, key=key, method=method, min_diff=min_diff, alpha=alpha,
+                                resamples=int(sim_resamples), rng=seed if seed is not None else 0)
         n_star = _smallest_n(lambda n: _meets(direction, stat_at(n), value), 2, n_max)
     achieved = float(stat_at(n_star)) if n_star is not None else None
     prev = float(stat_at(n_star - 1)) if n_star is not None and n_star > 2 else None
@@ -772,7 +777,7 @@ def _dstudy_interval(scores, target, value, interval):
     return conv(need.lower), conv(need.upper), f"D-study interval ({name})"
 
 
-def _predict_stat(scores, *, key, method, variance, min_diff, alpha, rng):
+def _predict_stat(scores, *, key, method, min_diff, alpha, resamples, rng):
     try:
         from .simulate import predict
     except ImportError:
@@ -782,8 +787,8 @@ def _predict_stat(scores, *, key, method, variance, min_diff, alpha, rng):
 
     def stat(n: int) -> float:
         if n not in cache:
-            curve = predict(scores, topics=[int(n)], method=method, variance=variance,
-                            min_diff=min_diff, alpha=alpha, rng=rng)
+            curve = predict(scores, topics=[int(n)], method=method, min_diff=min_diff, alpha=alpha,
+                            resamples=resamples, keep_pairs=False, rng=rng)
             cache[n] = float(curve.rows[0][key])
         return cache[n]
     return stat

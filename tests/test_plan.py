@@ -401,3 +401,33 @@ def test_cli_budget_dataset_json(capsys):
     assert r10["cost_per_topic"] == pytest.approx(10 + jm[10])
     assert r10["max_topics"] == math.floor(10000 / (10 + jm[10]))
     assert out["cheapest"]["depth"] == 10  # both depths fit 50 topics; depth 10 costs less
+
+
+def test_analytic_targets_equal_simulate_predict_analytic():
+    # cross-module check: planner.simulate.predict(method="analytic") implements the same formulas
+    from planner.simulate import predict
+
+    m = _toy(seed=4, S=6, T=30)
+    curve = predict(m, topics=[10, 40], method="analytic", variance="pair", min_diff=0.05, rng=0)
+    mdl = plan._Model(m.values, "pair")
+    keys = {"swap_rate": "swap_rate_mean", "reversal_rate": "reversal_rate_mean",
+            "kendall_tau": "kendall_tau_mean", "ci_width": "ci_width_median", "power": "power_mean",
+            "erho2": "erho2", "phi": "phi"}
+    for row in curve.rows:
+        for t, k in keys.items():
+            assert mdl.stat(t, row["n_topics"], min_diff=0.05, alpha=0.05) == pytest.approx(row[k], rel=1e-9)
+
+
+def test_target_through_simulator_method():
+    from planner.simulate import predict
+
+    m = _toy(seed=6, S=4, T=30)
+    r = plan.size_for_target(m, target="reversal_rate", value=0.1, method="bootstrap", resamples=0,
+                             sim_resamples=200, n_max=400, rng=5)
+    assert r.method == "bootstrap" and r.n_topics is not None
+
+    def stat(n):
+        return predict(m, topics=[n], method="bootstrap", resamples=200, rng=5).rows[0]["reversal_rate_mean"]
+    assert stat(r.n_topics) <= 0.1
+    if r.n_topics > 2:
+        assert stat(r.n_topics - 1) > 0.1
