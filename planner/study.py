@@ -29,7 +29,7 @@ Cartesian product in the order the keys are listed here)::
     topics: [10, 20, ...]          # topic counts of the curves (integers >= 2)
     alpha: 0.05                    # test level / interval coverage 1 - alpha
     targets: [{target: swap_rate, value: 0.05}, {target: power, value: 0.8}]
-    pool: {depths: [10, 20, 50, 100]}               # needs runs + qrels
+    pool: {depths: [10, 20, 50, 100], tau_min: 0.9}  # needs runs + qrels; solves the first target
     costs: {topic: 0.0, judgment: 1.0, budget: null} # cost per topic / per judgment
     variants: [1, 2, 4]           # query variants per topic for the three-facet D-study
 
@@ -98,7 +98,8 @@ EXPECTED = {
     "targets": "a list of {target, value} objects",
     "target": "one of " + ", ".join(TARGETS),
     "value": "a number",
-    "pool": "an object {depths: [integers >= 1]}",
+    "pool": "an object {depths: [integers >= 1], tau_min: number in [-1, 1]}",
+    "tau_min": "a number in [-1, 1]",
     "depths": "a list of integers >= 1",
     "costs": "an object {topic, judgment, budget} of numbers >= 0",
     "topic": "a number >= 0",
@@ -175,7 +176,8 @@ _SCENARIO_PROPS = {
         "properties": {"target": {"enum": TARGETS}, "value": {"type": "number"}}}},
     "pool": {"type": "object", "additionalProperties": False, "required": ["depths"],
              "properties": {"depths": {"type": "array", "minItems": 1, "uniqueItems": True,
-                                       "items": {"type": "integer", "minimum": 1}}}},
+                                       "items": {"type": "integer", "minimum": 1}},
+                            "tau_min": {"type": "number", "minimum": -1, "maximum": 1}}},
     "costs": {"type": "object", "additionalProperties": False,
               "properties": {"topic": {"type": "number", "minimum": 0},
                              "judgment": {"type": "number", "minimum": 0},
@@ -766,34 +768,20 @@ def _judged_share(coll: Mapping, measure: str, runs_qrels=None) -> dict | None:
 
 
 def _share_from_pool(ps, k: int) -> dict | None:
-    df = None
-    if hasattr(ps, "judged_share"):
-        js = ps.judged_share
-        if hasattr(js, "to_frame"):
-            df = js.to_frame()
-        elif isinstance(js, Mapping):
-            import pandas as pd
-
-            df = pd.DataFrame(js)
-        else:
-            df = js
-    if df is None:
-        df = _frame_of(ps)
+    """Judged share of each run's top k from :class:`planner.measures.PoolStats` (``runs``
+    frame: depth, run, in_pool, judged_share); the depth nearest k is used."""
+    df = getattr(ps, "runs", None)
     if df is None or "judged_share" not in getattr(df, "columns", ()):
         return None
-    if "depth" in df.columns:
-        depths = sorted(int(d) for d in df["depth"].unique())
-        kk = k if k in depths else min(depths, key=lambda d: abs(d - k))
-        df = df[df["depth"] == kk]
-    else:
-        kk = k
-    if "run" in df.columns:
-        per_run = df.groupby("run")["judged_share"].mean()
-    else:
-        per_run = df["judged_share"]
+    depths = sorted(int(d) for d in df["depth"].unique())
+    kk = k if k in depths else min(depths, key=lambda d: abs(d - k))
+    df = df[df["depth"] == kk]
+    per_run = df.groupby("run")["judged_share"].mean()
+    in_pool = None
+    if "in_pool" in df.columns:
+        in_pool = int(df.drop_duplicates("run")["in_pool"].astype(bool).sum())
     return {"depth": int(kk), "mean": float(per_run.mean()), "min": float(per_run.min()),
-            "runs": int(len(per_run)),
-            "lowest_run": str(per_run.idxmin()) if hasattr(per_run, "idxmin") and "run" in df.columns else None}
+            "runs": int(len(per_run)), "lowest_run": str(per_run.idxmin()), "runs_in_pool": in_pool}
 
 
 _SIZE_CACHE: dict = {}
@@ -895,7 +883,7 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
         honest["judged_share"] = _judged_share(sc["collection"], sc["measure"])
         pool = None
         if sc["pool"] is not None:
-            pool = _pool_study(sc, m2, rows, targets)
+            pool = _pool_study(sc)
         strata_info = None
         if m2.strata is not None and comp.strata:
             strata_info = {"weights": comp_d.get("weights"),
@@ -931,76 +919,38 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
     return out
 
 
-def _pool_study(sc: dict, m_full, rows_full, targets_full) -> dict:
-    """Judgments per topic at each pool depth, the ranking agreement with the full
-    judgments (Kendall tau), and the topics each depth needs for the scenario's
-    targets (re-scored with judgments restricted to the depth-k pool)."""
-    from scipy import stats
-
-    from .measures import pool_stats, restrict_qrels, score_runs
-    from .variance import fit
+def _pool_study(sc: dict) -> dict:
+    """Pool depth against topics (:func:`planner.plan.pool_depth_study`): for each depth k
+    the runs are re-scored with judgments restricted to the depth-k pool; reported are
+    judgments per topic, Kendall tau against the full judgments, the components and the
+    topics the scenario's first target needs. The choice is the cheapest total cost among
+    depths with tau >= ``pool.tau_min`` (and within ``costs.budget`` when given)."""
+    from .plan import pool_depth_study
 
     coll = sc["collection"]
     runs, qrels = _load_runs_qrels(coll)
-    depths = sorted(sc["pool"]["depths"])
-    ps = pool_stats(runs, qrels, depths=depths, pool_runs=coll.get("pool_runs"))
-    pf = _frame_of(ps)
-    per_depth = []
-    full_means = m_full.topic_scores().mean(axis=1)
+    tg = sc["targets"][0] if sc["targets"] else {"target": "swap_rate", "value": 0.05}
     costs = sc["costs"]
-    for k in depths:
-        judg = _pool_size(ps, pf, k)
-        share = _share_from_pool(ps, k)
-        q_k = restrict_qrels(qrels, runs, depth=k, pool_runs=coll.get("pool_runs"))
-        m_k = score_runs(runs, q_k, [sc["measure"]])[sc["measure"]]
-        m_k = m_k.take(systems=list(m_full.systems), topics=list(m_full.topics))
-        tau = float(stats.kendalltau(full_means, m_k.topic_scores().mean(axis=1)).statistic)
-        comp_k = fit(m_k)
-        need = []
-        for tg in sc["targets"]:
-            t, v = tg["target"], float(tg["value"])
-            n = None
-            try:
-                if t in ("erho2", "phi"):
-                    n = comp_k.topics_for(**{t: v}).n_topics
-                elif t in ("power", "ci_width"):
-                    kw = ({"min_diff": sc["min_diff"], "power": v} if t == "power" else {"width": v})
-                    n = _size(m_k, design="paired-t" if t == "power" else "ci",
-                              variance_selector=sc["variance"], alpha=sc["alpha"], **kw).n_topics
-                else:
-                    from .plan import size_for_target
-
-                    n = getattr(size_for_target(m_k, target=t, value=v, method="analytic"), "n_topics", None)
-            except (PlannerError, ImportError):
-                n = None
-            need.append(None if n is None or not np.isfinite(n) else int(n))
-        n_need = None if any(x is None for x in need) or not need else max(need)
-        cost_topic = None if judg is None else costs["topic"] + judg * costs["judgment"]
-        per_depth.append({"depth": k, "judgments_per_topic": judg,
-                          "judged_share_mean": None if share is None else share["mean"],
-                          "judged_share_min": None if share is None else share["min"],
-                          "kendall_tau_vs_full": tau, "var_e": float(comp_k.var_e), "var_s": float(comp_k.var_s),
-                          "n_topics_needed": n_need, "cost_per_topic": cost_topic,
-                          "total_cost": None if n_need is None or cost_topic is None else n_need * cost_topic})
-    feasible = [r for r in per_depth if r["total_cost"] is not None
-                and (costs.get("budget") is None or r["total_cost"] <= costs["budget"])]
-    best = min(feasible, key=lambda r: (r["total_cost"], -r["depth"])) if feasible else None
-    return {"depths": per_depth, "choice": best,
+    tau_min = float(sc["pool"].get("tau_min", 0.9))
+    ds = pool_depth_study(runs, qrels, depths=sorted(sc["pool"]["depths"]), measure=sc["measure"],
+                          pool_runs=coll.get("pool_runs"), target=tg["target"], value=float(tg["value"]),
+                          variance=sc["variance"], min_diff=sc["min_diff"], alpha=sc["alpha"],
+                          topic_cost=costs["topic"], judgment_cost=costs["judgment"], tau_min=tau_min,
+                          resamples=0)
+    rows = [dict(r) for r in ds.rows]
+    ok = [r for r in rows if r.get("tau_ok") and r.get("total_cost") is not None
+          and (costs.get("budget") is None or r["total_cost"] <= costs["budget"])]
+    choice = min(ok, key=lambda r: (r["total_cost"], -r["depth"])) if ok else None
+    if choice is not None:
+        reason = (f"cheapest total cost among depths with Kendall tau >= {tau_min:g} against the full "
+                  "judgments" + (f" within the budget {costs['budget']:g}" if costs.get("budget") else ""))
+    else:
+        reason = ("no depth meets the target with Kendall tau >= "
+                  f"{tau_min:g}" + (f" within the budget {costs['budget']:g}" if costs.get("budget") else ""))
+    return {"target": dict(tg), "tau_min": tau_min, "depths": rows, "full": dict(ds.full),
+            "choice": choice, "reason": reason, "pool_runs": len(ds.pool_runs), "n_runs": ds.n_runs,
             "note": "cost per topic = topic cost + judgments per topic x judgment cost; judgments per "
                     "topic = mean over topics of distinct documents in the union of the pooled runs' top k"}
-
-
-def _pool_size(ps, pf, k):
-    if pf is None:
-        return None
-    cols = pf.columns
-    col = "pool_size" if "pool_size" in cols else ("judgments" if "judgments" in cols else None)
-    if col is None or "depth" not in cols:
-        return None
-    sub = pf[(pf["depth"] == k) & pf[col].notna()]
-    if "topic" in cols:
-        sub = sub.drop_duplicates(["depth", "topic"])
-    return float(sub[col].mean()) if len(sub) else None
 
 
 def _versions() -> dict:
@@ -1141,14 +1091,24 @@ def _honest_paragraphs(scens: list[dict]) -> list[str]:
                    "evaluated runs contributed to the judgment pool (the judged share of their top k) "
                    "cannot be checked; give runs + qrels to see it.")
     else:
-        verdict = ("every evaluated run's top {k} is fully judged, so they contributed to (or are "
-                   "covered by) the pool" if js["min"] >= 0.999 else
-                   "some runs have unjudged documents in their top {k}, counted as non-relevant: "
-                   "those runs did not fully contribute to the pool and their scores may be biased low")
-        out.append(f"**Pool bias.** Judged share of the evaluated runs' top {js['depth']}: mean "
+        if js["min"] >= 0.999:
+            verdict = ("every evaluated run's top {k} is judged, so unjudged documents cannot bias "
+                       "these scores at this depth")
+        elif js["min"] >= 0.95:
+            verdict = ("the runs' top {k} is almost fully judged (unjudged documents count as "
+                       "non-relevant), so pool bias at this depth is small")
+        else:
+            verdict = ("some runs have many unjudged documents in their top {k}, counted as "
+                       "non-relevant: those runs did not fully contribute to the pool and their "
+                       "scores may be biased low")
+        contrib = ""
+        if js.get("runs_in_pool") is not None:
+            contrib = (f"{js['runs_in_pool']} of the {js['runs']} evaluated runs contributed to the "
+                       "judgment pool. ")
+        out.append(f"**Pool bias.** {contrib}Judged share of the evaluated runs' top {js['depth']}: mean "
                    f"{js['mean']:.3f}, lowest {js['min']:.3f}"
                    + (f" ({js['lowest_run']})" if js.get("lowest_run") else "")
-                   + f" over {js['runs']} runs; " + verdict.format(k=js["depth"]) + ".")
+                   + "; " + verdict.format(k=js["depth"]) + ".")
     if len(scens) > 1:
         out.append("The table below gives the same statement for every scenario. Compare systems "
                    "with per-topic (paired) differences, never with two means computed separately.")
