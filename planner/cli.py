@@ -565,7 +565,139 @@ def _cmd_budget(args) -> int:
     return 0
 
 
+def _add_scores(subparsers) -> None:
+    p = _sub(subparsers, "scores", "read or compute a score matrix and write it as wide or tidy CSV",
+             """  planner scores adhoc5_ap.csv                      # wide CSV -> wide CSV (validated)
+  planner scores runs_eval/ --measure map --tidy    # folder of trec_eval -q files -> tidy CSV
+  planner scores --runs runs/ --qrels qrels.txt --measure nDCG@10 -o ndcg.csv
+  planner scores --runs runs/ --qrels qrels.txt --measure 'AP(rel=2)' --measure 'RBP(rel=2,p=0.8)'
+  planner scores dl19-passage --measure AP --json    # an embedded data set""",
+             description="Read any score input (wide CSV, tidy CSV/TSV, folder of trec_eval -q files, an "
+                         "embedded data set name) or score TREC runs against qrels with ir_measures, and "
+                         "write the systems x topics matrix: wide CSV (one row a topic, first column "
+                         "'topic'), tidy CSV (system,topic,value,measure) with --tidy or when several "
+                         "measures are given, or JSON with --json. Formats: docs/inputs.md.")
+    p.add_argument("input", nargs="?", default=None, metavar="INPUT",
+                   help="score file, trec_eval folder or data set name (dl19-passage, dl20-passage)")
+    p.add_argument("--runs", default=None, metavar="DIR", help="folder (or file) of TREC runs to score")
+    p.add_argument("--qrels", default=None, metavar="FILE", help="qrels to score --runs against")
+    p.add_argument("--measure", action="append", default=None, metavar="M",
+                   help="measure: ir_measures syntax with --runs (repeat for several), the trec_eval "
+                        "name for a trec_eval folder, the measure column value of a tidy table")
+    p.add_argument("--missing", default=None, choices=["error", "zero", "drop-topic", "drop-system", "keep"],
+                   help="missing-cell policy (default: error for score files, zero for --runs)")
+    p.add_argument("--duplicates", default="error", choices=["error", "first"],
+                   help="a document repeated for a topic in a run: error (default) or keep the first")
+    p.add_argument("--strata", default=None, metavar="FILE", help="topic metadata CSV (topic,stratum) to attach")
+    p.add_argument("--tidy", action="store_true", help="write the tidy form (system,topic,value,measure)")
+    p.add_argument("-o", "--output", default=None, metavar="FILE", help="write the CSV here (default stdout)")
+
+
+def _cmd_scores(args) -> int:
+    import pandas as pd
+
+    from . import datasets
+    from .collection import load_scores
+    from .measures import score_runs
+
+    measures = args.measure or []
+    if args.runs is not None or args.qrels is not None:
+        if args.input is not None:
+            raise ParameterError("give either INPUT or --runs/--qrels, not both", parameter="--runs")
+        if args.runs is None or args.qrels is None:
+            raise ParameterError("--runs and --qrels go together", parameter="--runs" if args.runs is None else "--qrels")
+        if not measures:
+            raise ParameterError("give at least one measure to score runs with", parameter="--measure")
+        res = score_runs(args.runs, args.qrels, measures, missing_topic=args.missing or "zero",
+                         duplicates=args.duplicates)
+        mats = [res[m] for m in measures]
+        if args.strata:
+            mats = [load_scores(m, strata=args.strata) for m in mats]
+    else:
+        if args.input is None:
+            raise ParameterError("give a score file or folder, a data set name, or --runs and --qrels",
+                                 parameter="INPUT")
+        if len(measures) > 1:
+            raise ParameterError("one measure for a score file", parameter="--measure")
+        measure = measures[0] if measures else None
+        from pathlib import Path
+
+        if args.input in datasets.available() and not Path(args.input).exists():
+            m = datasets.load(args.input, measure=measure or "nDCG@10")
+            if args.strata:
+                m = load_scores(m, strata=args.strata)
+        else:
+            m = load_scores(args.input, measure=measure, missing=args.missing or "error", strata=args.strata)
+        mats = [m]
+    if args.json:
+        print_json({"matrices": [{"measure": m.measure, "source": m.source, "systems": list(m.systems),
+                                  "topics": list(m.topics), "strata": None if m.strata is None else list(m.strata),
+                                  "values": m.values, "report": m.meta.get("report")} for m in mats]})
+        return 0
+    tidy = args.tidy or len(mats) > 1 or mats[0].has_variants
+    if tidy:
+        df = pd.concat([m.to_frame(tidy=True) for m in mats], ignore_index=True)
+        text = df.to_csv(index=False, lineterminator="\n")
+    else:
+        text = mats[0].to_frame().to_csv(lineterminator="\n")
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise ParameterError(f"cannot write {args.output}: {exc.strerror or exc}", parameter="--output") from None
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _add_pool(subparsers) -> None:
+    p = _sub(subparsers, "pool", "pool statistics: pool size, judged documents and judged share per depth",
+             """  planner pool --runs runs/ --qrels qrels.txt --depth 10,20,50,100
+  planner pool --runs runs/ --qrels qrels.txt --depth 10,100 --per run
+  planner pool --runs runs/ --qrels qrels.txt --depth 20 --pool-runs runA,runB --json""",
+             description="For each depth k: per topic the number of distinct documents in the union of the "
+                         "pool runs' top k (trec_eval order: score descending, then document id descending) "
+                         "and how many the qrels judge; per run the judged share of its own top k, averaged "
+                         "over topics. Definitions: docs/inputs.md.")
+    p.add_argument("--runs", required=True, metavar="DIR", help="folder of TREC run files")
+    p.add_argument("--qrels", required=True, metavar="FILE", help="qrels file")
+    p.add_argument("--depth", default="10,20,50,100", metavar="K,K,...", help="pool depths (10,20,50,100)")
+    p.add_argument("--pool-runs", default=None, metavar="NAME,...",
+                   help="runs that form the pool (default: all runs in --runs)")
+    p.add_argument("--per", default="summary", choices=["summary", "topic", "run"],
+                   help="table to print: one row per depth (summary, default), per topic, or per run")
+    p.add_argument("--duplicates", default="error", choices=["error", "first"],
+                   help="a document repeated for a topic in a run: error (default) or keep the first")
+
+
+def _cmd_pool(args) -> int:
+    from .measures import pool_stats
+
+    depths = parse_int_list(args.depth, option="--depth", minimum=1)
+    pool_runs = None if args.pool_runs is None else [s.strip() for s in args.pool_runs.split(",") if s.strip()]
+    ps = pool_stats(args.runs, args.qrels, depths=depths, pool_runs=pool_runs, duplicates=args.duplicates)
+    if args.json:
+        print_json(ps.to_dict())
+        return 0
+    if args.per == "summary":
+        df = ps.summary()
+    elif args.per == "topic":
+        df = ps.topics.pivot(index="topic", columns="depth", values=["pool_size", "judged"])
+        df.columns = [f"{a}@{k}" for a, k in df.columns]
+    else:
+        df = ps.runs.pivot(index="run", columns="depth", values="judged_share")
+        df.columns = [f"judged_share@{k}" for k in df.columns]
+        inp = ps.runs.drop_duplicates("run").set_index("run")["in_pool"]
+        df.insert(0, "in_pool", inp.loc[df.index])
+    print(f"pool of {len(ps.pool_runs)} runs; qrels: {ps.qrels_judgments} judgments")
+    print(df.to_string(float_format=lambda v: f"{v:.4f}"))
+    return 0
+
+
 COMMANDS: list[tuple[Callable, Callable]] = []
+COMMANDS.append((_add_scores, _cmd_scores))
+COMMANDS.append((_add_pool, _cmd_pool))
 COMMANDS.append((_add_fit, _cmd_fit))
 COMMANDS.append((_add_predict, _cmd_predict))
 COMMANDS.append((_add_size, _cmd_size))
