@@ -806,17 +806,19 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
         chunk = -(-int(chunk_pairs) // _BLOCK) * _BLOCK
 
     def accumulate(sl, j, res):
-        ib = bin_idx[sl]
-        ok = ib >= 0
-        every = bool(ok.all())
+        # sums run over aligned blocks of _BLOCK pairs in pair order, so the
+        # floating-point summation order does not depend on the chunk size
         for k, v in res.items():
             if k in pp:
                 pp[k][sl, j] = v
-            sums[k][j] += v.sum()
-            if every:
-                bin_sums[k][:, j] += np.bincount(ib, weights=v, minlength=B)
-            else:
-                bin_sums[k][:, j] += np.bincount(ib[ok], weights=v[ok], minlength=B)
+        for lo in range(sl.start, sl.stop, _BLOCK):
+            bl = slice(lo - sl.start, min(sl.stop, lo + _BLOCK) - sl.start)
+            ib = bin_idx[lo:lo + (bl.stop - bl.start)]
+            ok = ib >= 0
+            for k, v in res.items():
+                vb = v[bl]
+                sums[k][j] += vb.sum()
+                bin_sums[k][:, j] += np.bincount(ib[ok], weights=vb[ok], minlength=B)
 
     predictive_rates = None
     if method == "predictive":

@@ -1,0 +1,465 @@
+"""Tests of planner.simulate (predict and the scenario axes) and `planner predict`."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from planner import simulate
+from planner.errors import DegenerateDataWarning, ParameterError
+from planner.scores import ScoreMatrix
+
+Z975 = stats.norm.ppf(0.975)
+
+
+def _matrix(x, strata=None, measure="AP"):
+    x = np.asarray(x, dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        return ScoreMatrix.build(x, [f"s{i}" for i in range(x.shape[0])],
+                                 [f"t{i}" for i in range(x.shape[1])], measure=measure, strata=strata)
+
+
+@pytest.fixture(scope="module")
+def adhoc5(shared_data):
+    from planner.collection import load_scores
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        return load_scores(shared_data / "trec-adhoc" / "adhoc5_ap.csv", measure="AP")
+
+
+@pytest.fixture(scope="module")
+def adhoc5_small(adhoc5):
+    # 8 systems spread over the ranking: 28 pairs with a range of differences
+    order = np.argsort(adhoc5.system_means())
+    pick = order[np.linspace(10, 50, 8).astype(int)]
+    return adhoc5.take(systems=sorted(pick.tolist()))
+
+
+# ------------------------------------------------------------------ analytic, by hand
+HAND = [[0.5, 0.3, 0.4, 0.6], [0.4, 0.3, 0.2, 0.5]]  # d = 0.1, 0, 0.2, 0.1
+
+
+def test_analytic_matches_hand_calculation():
+    c = simulate.predict(_matrix(HAND), topics=[4, 10], method="analytic", min_diff=0.05)
+    # hand calculation: dbar = 0.1, s2_d = 0.02/3, se = sqrt(s2_d/n), p = Phi(-dbar/se)
+    assert c.dbar[0] == pytest.approx(0.1)
+    assert c.s2_d[0] == pytest.approx(0.02 / 3)
+    pp = c.per_pair
+    assert pp["reversal_rate"][0, 0] == pytest.approx(0.007152939217714824, rel=1e-9)
+    assert pp["swap_rate"][0, 0] == pytest.approx(0.014203549356525002, rel=1e-9)  # 2p(1-p)
+    assert pp["ci_width"][0, 0] == pytest.approx(0.2598456527250222, rel=1e-9)  # 2 t(.975,3) se
+    assert pp["reversal_rate"][0, 1] == pytest.approx(5.375558836475012e-05, rel=1e-8)
+    assert pp["ci_width"][0, 1] == pytest.approx(0.1168172935736169, rel=1e-9)  # 2 t(.975,9) se
+    # statsmodels TTestPower().power(effect_size=0.05/sqrt(s2_d), nobs=n, alpha=0.05, two-sided)
+    assert pp["power"][0, 0] == pytest.approx(0.14181010401957325, rel=1e-7)
+    assert pp["power"][0, 1] == pytest.approx(0.4093335150587868, rel=1e-7)
+    # significance probability at the observed difference (same statsmodels call, effect dbar/s_d)
+    assert pp["significant"][0, 0] == pytest.approx(0.3953379726419725, rel=1e-7)
+    r = c.row(4)
+    assert r["kendall_tau_mean"] == pytest.approx(1 - 2 * r["swap_rate_mean"])
+    assert set(r) >= {"n_topics", "swap_rate_mean", "reversal_rate_mean", "kendall_tau_mean",
+                      "ci_width_median", "ci_width_p90", "power_mean", "discriminative_power",
+                      "erho2", "phi"}
+
+
+def test_erho2_phi_from_components(adhoc5):
+    from planner.variance import fit
+
+    c = simulate.predict(adhoc5, topics=[25, 100], method="analytic")
+    vc = fit(adhoc5, method="anova")
+    for n in (25, 100):
+        assert c.row(n)["erho2"] == pytest.approx(float(vc.erho2(n)), rel=1e-12)
+        assert c.row(n)["phi"] == pytest.approx(float(vc.phi(n)), rel=1e-12)
+
+
+def test_variance_selectors_agree_with_variance_module(adhoc5):
+    from planner.variance import pair_variance
+
+    a, b = simulate.pair_index(adhoc5.n_systems)
+    _, s2 = simulate.pair_moments(adhoc5.values, a, b)
+    for sel in ("pair", "pooled", "within-system", "percentile:95"):
+        np.testing.assert_allclose(simulate._select_variance(sel, s2, adhoc5.values),
+                                   pair_variance(adhoc5, sel), rtol=1e-12)
+    # identity: the mean over pairs of s2_d is exactly 2 var_e (DESIGN.md)
+    assert s2.mean() == pytest.approx(simulate._select_variance("pooled", s2, adhoc5.values)[0], rel=1e-12)
+    c = simulate.predict(adhoc5, topics=[50], method="analytic", variance="pooled")
+    assert c.variance == "pooled"
+    assert np.ptp(c.per_pair["ci_width"]) == 0  # one variance for every pair
+
+
+def test_pair_moments_covariance_path_matches_direct():
+    rng = np.random.default_rng(5)
+    x = rng.random((30, 400))
+    x[7] = x[3]  # identical systems: must give exactly 0
+    a, b = simulate.pair_index(30)
+    d = x[a] - x[b]
+    big_a = np.repeat(a, 20)
+    big_b = np.repeat(b, 20)  # P * T > 4e6 forces the covariance path
+    dbar, s2 = simulate.pair_moments(x, big_a, big_b)
+    np.testing.assert_allclose(dbar, np.repeat(d.mean(axis=1), 20), atol=1e-14)
+    np.testing.assert_allclose(s2, np.repeat(d.var(axis=1, ddof=1), 20), rtol=1e-10, atol=1e-15)
+    k = np.flatnonzero((big_a == 3) & (big_b == 7))
+    assert (s2[k] == 0).all() and (dbar[k] == 0).all()
+
+
+def test_power_grid_interpolation_is_accurate():
+    rng = np.random.default_rng(2)
+    nc = np.concatenate([rng.uniform(0, 40, 3000), np.zeros(17_998), [np.inf, 0.0]])
+    for df in (3, 99):
+        crit = stats.t.ppf(0.975, df)
+        grid = simulate._t_power(nc, df, crit)  # > 20,000 values: interpolated
+        exact = simulate._t_power(nc[:3000], df, crit)
+        assert np.abs(grid[:3000] - exact).max() < 1e-5  # documented bound
+        assert grid[-2] == 1.0
+
+
+# ------------------------------------------------------------------ bootstrap vs plain loop
+def _plain_loop(x, a, b, n, trials, rng, alpha=0.05):
+    """The reference of issue 4: draw n topic indices with replacement, average both systems,
+    record the difference and whether the order flips, sort for percentiles."""
+    T = x.shape[1]
+    obs = np.sign(x[a].mean() - x[b].mean())
+    diffs = np.empty(trials)
+    flips = 0.0
+    for i in range(trials):
+        idx = rng.integers(0, T, n)
+        diff = x[a, idx].mean() - x[b, idx].mean()
+        diffs[i] = diff
+        s = np.sign(diff)
+        flips += 0.5 if (s == 0 or obs == 0) else float(s != obs)
+    diffs.sort()
+    lo, hi = np.percentile(diffs, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return flips / trials, lo, hi, diffs.std()
+
+
+@pytest.mark.slow
+def test_bootstrap_agrees_with_plain_per_pair_loop(adhoc5_small):
+    R, n = 10_000, 25
+    m = adhoc5_small
+    c = simulate.predict(m, topics=[n], method="bootstrap", resamples=R, rng=11)
+    rev = c.per_pair["reversal_rate"][:, 0]
+    close = np.flatnonzero((rev > 0.05) & (rev < 0.45))
+    assert close.size >= 3
+    x = m.values
+    rng = np.random.default_rng(99)
+    for p in close[:3]:
+        a, b = c.pair_a[p], c.pair_b[p]
+        loop_rev, lo, hi, sd = _plain_loop(x, a, b, n, R, rng)
+        pbar = (loop_rev + rev[p]) / 2
+        se = math.sqrt(2 * pbar * (1 - pbar) / R)  # two independent binomial estimates
+        assert abs(rev[p] - loop_rev) <= 4 * se
+        # percentile endpoints: se of a sample quantile sqrt(q(1-q)/R) / f(x_q), normal density
+        f = stats.norm.pdf(Z975) / sd
+        se_q = math.sqrt(0.025 * 0.975 / R) / f
+        width = c.per_pair["ci_width"][p, 0]
+        assert abs(width - (hi - lo)) <= 4 * math.sqrt(2) * 2 * se_q
+
+
+def _normal_matrix(T=600, seed=3):
+    rng = np.random.default_rng(seed)
+    mu = np.array([0.0, 0.01, 0.02, 0.035, 0.05])[:, None]
+    return _matrix(mu + rng.normal(0, 0.1, (1, T)) + rng.normal(0, 0.2, (5, T)), measure="synthetic")
+
+
+def test_analytic_and_bootstrap_agree_where_normal_holds():
+    m = _normal_matrix()
+    R, n = 10_000, 100
+    T = m.n_topics
+    an = simulate.predict(m, topics=[n], method="analytic")
+    bo = simulate.predict(m, topics=[n], method="bootstrap", resamples=R, rng=4)
+    # the bootstrap's variance of a mean is s2_d (T-1)/T / n (ddof 0): exact bias, accounted for
+    se_a = np.sqrt(an.s2_d / n)
+    se_b = np.sqrt(an.s2_d * (T - 1) / T / n)
+    p_a = an.per_pair["reversal_rate"][:, 0]
+    p_b = stats.norm.cdf(-np.abs(an.dbar) / se_b)
+    bias = np.abs(p_a - p_b)
+    p = bo.per_pair["reversal_rate"][:, 0]
+    assert np.all(np.abs(p - p_a) <= 4 * np.sqrt(p_a * (1 - p_a) / R) + bias)
+    sw = bo.per_pair["swap_rate"][:, 0]
+    sw_a = an.per_pair["swap_rate"][:, 0]
+    assert np.all(np.abs(sw - sw_a) <= 4 * np.abs(2 * (1 - 2 * p_a)) * np.sqrt(p_a * (1 - p_a) / R)
+                  + 2 * bias + 1e-12)
+    # percentile interval ~ z-based; analytic is t-based: width ratio t/z, plus the ddof factor
+    t = stats.t.ppf(0.975, n - 1)
+    expect = an.per_pair["ci_width"][:, 0] * (Z975 / t) * (se_b / se_a)
+    se_q = math.sqrt(0.025 * 0.975 / R) / (stats.norm.pdf(Z975) / se_b)
+    assert np.all(np.abs(bo.per_pair["ci_width"][:, 0] - expect) <= 4 * 2 * se_q)
+    pw = bo.per_pair["power"][:, 0]
+    pw_a = an.per_pair["power"][:, 0]
+    assert np.all(np.abs(pw - pw_a) <= 4 * np.sqrt(pw_a * (1 - pw_a) / R) + 0.002)  # + ddof effect bound
+
+
+# ------------------------------------------------------------------ determinism
+@pytest.mark.parametrize("method,R", [("bootstrap", 100), ("subsample", 60), ("parametric", 20)])
+def test_same_seed_identical_whatever_chunk_size(adhoc5, method, R):
+    m = adhoc5  # 1830 pairs: 4 blocks of 512
+    kw = dict(topics=[10, 25], method=method, resamples=R, rng=123)
+    ref = simulate.predict(m, **kw)
+    for chunk in (1, 1024):
+        c = simulate.predict(m, chunk_pairs=chunk, **kw)
+        for k in ref.per_pair:
+            assert np.array_equal(ref.per_pair[k], c.per_pair[k], equal_nan=True), (method, chunk, k)
+        assert c.to_dict() == ref.to_dict()
+    other = simulate.predict(m, **dict(kw, rng=124))
+    assert other.to_dict()["rows"] != ref.to_dict()["rows"]
+
+
+def test_count_stream_independent_of_other_counts(adhoc5_small):
+    one = simulate.predict(adhoc5_small, topics=[25], method="bootstrap", resamples=300, rng=8)
+    two = simulate.predict(adhoc5_small, topics=[10, 25], method="bootstrap", resamples=300, rng=8)
+    assert one.row(25) == two.row(25)
+    assert np.array_equal(one.per_pair["swap_rate"][:, 0], two.per_pair["swap_rate"][:, 1])
+
+
+# ------------------------------------------------------------------ other methods
+def test_parametric_matches_its_normal_model(adhoc5_small):
+    R, n = 4000, 25
+    pa = simulate.predict(adhoc5_small, topics=[n], method="parametric", resamples=R, rng=5)
+    an = simulate.predict(adhoc5_small, topics=[n], method="analytic", variance="pooled")
+    assert pa.variance == "pooled"
+    p_a = an.per_pair["reversal_rate"][:, 0]
+    p = pa.per_pair["reversal_rate"][:, 0]
+    assert np.all(np.abs(p - p_a) <= 4 * np.sqrt(p_a * (1 - p_a) / R) + 1e-12)
+    pw_a = an.per_pair["power"][:, 0]
+    assert np.all(np.abs(pa.per_pair["power"][:, 0] - pw_a) <= 4 * np.sqrt(pw_a * (1 - pw_a) / R))
+
+
+def test_subsample_swap_matches_plain_disjoint_loop(adhoc5_small):
+    R, n = 3000, 20
+    c = simulate.predict(adhoc5_small, topics=[n], method="subsample", resamples=R, rng=6)
+    sw = c.per_pair["swap_rate"][:, 0]
+    p = int(np.argmin(np.abs(sw - 0.25)))
+    a, b = c.pair_a[p], c.pair_b[p]
+    x = adhoc5_small.values
+    rng = np.random.default_rng(7)
+    swaps = 0.0
+    for _ in range(R):  # Voorhees & Buckley: two disjoint n-topic sets
+        perm = rng.permutation(x.shape[1])
+        da = x[a, perm[:n]].mean() - x[b, perm[:n]].mean()
+        db = x[a, perm[n:2 * n]].mean() - x[b, perm[n:2 * n]].mean()
+        sa, sb = np.sign(da), np.sign(db)
+        swaps += 0.5 if (sa == 0 or sb == 0) else float(sa != sb)
+    loop = swaps / R
+    pbar = (loop + sw[p]) / 2
+    assert abs(loop - sw[p]) <= 4 * math.sqrt(2 * pbar * (1 - pbar) / R)
+
+
+def test_subsample_extrapolates_beyond_half(adhoc5):
+    c = simulate.predict(adhoc5, topics=[5, 10, 15, 25, 50, 100], method="subsample", resamples=200, rng=1)
+    ex = c.extrapolation
+    assert ex["fit_topics"] == [5, 10, 15, 25]
+    for r in c.rows:
+        assert r["extrapolated"] == (r["n_topics"] > 25)
+    r = c.row(100)
+    assert r["swap_rate_mean"] == pytest.approx(ex["A"] * math.exp(-ex["B"] * 100))
+    assert r["kendall_tau_mean"] == pytest.approx(1 - 2 * r["swap_rate_mean"])
+    assert math.isnan(r["ci_width_median"])
+    assert c.row(50)["swap_rate_mean"] < c.row(25)["swap_rate_mean"]  # B > 0 on real data
+    assert ex["B"] > 0
+
+
+def test_predictive_delegates_to_pilot(adhoc5_small):
+    from planner.pilot import predictive_pair_rates
+
+    c = simulate.predict(adhoc5_small, topics=[25, 50], method="predictive")
+    ref = predictive_pair_rates(c.dbar, c.s2_d, adhoc5_small.n_topics, [25, 50])
+    np.testing.assert_array_equal(c.per_pair["swap_rate"], ref["swap_rate"])
+    an = simulate.predict(adhoc5_small, topics=[25, 50], method="analytic")
+    np.testing.assert_array_equal(c.per_pair["ci_width"], an.per_pair["ci_width"])
+    assert simulate.predict(adhoc5_small, topics=[25]).method == "predictive"  # the default
+
+
+@pytest.mark.filterwarnings("ignore:variance component of systems")
+def test_identical_systems_count_as_ties():
+    x = np.array([[0.2, 0.4, 0.6, 0.1], [0.2, 0.4, 0.6, 0.1], [0.5, 0.1, 0.3, 0.2]])
+    m = _matrix(x)
+    with pytest.warns(DegenerateDataWarning, match="identical"):
+        an = simulate.predict(m, topics=[4], method="analytic")
+    with pytest.warns(DegenerateDataWarning, match="identical"):
+        bo = simulate.predict(m, topics=[4], method="bootstrap", resamples=100, rng=1)
+    # pair (0, 1) is pair index 0: every resample ties, ties count half
+    assert an.per_pair["reversal_rate"][0, 0] == 0.5
+    assert bo.per_pair["reversal_rate"][0, 0] == 0.5
+    assert bo.per_pair["swap_rate"][0, 0] == 0.5
+    assert bo.per_pair["ci_width"][0, 0] == 0.0
+
+
+# ------------------------------------------------------------------ strata
+def test_allocate_counts_hand_cases():
+    # proportional, largest remainder, at least 2 each: 10 * (.5, .3, .2) -> 5, 3, 2
+    assert simulate.allocate_counts(10, [0.5, 0.3, 0.2]).tolist() == [5, 3, 2]
+    assert simulate.allocate_counts(7, [1, 1]).sum() == 7
+    assert simulate.allocate_counts(6, [0.9, 0.1]).tolist() == [4, 2]
+    assert simulate.allocate_counts(10, [0.5, 0.5], maximum=[3, 10]).tolist() == [3, 7]
+    with pytest.raises(ParameterError, match="topics"):
+        simulate.allocate_counts(3, [1, 1])
+
+
+def test_stratified_analytic_by_hand():
+    # 2 systems, strata x (t0..t3) and y (t4..t7); proportional at n = 4: n_x = n_y = 2
+    x = [[0.5, 0.3, 0.4, 0.6, 0.9, 0.8, 0.7, 0.9], [0.4, 0.3, 0.2, 0.5, 0.5, 0.6, 0.6, 0.4]]
+    m = _matrix(x, strata=["x"] * 4 + ["y"] * 4)
+    c = simulate.predict(m, topics=[4], method="analytic", strata="proportional")
+    dx = np.array([0.1, 0.0, 0.2, 0.1])
+    dy = np.array([0.4, 0.2, 0.1, 0.5])
+    se = math.sqrt(0.25 * dx.var(ddof=1) / 2 + 0.25 * dy.var(ddof=1) / 2)  # sum W_k^2 s2_k / n_k
+    assert c.per_pair["ci_width"][0, 0] == pytest.approx(2 * stats.t.ppf(0.975, 2) * se)  # df n - K
+    assert c.row(4)["allocation"] == {"x": 2, "y": 2}
+    assert c.weights == {"x": 0.5, "y": 0.5}
+    opt = simulate.predict(m, topics=[6], method="analytic", strata="optimal")
+    assert opt.row(6)["allocation"]["y"] > opt.row(6)["allocation"]["x"]  # y varies more
+
+
+@pytest.mark.filterwarnings("ignore:variance component of systems")
+def test_stratified_resampling_removes_stratum_inflation():
+    rng = np.random.default_rng(9)
+    T = 60
+    strata = ["easy"] * 30 + ["hard"] * 30
+    shift = np.where(np.arange(T) < 30, 0.3, -0.3)  # a system effect that differs by stratum
+    x = np.vstack([0.5 + rng.normal(0, 0.05, T), 0.5 + shift + rng.normal(0, 0.05, T)])
+    m = _matrix(x, strata=strata)
+    uni = simulate.predict(m, topics=[20], method="bootstrap", strata="uniform", resamples=2000, rng=1)
+    st = simulate.predict(m, topics=[20], method="bootstrap", strata="stratified", resamples=2000, rng=1)
+    # uniform draws mix the strata: the mean difference varies with the easy/hard share
+    assert uni.per_pair["ci_width"][0, 0] > 3 * st.per_pair["ci_width"][0, 0]
+    an_u = simulate.predict(m, topics=[20], method="analytic", strata="uniform")
+    an_s = simulate.predict(m, topics=[20], method="analytic", strata="stratified")
+    assert an_u.per_pair["ci_width"][0, 0] > 3 * an_s.per_pair["ci_width"][0, 0]
+
+
+# ------------------------------------------------------------------ filtering, scenarios
+def test_filter_informative_lists_removed_topics():
+    x = [[0.0, 1.0, 0.50, 0.2, 0.9], [0.0, 1.0, 0.51, 0.6, 0.1], [0.0, 1.0, 0.50, 0.4, 0.5]]
+    m = _matrix(x)
+    f, removed = simulate.filter_informative(m)
+    assert removed == ("t0", "t1")
+    assert f.topics == ("t2", "t3", "t4")
+    f, removed = simulate.filter_informative(m, min_spread=0.05)
+    assert removed == ("t0", "t1", "t2")
+    with pytest.raises(ParameterError, match="min_spread"):
+        simulate.filter_informative(m, min_spread=0.95)
+
+
+def test_compare_measures_table(shared_data):
+    from planner.collection import load_scores
+
+    d = shared_data / "trec-terabyte"
+    mats = {"AP": load_scores(d / "terabyte2006_ap.csv"), "nDCG": load_scores(d / "terabyte2006_ndcg.csv")}
+    grid = [25, 50, 100, 150, 200, 250, 300]
+    tab = simulate.compare_measures(mats, target="swap_rate", value=0.05, topics=grid)
+    assert [r["measure"] for r in tab.rows] == ["AP", "nDCG"]
+    for r in tab.rows:
+        c = tab.curves[r["measure"]]
+        need = r["topics_needed"]
+        assert need is not None and c.row(need)["swap_rate_mean"] <= 0.05
+        prev = [n for n in grid if n < need]
+        if prev:
+            assert c.row(prev[-1])["swap_rate_mean"] > 0.05
+    assert json.loads(json.dumps(tab.to_dict()))["target"] == "swap_rate"
+
+
+def test_scenarios_grid_lists_filters_and_strata(adhoc5_small):
+    m = adhoc5_small.with_strata(["a" if i % 2 else "b" for i in range(adhoc5_small.n_topics)])
+    tab = simulate.scenarios(m, topics=[10, 20], method="analytic", target="reversal_rate", value=0.2,
+                             strata=("uniform", "optimal"), filters=(None, {"min_spread": 0.05}))
+    assert len(tab.rows) == 4
+    assert tab.rows[0]["scenario"] == "strata=uniform; filter=off"
+    f, removed = simulate.filter_informative(m, min_spread=0.05)
+    assert tab.rows[2]["removed_topics"] == list(removed)
+    assert "not comparable" in tab.rows[2]["note"]
+    with pytest.raises(ParameterError, match="filters"):
+        simulate.scenarios(m, topics=[10], filters=({"low": 0},))
+
+
+# ------------------------------------------------------------------ bad inputs
+@pytest.mark.parametrize("kw,param", [
+    ({"method": "magic"}, "method"),
+    ({"topics": [1]}, "topics"),
+    ({"topics": [10, 10]}, "topics"),
+    ({"alpha": 1.5}, "alpha"),
+    ({"min_diff": -0.1}, "min_diff"),
+    ({"method": "bootstrap", "resamples": 1}, "resamples"),
+    ({"method": "bootstrap", "variance": "pooled"}, "variance"),
+    ({"method": "analytic", "variance": "percentile:120"}, "variance"),
+    ({"method": "analytic", "strata": "optimal"}, "strata"),
+    ({"method": "analytic", "bins": [0.1, 0.0]}, "bins"),
+])
+def test_bad_options_name_the_parameter(kw, param):
+    args = dict(topics=[4], method="analytic")
+    args.update(kw)
+    with pytest.raises(ParameterError) as exc:
+        simulate.predict(_matrix(HAND), **args)
+    assert exc.value.parameter == param
+
+
+def test_missing_cells_rejected():
+    x = np.array([[0.1, np.nan, 0.3], [0.2, 0.3, 0.4]])
+    m = ScoreMatrix.build(x, ["a", "b"], ["1", "2", "3"], missing="keep")
+    with pytest.raises(ParameterError, match="missing"):
+        simulate.predict(m, topics=[3], method="analytic")
+
+
+# ------------------------------------------------------------------ CLI
+def test_cli_predict_json(shared_data, capsys):
+    from planner.cli import main
+
+    f = shared_data / "trec-adhoc" / "adhoc5_ap.csv"
+    rc = main(["predict", "--scores", str(f), "--topics", "25,50", "--method", "bootstrap",
+               "--resamples", "50", "--seed", "3", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "bootstrap" and out["variance"] == "empirical" and out["seed"] == 3
+    assert [r["n_topics"] for r in out["rows"]] == [25, 50]
+    for key in ("n_topics", "swap_rate_mean", "reversal_rate_mean", "kendall_tau_mean",
+                "ci_width_median", "power_mean", "erho2", "phi"):
+        assert all(isinstance(r[key], (int, float)) for r in out["rows"])
+    from planner.collection import load_scores
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        ref = simulate.predict(load_scores(f), topics=[25, 50], method="bootstrap", resamples=50, rng=3)
+    assert out["rows"] == json.loads(json.dumps(ref.to_dict()["rows"]))
+
+
+def test_cli_predict_text_and_filter(shared_data, capsys):
+    from planner.cli import main
+
+    f = shared_data / "trec-adhoc" / "adhoc5_ap.csv"
+    assert main(["predict", "--scores", str(f), "--topics", "25", "--method", "analytic",
+                 "--filter", "0:1:0.05", "--bins"]) == 0
+    out = capsys.readouterr().out
+    assert "method analytic, variance pair" in out and "removed" in out and "by |difference| bin" in out
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--topics", "25,x"], "--topics: expected a comma-separated list of integers"),
+    (["--topics", "25", "--alpha", "2"], "--alpha: must be in (0, 1)"),
+    (["--topics", "25", "--variance", "bogus"], "--variance: unknown variance selector"),
+    (["--topics", "25", "--allocation", "optimal"], "--allocation: needs --strata FILE"),
+    (["--topics", "25", "--method", "bootstrap", "--variance", "pooled"], "--variance:"),
+    (["--topics", "25", "--filter", "0"], "--filter: expected LO:HI"),
+])
+def test_cli_predict_bad_input_exit_2(shared_data, capsys, argv, msg):
+    from planner.cli import main
+
+    f = shared_data / "trec-adhoc" / "adhoc5_ap.csv"
+    rc = main(["predict", "--scores", str(f)] + argv)
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert msg in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_predict_missing_file(tmp_path, capsys):
+    from planner.cli import main
+
+    rc = main(["predict", "--scores", str(tmp_path / "nope.csv"), "--topics", "25"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "nope.csv" in err and len(err.strip().splitlines()) == 1
