@@ -126,6 +126,7 @@ def test_topics_for_matches_dstudy(brennan):
         f.topics_for(erho2=1.0)
 
 
+@pytest.mark.filterwarnings("ignore::planner.errors.DegenerateDataWarning")
 def test_drop_as_gt4ireval_with_ties_at_cut():
     # dyadic values, so every mean is exact: system means 0.125, 0.25, 0.25, 0.375, 0.5.
     # R quantile (type 7) of the means, by hand: at 0.25 -> 0.25, at 0.3 -> 0.25, at 0.6 -> 0.3.
@@ -432,6 +433,7 @@ def test_bad_parameters(brennan):
         f.erho2(-1)
 
 
+@pytest.mark.filterwarnings("ignore::planner.errors.DegenerateDataWarning")
 def test_fit_accepts_arrays_and_is_json(brennan):
     f = fit(brennan.values)
     assert round(f.var_s, 4) == 0.6258
