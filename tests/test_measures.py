@@ -170,8 +170,9 @@ def test_dl20_rbp_differences_explained(shared_data):
 
 
 @pytest.mark.slow
-def test_full_collections_match_reference(shared_data):
-    for name in ("trec-dl2019-passage", "trec-dl2020-passage"):
+def test_full_collection_matches_reference(shared_data):
+    # all 59 DL 2020 runs (DL 2019 is covered by the shipped data sets, tests/test_datasets.py)
+    for name in ("trec-dl2020-passage",):
         folder = shared_data / name
         runs = read_runs(folder / "runs")
         res = score_runs(runs, folder / "qrels.txt", list(REF_FILES), warn=False)
