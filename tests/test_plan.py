@@ -431,3 +431,12 @@ def test_target_through_simulator_method():
     assert stat(r.n_topics) <= 0.1
     if r.n_topics > 2:
         assert stat(r.n_topics - 1) > 0.1
+
+
+def test_anova_two_systems_equals_two_sample_t():
+    # Sakai ("Topic set size design for paired and unpaired data", ICTIR 2018): one-way ANOVA
+    # with two groups is strictly equivalent to the two-sample t-test (F = t^2, lambda = nc^2)
+    for n in (5, 20, 80):
+        f = design_power("anova", n, 0.1, 0.03, systems=2)
+        t = design_power("two-sample", n, 0.1, 0.03)
+        assert float(f) == pytest.approx(float(t), abs=1e-9)
