@@ -1,0 +1,138 @@
+"""ScoreMatrix (planner/scores.py): policies, validation, warnings, round trips."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from planner.collection import load_scores
+from planner.errors import DegenerateDataWarning, InputError, ParameterError
+from planner.scores import ScoreMatrix
+
+NAN = np.nan
+
+
+def _quiet(fn, *a, **k):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # these inputs must not warn
+        return fn(*a, **k)
+
+
+def test_build_basic_and_readonly():
+    m = _quiet(ScoreMatrix.build, [[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], ["a", "b"], [1, 2, 3], measure="AP")
+    assert m.shape == (2, 3) and m.topics == ("1", "2", "3") and m.systems == ("a", "b")
+    assert m.values.dtype == np.float64
+    with pytest.raises(ValueError):
+        m.values[0, 0] = 1.0  # read-only
+    np.testing.assert_allclose(m.system_means(), [0.2, 0.5], rtol=0, atol=1e-15)
+
+
+VALS = [[0.1, NAN, 0.3], [0.4, 0.5, 0.6], [0.2, 0.1, NAN]]
+
+
+def test_missing_policies():
+    with pytest.raises(InputError, match="2 missing cell\\(s\\), first: system 'a', topic 't2'"):
+        ScoreMatrix.build(VALS, ["a", "b", "c"], ["t1", "t2", "t3"])
+    z = _quiet(ScoreMatrix.build, VALS, ["a", "b", "c"], ["t1", "t2", "t3"], missing="zero")
+    assert z.values[0, 1] == 0.0 and z.values[2, 2] == 0.0
+
+
+def test_drop_topic_too_few_topics_is_error():
+    with pytest.raises(InputError, match="need at least 2 topics, got 1"):
+        ScoreMatrix.build(VALS, ["a", "b", "c"], ["t1", "t2", "t3"], missing="drop-topic")
+
+
+def test_drop_topic_and_drop_system():
+    v = [[0.1, NAN, 0.3, 0.2], [0.4, 0.5, 0.6, 0.1], [0.2, 0.1, 0.2, 0.3]]
+    dt = _quiet(ScoreMatrix.build, v, ["a", "b", "c"], ["t1", "t2", "t3", "t4"], missing="drop-topic",
+                strata=["x", "y", "z", "x"])
+    assert dt.topics == ("t1", "t3", "t4") and dt.strata == ("x", "z", "x")
+    ds = _quiet(ScoreMatrix.build, v, ["a", "b", "c"], ["t1", "t2", "t3", "t4"], missing="drop-system")
+    assert ds.systems == ("b", "c")
+    k = _quiet(ScoreMatrix.build, v, ["a", "b", "c"], ["t1", "t2", "t3", "t4"], missing="keep")
+    assert k.has_missing and np.isnan(k.values[0, 1])
+    with pytest.raises(ParameterError, match="missing"):
+        ScoreMatrix.build(v, ["a", "b", "c"], ["t1", "t2", "t3", "t4"], missing="ignore")
+
+
+def test_errors_inf_size_labels():
+    with pytest.raises(InputError, match="infinite score for system 'b', topic '2'"):
+        ScoreMatrix.build([[0.1, 0.2], [0.3, np.inf]], ["a", "b"], ["1", "2"])
+    with pytest.raises(InputError, match="need at least 2 systems, got 1"):
+        ScoreMatrix.build([[0.1, 0.2]], ["a"], ["1", "2"])
+    with pytest.raises(InputError, match="need at least 2 topics, got 1"):
+        ScoreMatrix.build([[0.1], [0.2]], ["a", "b"], ["1"])
+    with pytest.raises(ParameterError, match="repeated label 'a'"):
+        ScoreMatrix.build([[0.1, 0.2], [0.3, 0.4]], ["a", "a"], ["1", "2"])
+    with pytest.raises(ParameterError, match="3 system labels for 2 rows"):
+        ScoreMatrix.build([[0.1, 0.2], [0.3, 0.4]], ["a", "b", "c"], ["1", "2"])
+    with pytest.raises(ParameterError, match="strata"):
+        ScoreMatrix.build([[0.1, 0.2], [0.3, 0.4]], ["a", "b"], ["1", "2"], strata=["x"])
+
+
+def test_warnings_out_of_range_and_identical():
+    with pytest.warns(DegenerateDataWarning, match="outside \\[0, 1\\] \\(min -0.5, max 2\\)"):
+        ScoreMatrix.build([[-0.5, 0.2], [0.3, 2.0]], ["a", "b"], ["1", "2"])
+    with pytest.warns(DegenerateDataWarning, match="identical on every topic: a = c"):
+        ScoreMatrix.build([[0.1, 0.2], [0.3, 0.4], [0.1, 0.2]], ["a", "b", "c"], ["1", "2"])
+    m = _quiet(ScoreMatrix.build, [[0.1, 0.2], [0.3, 0.4], [0.1, 0.2]], ["a", "b", "c"], ["1", "2"], warn=False)
+    assert m.identical_systems() == [("a", "c")]
+
+
+def test_wide_and_tidy_round_trips(tmp_path):
+    m = _quiet(ScoreMatrix.build, [[0.1, 1 / 3, 5e-04], [0.4, 0.5, 2 / 7]], ["a", "b"], ["t1", "t2", "t3"],
+               measure="AP", strata=["x", "y", "x"])
+    wide = tmp_path / "w.csv"
+    m.to_csv(wide)
+    back = _quiet(load_scores, wide, measure="AP")
+    np.testing.assert_array_equal(back.values, m.values)  # full precision: exact
+    assert back.systems == m.systems and back.topics == m.topics
+    tidy = tmp_path / "t.csv"
+    m.to_csv(tidy, tidy=True)
+    back = _quiet(load_scores, tidy)
+    np.testing.assert_array_equal(back.values, m.values)
+    assert back.measure == "AP" and back.strata == ("x", "y", "x")
+    df = m.to_frame(tidy=True)
+    assert list(df.columns) == ["system", "topic", "value", "measure", "stratum"] and len(df) == 6
+    again = _quiet(ScoreMatrix.from_frame, df)
+    np.testing.assert_array_equal(again.values, m.values)
+    fr = _quiet(ScoreMatrix.from_frame, m.to_frame(), measure="AP")
+    np.testing.assert_array_equal(fr.values, m.values)
+
+
+def test_variants_and_take():
+    v = np.arange(2 * 3 * 2, dtype=float).reshape(2, 3, 2) / 20
+    m = _quiet(ScoreMatrix.build, v, ["a", "b"], ["1", "2", "3"], variants=["v1", "v2"])
+    assert m.has_variants and m.n_variants == 2
+    np.testing.assert_allclose(m.topic_scores(), v.mean(axis=2), rtol=0, atol=1e-15)
+    assert not m.collapse_variants().has_variants
+    with pytest.raises(ParameterError, match="tidy=True"):
+        m.to_frame()
+    df = m.to_frame(tidy=True)
+    assert len(df) == 12 and "variant" in df.columns
+    np.testing.assert_array_equal(_quiet(ScoreMatrix.from_frame, df).values, m.values)
+    t = m.take(systems=["b"], topics=[0, 2])
+    assert t.systems == ("b",) and t.topics == ("1", "3") and t.values.shape == (1, 2, 2)
+    with pytest.raises(ParameterError, match="unknown system 'z'"):
+        m.take(systems=["z"])
+
+
+def test_from_frame_repeated_cell_and_several_measures():
+    df = pd.DataFrame({"system": ["a", "a", "b", "b"], "topic": ["1", "1", "1", "2"], "value": [0.1] * 4})
+    with pytest.raises(InputError, match="repeated cell: system 'a', topic '1'"):
+        ScoreMatrix.from_frame(df)
+    df = pd.DataFrame({"system": ["a", "b", "a", "b"], "topic": ["1", "1", "2", "2"], "value": [0.1, 0.2, 0.3, 0.4],
+                       "measure": ["AP", "AP", "P", "P"]})
+    with pytest.raises(InputError, match="several measures"):
+        ScoreMatrix.from_frame(df)
+
+
+def test_with_strata():
+    m = _quiet(ScoreMatrix.build, [[0.1, 0.2], [0.3, 0.4]], ["a", "b"], ["1", "2"])
+    s = m.with_strata({"1": "x", "2": "y", "3": "z"})
+    assert s.strata == ("x", "y") and s.stratum_labels() == ("x", "y")
+    with pytest.raises(InputError, match="1 topic\\(s\\) have no stratum, first: '2'"):
+        m.with_strata({"1": "x"})
