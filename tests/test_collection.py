@@ -274,3 +274,53 @@ def test_real_wide_matrices(shared_data):
     assert d.shape == (37, 43) and d.topics[0] == "1037798"
     with pytest.warns(DegenerateDataWarning, match="identical on every topic"):
         load_scores(shared_data / "trec-web" / "web2010_ndcg20.csv")
+
+
+# ------------------------------------------------------------------ CLI
+def test_cli_scores_wide_tidy_json(tmp_path, capsys):
+    import json
+
+    from planner.cli import main
+
+    p = tmp_path / "w.csv"
+    p.write_text("s1,s2\n0.1,5e-04\n0.3,0.4\n")
+    assert main(["scores", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines() == ["topic,s1,s2", "1,0.1,0.0005", "2,0.3,0.4"]
+    assert main(["scores", str(p), "--tidy", "--measure", "AP"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "system,topic,value,measure" and lines[1] == "s1,1,0.1,AP" and len(lines) == 5
+    o = tmp_path / "out.csv"
+    assert main(["scores", str(p), "-o", str(o)]) == 0
+    assert o.read_text().startswith("topic,s1,s2\n")
+    assert main(["scores", str(p), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["matrices"][0]["values"] == [[0.1, 0.3], [5e-04, 0.4]]
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["scores", "{d}/nope.csv"], "{d}/nope.csv: no such scores file"),
+    (["scores", "{d}/bad.csv"], "{d}/bad.csv:3: non-numeric value 'x' for system 's2'"),
+    (["scores"], "INPUT: give a score file"),
+    (["scores", "--runs", "{d}"], "--qrels: --runs and --qrels go together"),
+    (["scores", "dl19-passage", "--measure", "ERR"], "measure 'ERR' is not shipped"),
+])
+def test_cli_scores_errors_exit_2_one_line(tmp_path, capsys, argv, needle):
+    from planner.cli import main
+
+    (tmp_path / "bad.csv").write_text("s1,s2\n0.1,0.2\n0.3,x\n")
+    argv = [a.format(d=tmp_path) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and needle.format(d=tmp_path) in err
+    assert "Traceback" not in err
+
+
+def test_cli_scores_embedded_dataset(capsys):
+    from planner.cli import main
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        assert main(["scores", "dl19-passage", "--measure", "nDCG@10"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 44 and lines[0].startswith("topic,ICT-BERT2,")  # 43 topics + header
