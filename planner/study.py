@@ -1185,7 +1185,11 @@ def _tables(scens: list[dict]) -> dict:
 
 def _worker(args):
     sc, rng, resamples = args
-    return _run_scenario(sc, rng, resamples)
+    try:
+        return _run_scenario(sc, rng, resamples)
+    except (ParameterError, ConfigError) as exc:
+        # name the scenario: "s03 [dl19-passage, RR(rel=2)]: measure: ..."
+        raise ConfigError(str(exc), key=f"{sc['id']} [{sc['name']}]") from None
 
 
 def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | os.PathLike | None = None,
