@@ -293,6 +293,12 @@ def _resolve_variance(variance, selector: str, design: str) -> tuple[float, str,
     if hasattr(variance, "topic_scores"):
         per_pair = pair_variances(variance, selector, design="paired" if paired else "independent")
         kind, _ = _parse_selector(selector)
+        if kind == "pair" and np.any(per_pair <= 0):
+            warnings.warn(f"{int((per_pair <= 0).sum())} pair(s) with zero variance (identical systems) "
+                          "left out of the pair variances", DegenerateDataWarning, stacklevel=3)
+            per_pair = per_pair[per_pair > 0]
+            if per_pair.size == 0:
+                raise ParameterError("every pair has zero variance; nothing to plan", parameter="variance")
         s2 = float(np.median(per_pair)) if kind == "pair" else float(per_pair[0])
         if not s2 > 0:
             raise ParameterError(f"the {selector} variance of the collection is {s2}; nothing to plan",

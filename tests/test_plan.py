@@ -440,3 +440,15 @@ def test_anova_two_systems_equals_two_sample_t():
         f = design_power("anova", n, 0.1, 0.03, systems=2)
         t = design_power("two-sample", n, 0.1, 0.03)
         assert float(f) == pytest.approx(float(t), abs=1e-9)
+
+
+def test_pair_selector_leaves_out_identical_systems():
+    from planner.errors import DegenerateDataWarning
+
+    rng = np.random.default_rng(0)
+    v = rng.uniform(0, 1, (4, 20))
+    v[1] = v[0]
+    m = ScoreMatrix.build(v, list("abcd"), [str(i) for i in range(20)], warn=False)
+    with pytest.warns(DegenerateDataWarning):
+        r = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, variance_selector="pair")
+    assert r.per_pair["pairs"] == 5 and r.per_pair["min"] > 2
