@@ -695,11 +695,70 @@ def _cmd_pool(args) -> int:
     return 0
 
 
+def _add_validate(subparsers) -> None:
+    p = _sub(subparsers, "validate", "check pilot-based swap/reversal predictions against held-out topics",
+             """  planner validate --scores terabyte2006_ap.csv --pilot 25 --topics 25,50,62
+  planner validate --scores terabyte2006_ap.csv --pilot 25 --topics 25,50,62 --repeats 50 --seed 1 --json
+  planner validate --scores ap.csv --pilot 20 --topics 10,20 --methods predictive,analytic,bootstrap""",
+             description="Repeatedly split the topics at random into a pilot of --pilot topics and the "
+                         "disjoint remainder; predict the mean swap and reversal rate over all system "
+                         "pairs at each topic count from the pilot alone, measure them on pairs of "
+                         "disjoint topic sets of the remainder, and print predicted and observed curves "
+                         "with the relative error |pred - obs| / obs (median over repeats). "
+                         "Definitions: docs/validation.md.")
+    p.add_argument("--scores", required=True, metavar="FILE",
+                   help="wide CSV, tidy CSV/TSV or folder of trec_eval -q files")
+    p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
+    p.add_argument("--pilot", required=True, type=int, metavar="N0", help="pilot size (topics)")
+    p.add_argument("--topics", required=True, metavar="N,N,...",
+                   help="topic counts to predict, each at most half of the held-out topics")
+    p.add_argument("--repeats", type=int, default=20, metavar="R", help="random pilot/remainder splits (20)")
+    p.add_argument("--subsets", type=int, default=500, metavar="K",
+                   help="random pairs of disjoint held-out topic sets per repeat (500)")
+    p.add_argument("--methods", default="predictive,analytic", metavar="M,M,...",
+                   help="prediction methods (predictive, predictive-npmle, analytic, or a planner predict "
+                        "method: bootstrap, subsample, parametric); default predictive,analytic")
+    p.add_argument("--seed", type=int, default=None, metavar="N", help="random seed")
+
+
+def _cmd_validate(args) -> int:
+    from .collection import load_scores
+    from .pilot import validate
+
+    topics = parse_int_list(args.topics, option="--topics", minimum=1)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    scores = load_scores(args.scores, measure=args.measure)
+    names = {"pilot": "--pilot", "topics": "--topics", "repeats": "--repeats", "subsets": "--subsets",
+             "methods": "--methods"}
+    try:
+        v = validate(scores, pilot=args.pilot, topics=topics, repeats=args.repeats, rng=args.seed,
+                     methods=methods, subsets=args.subsets)
+    except ParameterError as exc:
+        if exc.parameter in names:
+            raise ParameterError(exc.message, parameter=names[exc.parameter]) from None
+        raise
+    if args.json:
+        print_json(v.to_dict())
+        return 0
+    print(f"{args.scores}: {v.n_systems} systems x {v.n_topics} topics; pilot {v.pilot}, "
+          f"{v.repeats} repeats, {v.subsets} held-out subset pairs each, seed {v.seed}")
+    for stat in ("swap_rate", "reversal_rate"):
+        print(f"\n{stat.replace('_', ' ')} (mean over pairs); error = |pred - obs| / obs over repeats")
+        print(f"{'method':>18} {'n':>5} {'predicted':>10} {'observed':>10} {'err_median':>10} {'err_p90':>8}")
+        for r in v.rows:
+            if r["statistic"] != stat:
+                continue
+            print(f"{r['method']:>18} {r['n_topics']:>5d} {r['predicted_mean']:10.4f} {r['observed_mean']:10.4f} "
+                  f"{r['rel_error_median']:10.3f} {r['rel_error_p90']:8.3f}")
+    return 0
+
+
 COMMANDS: list[tuple[Callable, Callable]] = []
 COMMANDS.append((_add_scores, _cmd_scores))
 COMMANDS.append((_add_pool, _cmd_pool))
 COMMANDS.append((_add_fit, _cmd_fit))
 COMMANDS.append((_add_predict, _cmd_predict))
+COMMANDS.append((_add_validate, _cmd_validate))
 COMMANDS.append((_add_size, _cmd_size))
 COMMANDS.append((_add_budget, _cmd_budget))
 COMMANDS.append((_add_study, _cmd_study))

@@ -181,8 +181,30 @@ def fit_prior(dbar, s2_d, n0, *, prior: str = "npmle", grid: int = 121, max_fit_
     return Prior("npmle", g, w, tau2, n0, int(d.size), it)
 
 
-def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "npmle", grid: int = 121,
-                          max_fit_pairs: int = 20_000) -> dict[str, np.ndarray]:
+VARIANCES = ("pooled", "pair", "shrunk")
+
+
+def pair_variance_model(s2_d, variance: str = "pooled") -> np.ndarray:
+    """The per-pair variance ``sigma_d^2`` the predictive model uses.
+
+    ``"pooled"``: the mean of ``s2_d`` over all pairs (``= 2 var_e`` of the pilot,
+    the identity of DESIGN.md) for every pair; ``"pair"``: each pair's own
+    ``s2_d``; ``"shrunk"``: ``(s2_d + pooled) / 2``. Pairs with ``s2_d = 0`` keep 0.
+    """
+    s2_d = np.asarray(s2_d, dtype=np.float64)
+    if variance not in VARIANCES:
+        raise ParameterError(f"unknown variance {variance!r}; expected one of {', '.join(VARIANCES)}",
+                             parameter="variance")
+    if variance == "pair" or s2_d.size == 0:
+        return s2_d
+    pooled = float(np.mean(s2_d))
+    out = np.full_like(s2_d, pooled) if variance == "pooled" else 0.5 * (s2_d + pooled)
+    out[s2_d == 0] = 0.0
+    return out
+
+
+def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "normal", variance: str = "pooled",
+                          grid: int = 121, max_fit_pairs: int = 20_000) -> dict[str, np.ndarray]:
     """Posterior-predictive swap and reversal rates of every pair (module docstring).
 
     Args:
@@ -190,16 +212,21 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "npmle
         s2_d: per-pair variance (ddof=1) of the per-topic differences on the pilot.
         n0: number of pilot topics.
         topics: topic counts ``n`` to predict for.
-        prior: ``"npmle"`` (default), ``"normal"``, or a fitted :class:`Prior`.
+        prior: ``"normal"`` (default), ``"npmle"``, or a fitted :class:`Prior`.
+        variance: ``"pooled"`` (default), ``"pair"`` or ``"shrunk"``: the
+            ``sigma_d^2`` of every pair (:func:`pair_variance_model`), used both
+            for the pilot's sampling variance ``sigma_d^2 / n0`` and for the
+            future sets' ``sigma_d^2 / n``.
 
     Returns:
         ``{"swap_rate": ..., "reversal_rate": ...}``, each shape ``(pairs, len(topics))``.
 
-    Memory: about ``max(chunk * grid, min(pairs, max_fit_pairs) * 2 * grid)``
-    float64 values, with ``chunk = 2e6 // grid`` pairs per block, plus the
-    outputs ``2 * pairs * len(topics)``.
+    Memory: normal prior ``O(pairs * len(topics))``; npmle about ``max(chunk *
+    grid, min(pairs, max_fit_pairs) * 2 * grid)`` float64 values, with ``chunk
+    = 2e6 // grid`` pairs per block, plus the outputs ``2 * pairs * len(topics)``.
     """
     dbar, s2_d, n0, t = _check_pair_inputs(dbar, s2_d, n0, topics)
+    s2_d = pair_variance_model(s2_d, variance)
     pr = prior if isinstance(prior, Prior) else fit_prior(dbar, s2_d, n0, prior=prior, grid=grid,
                                                             max_fit_pairs=max_fit_pairs)
     P = dbar.size
@@ -246,3 +273,288 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "npmle
             r[sgn == 0] = 0.5
             rev[ii, j] = r
     return {"swap_rate": swap, "reversal_rate": rev}
+
+
+# ---------------------------------------------------------------------------
+# validation against held-out topics
+# ---------------------------------------------------------------------------
+
+#: methods computed inside this module -> (prior, variance) of :func:`predictive_pair_rates`,
+#: or None for the plug-in model; any other name goes to ``planner.simulate.predict``
+INTERNAL_METHODS = {
+    "predictive": ("normal", "pooled"),
+    "predictive-shrunk": ("normal", "shrunk"),
+    "predictive-pair": ("normal", "pair"),
+    "predictive-npmle": ("npmle", "pair"),
+    "analytic": None,
+}
+
+
+def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs ``a < b`` in row-major order (``numpy.triu_indices(S, 1)``)."""
+    a, b = np.triu_indices(n_systems, 1)
+    return a.astype(np.int64), b.astype(np.int64)
+
+
+def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``dbar`` and ``s2_d`` (ddof=1) of ``d[t] = x[a,t] - x[b,t]`` for every pair.
+
+    Computed from the differences themselves (so identical systems give exactly
+    0), in chunks of ``2e6 // T`` pairs: memory ``2e6`` float64 values.
+    """
+    T = x.shape[1]
+    dbar = np.empty(a.size)
+    s2 = np.empty(a.size)
+    chunk = max(1, _BLOCK // max(1, T))
+    for lo in range(0, a.size, chunk):
+        d = x[a[lo:lo + chunk]] - x[b[lo:lo + chunk]]
+        dbar[lo:lo + chunk] = d.mean(axis=1)
+        s2[lo:lo + chunk] = d.var(axis=1, ddof=1)
+    return dbar, s2
+
+
+def _disagree(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """1 when the signs are opposite, 0.5 when exactly one is zero (a tie counts half), else 0."""
+    return 0.5 * np.abs(np.sign(u) - np.sign(v))
+
+
+def observed_rates(x: np.ndarray, topics: np.ndarray, ref_sign: np.ndarray, *, subsets: int,
+                   rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Mean (over pairs) swap and reversal rates measured on held-out scores ``x`` (S x N).
+
+    ``subsets`` random permutations of the N held-out topics are drawn; for each
+    ``n`` the first ``n`` and the next ``n`` topics of a permutation are two
+    disjoint topic sets. Swap: the two sets order the pair differently
+    (``_disagree`` of their mean differences). Reversal: a set orders the pair
+    differently from ``ref_sign`` (the pilot's sign), averaged over both sets.
+    Returns arrays of shape ``(len(topics),)`` (means over pairs and subsets).
+
+    Memory: ``chunk * (S * N + 3 * pairs)`` float64 values with
+    ``chunk = max(1, 2e6 // max(S * N, pairs))`` permutations per block.
+    """
+    S, N = x.shape
+    a, b = pair_index(S)
+    perms = np.argsort(rng.random((subsets, N)), axis=1)
+    swap = np.zeros(topics.size)
+    rev = np.zeros(topics.size)
+    chunk = max(1, _BLOCK // max(S * N, a.size))
+    for lo in range(0, subsets, chunk):
+        pm = perms[lo:lo + chunk]
+        xs = x[:, pm]  # S x k x N, topics in permutation order
+        cs = np.cumsum(xs, axis=2)
+        for j, n in enumerate(topics):
+            m1 = cs[:, :, n - 1] / n
+            m2 = (cs[:, :, 2 * n - 1] - cs[:, :, n - 1]) / n
+            d1 = m1[a] - m1[b]
+            d2 = m2[a] - m2[b]
+            swap[j] += _disagree(d1, d2).sum()
+            rev[j] += 0.5 * (_disagree(d1, ref_sign[:, None]).sum() + _disagree(d2, ref_sign[:, None]).sum())
+    denom = float(subsets * a.size)
+    return {"swap_rate": swap / denom, "reversal_rate": rev / denom}
+
+
+def _predict_means(method: str, x_pilot: np.ndarray, dbar, s2, n0, topics, *, scores_pilot, rng,
+                   prior_options: dict) -> dict[str, np.ndarray]:
+    """Predicted mean (over pairs) swap and reversal rate at each n from a pilot."""
+    if method in INTERNAL_METHODS:  # noqa: SIM102
+        spec = INTERNAL_METHODS[method]
+        if spec is None:
+            r = plugin_pair_rates(dbar, s2, topics)
+        else:
+            r = predictive_pair_rates(dbar, s2, n0, topics, prior=spec[0], variance=spec[1], **prior_options)
+    else:
+        from . import simulate  # another module's methods (bootstrap, subsample, parametric)
+
+        curve = simulate.predict(scores_pilot, topics=[int(n) for n in topics], method=method, rng=rng)
+        rows = sorted(curve.rows, key=lambda r: r["n_topics"])
+        return {"swap_rate": np.array([float(r["swap_rate_mean"]) for r in rows]),
+                "reversal_rate": np.array([float(r["reversal_rate_mean"]) for r in rows])}
+    return {k: v.mean(axis=0) for k, v in r.items()}
+
+
+STATISTICS = ("swap_rate", "reversal_rate")
+_EXTERNAL_METHODS = ("bootstrap", "subsample", "parametric")
+
+
+@dataclass(frozen=True)
+class Validation:
+    """Predictions from pilots against what held-out topics do (see :func:`validate`).
+
+    Attributes:
+        methods: the prediction methods compared.
+        pilot: pilot size ``n0``.
+        topics: the topic counts ``n``.
+        repeats: number of random pilot / remainder splits.
+        subsets: random disjoint subset pairs per ``n`` and repeat on the remainder.
+        seed: the integer seed, if one was given.
+        n_systems, n_topics: size of the collection.
+        measure, source: of the scores.
+        rows: one dict per (statistic, method, n): ``statistic``, ``method``,
+            ``n_topics``, ``predicted_mean`` and ``observed_mean`` (means over
+            repeats), ``rel_error_median``, ``rel_error_p90`` and
+            ``rel_error_mean`` (of ``|pred - obs| / obs`` over repeats), and
+            ``rel_error_of_means`` (``|predicted_mean - observed_mean| / observed_mean``).
+        predicted: ``{statistic: {method: array (repeats, len(topics))}}``.
+        observed: ``{statistic: array (repeats, len(topics))}``.
+    """
+
+    methods: tuple[str, ...]
+    pilot: int
+    topics: tuple[int, ...]
+    repeats: int
+    subsets: int
+    seed: int | None
+    n_systems: int
+    n_topics: int
+    measure: str | None
+    source: str | None
+    rows: tuple[dict, ...]
+    predicted: dict = field(repr=False)
+    observed: dict = field(repr=False)
+
+    def rel_error(self, statistic: str = "swap_rate") -> dict[str, np.ndarray]:
+        """``{method: |pred - obs| / obs}`` of shape ``(repeats, len(topics))``."""
+        obs = self.observed[statistic]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return {m: np.abs(p - obs) / obs for m, p in self.predicted[statistic].items()}
+
+    def to_dict(self) -> dict:
+        return {
+            "methods": list(self.methods), "pilot": int(self.pilot), "topics": [int(n) for n in self.topics],
+            "repeats": int(self.repeats), "subsets": int(self.subsets), "seed": self.seed,
+            "n_systems": int(self.n_systems), "n_topics": int(self.n_topics), "measure": self.measure,
+            "source": self.source, "rows": [dict(r) for r in self.rows],
+            "observed": {k: v.tolist() for k, v in self.observed.items()},
+            "predicted": {k: {m: v.tolist() for m, v in d.items()} for k, d in self.predicted.items()},
+        }
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(list(self.rows))
+
+
+def _as_scores(scores):
+    from .scores import ScoreMatrix
+
+    if isinstance(scores, ScoreMatrix):
+        return scores
+    if isinstance(scores, (str, bytes)) or hasattr(scores, "__fspath__"):
+        from .collection import load_scores
+
+        return load_scores(scores)
+    raise ParameterError(f"expected a ScoreMatrix or a path, got {type(scores).__name__}", parameter="scores")
+
+
+def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rng=None,
+             methods: Sequence[str] = ("predictive", "analytic"), subsets: int = 500,
+             grid: int = 121) -> Validation:
+    """Check pilot-based predictions against disjoint held-out topic sets.
+
+    Each repeat splits the ``T`` topics at random into a pilot of ``pilot``
+    topics and the disjoint remainder of ``R = T - pilot`` topics. From the
+    pilot alone every method predicts the mean (over all system pairs) swap
+    rate and reversal rate at each ``n`` in ``topics``. On the remainder,
+    :func:`observed_rates` measures them with ``subsets`` random pairs of
+    disjoint ``n``-topic sets (so ``n <= R // 2``); the reversal is counted
+    against the order the pilot showed. Relative error = ``|pred - obs| / obs``
+    per repeat; rows report its median over repeats.
+
+    Methods: ``"predictive"`` (default of :func:`predictive_pair_rates`:
+    normal empirical-Bayes prior, pooled variance), ``"predictive-shrunk"``,
+    ``"predictive-pair"`` (normal prior with the shrunk / each pair's own
+    variance), ``"predictive-npmle"`` (NPMLE prior, pair variance),
+    ``"analytic"`` (plug-in normal model with each pair's own variance); the
+    names ``"bootstrap"``, ``"subsample"``, ``"parametric"`` are passed to
+    ``planner.simulate.predict(pilot_scores, topics=..., method=name, rng=...)``.
+
+    Randomness: repeat ``r`` uses the ``r``-th child stream of ``rng`` for its
+    split, its held-out subsets and any resampling method, so results do not
+    depend on how many repeats are run together.
+
+    Memory: about ``2e6`` float64 working values plus ``S * T`` and
+    ``subsets * R`` index values; see :func:`observed_rates`.
+    """
+    from ._random import child_streams, seed_of
+
+    sm = _as_scores(scores)
+    if sm.has_missing:
+        raise ParameterError("validation needs a complete score matrix (no missing cells)", parameter="scores")
+    x = sm.topic_scores()
+    S, T = x.shape
+    if isinstance(pilot, bool) or not isinstance(pilot, (int, np.integer)) or pilot < 2:
+        raise ParameterError(f"pilot size must be an integer >= 2, got {pilot!r}", parameter="pilot")
+    R = T - int(pilot)
+    if R < 2:
+        raise ParameterError(f"pilot of {pilot} leaves {max(R, 0)} of {T} topics to hold out; "
+                             "need at least 2", parameter="pilot")
+    t = np.atleast_1d(np.asarray(list(topics) if not np.isscalar(topics) else [topics]))
+    if t.size == 0 or not np.issubdtype(t.dtype, np.integer) or np.any(t < 1):
+        raise ParameterError(f"topic counts must be positive integers, got {topics!r}", parameter="topics")
+    if np.any(t > R // 2):
+        raise ParameterError(f"topic count {int(t.max())} exceeds half of the {R} held-out topics "
+                             f"({R // 2}): two disjoint sets must fit", parameter="topics")
+    t = t.astype(np.int64)
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ParameterError(f"repeats must be an integer >= 1, got {repeats!r}", parameter="repeats")
+    if isinstance(subsets, bool) or not isinstance(subsets, (int, np.integer)) or subsets < 1:
+        raise ParameterError(f"subsets must be an integer >= 1, got {subsets!r}", parameter="subsets")
+    methods = tuple(str(m) for m in methods)
+    if not methods:
+        raise ParameterError("no methods given", parameter="methods")
+    if len(set(methods)) != len(methods):
+        raise ParameterError(f"repeated method in {methods!r}", parameter="methods")
+    known = tuple(INTERNAL_METHODS) + _EXTERNAL_METHODS
+    for m in methods:
+        if m not in known:
+            raise ParameterError(f"unknown method {m!r}; expected one of {', '.join(known)}", parameter="methods")
+
+    a, b = pair_index(S)
+    pred = {k: {m: np.empty((repeats, t.size)) for m in methods} for k in STATISTICS}
+    obs = {k: np.empty((repeats, t.size)) for k in STATISTICS}
+    for r, g in enumerate(child_streams(rng, int(repeats))):
+        order = g.permutation(T)
+        pi, hi = np.sort(order[:pilot]), np.sort(order[pilot:])
+        g_obs, g_method = g.spawn(2)
+        xp = x[:, pi]
+        dbar, s2 = pair_moments(xp, a, b)
+        o = observed_rates(x[:, hi], t, np.sign(dbar), subsets=int(subsets), rng=g_obs)
+        for k in STATISTICS:
+            obs[k][r] = o[k]
+        pilot_sm = None
+        for m in methods:
+            if m not in INTERNAL_METHODS and pilot_sm is None:
+                pilot_sm = sm.collapse_variants().take(topics=pi)
+            p = _predict_means(m, xp, dbar, s2, int(pilot), t, scores_pilot=pilot_sm, rng=g_method,
+                               prior_options={"grid": grid})
+            for k in STATISTICS:
+                pred[k][m][r] = p[k]
+
+    rows = []
+    for k in STATISTICS:
+        o = obs[k]
+        zero = o <= 0
+        if zero.any():
+            import warnings
+
+            warnings.warn(f"observed {k} is 0 in {int(zero.sum())} (repeat, n) cells; "
+                          "their relative error is undefined and left out", DegenerateDataWarning, stacklevel=2)
+        for m in methods:
+            p = pred[k][m]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rel = np.where(zero, np.nan, np.abs(p - o) / np.where(zero, 1.0, o))
+            for j, n in enumerate(t):
+                col = rel[:, j]
+                col = col[np.isfinite(col)]
+                pm, om = float(p[:, j].mean()), float(o[:, j].mean())
+                rows.append({
+                    "statistic": k, "method": m, "n_topics": int(n),
+                    "predicted_mean": pm, "observed_mean": om,
+                    "rel_error_median": float(np.median(col)) if col.size else math.nan,
+                    "rel_error_p90": float(np.quantile(col, 0.9)) if col.size else math.nan,
+                    "rel_error_mean": float(np.mean(col)) if col.size else math.nan,
+                    "rel_error_of_means": abs(pm - om) / om if om > 0 else math.nan,
+                })
+    return Validation(methods=methods, pilot=int(pilot), topics=tuple(int(n) for n in t), repeats=int(repeats),
+                      subsets=int(subsets), seed=seed_of(rng), n_systems=S, n_topics=T, measure=sm.measure,
+                      source=sm.source, rows=tuple(rows), predicted=pred, observed=obs)
