@@ -1035,6 +1035,8 @@ def _answer(scens: list[dict]) -> dict:
                         f"{ch['n_topics_needed'] * ch['judgments_per_topic']:.0f} in all; total cost "
                         f"{ch['total_cost']:.0f}; ranking Kendall tau {ch['kendall_tau_vs_full']:.3f} "
                         "against the full judgments")
+            buys.append(f"depth chosen by the pool study of the first target "
+                        f"({pool['target']['target']} {pool['target']['value']:g}): {pool['reason']}")
         buys.append(f"(curve values between studied topic counts are linearly interpolated; method "
                     f"{s0['curve']['method']}, variance {s0['curve']['variance']})")
     if len(scens) > 1:
