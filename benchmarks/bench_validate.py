@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=100)
     ap.add_argument("--subsets", type=int, default=500)
     ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--methods", default="predictive,predictive-shrunk,predictive-pair,analytic")
+    ap.add_argument("--methods", default="predictive,predictive-pooled,predictive-pair,analytic")
     ap.add_argument("--data", default=str(DATA))
     args = ap.parse_args(argv)
     methods = tuple(args.methods.split(","))

@@ -181,10 +181,10 @@ def fit_prior(dbar, s2_d, n0, *, prior: str = "npmle", grid: int = 121, max_fit_
     return Prior("npmle", g, w, tau2, n0, int(d.size), it)
 
 
-VARIANCES = ("pooled", "pair", "shrunk")
+VARIANCES = ("shrunk", "pooled", "pair")
 
 
-def pair_variance_model(s2_d, variance: str = "pooled") -> np.ndarray:
+def pair_variance_model(s2_d, variance: str = "shrunk") -> np.ndarray:
     """The per-pair variance ``sigma_d^2`` the predictive model uses.
 
     ``"pooled"``: the mean of ``s2_d`` over all pairs (``= 2 var_e`` of the pilot,
@@ -203,7 +203,7 @@ def pair_variance_model(s2_d, variance: str = "pooled") -> np.ndarray:
     return out
 
 
-def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "normal", variance: str = "pooled",
+def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "normal", variance: str = "shrunk",
                           grid: int = 121, max_fit_pairs: int = 20_000) -> dict[str, np.ndarray]:
     """Posterior-predictive swap and reversal rates of every pair (module docstring).
 
@@ -213,7 +213,7 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
         n0: number of pilot topics.
         topics: topic counts ``n`` to predict for.
         prior: ``"normal"`` (default), ``"npmle"``, or a fitted :class:`Prior`.
-        variance: ``"pooled"`` (default), ``"pair"`` or ``"shrunk"``: the
+        variance: ``"shrunk"`` (default), ``"pooled"`` or ``"pair"``: the
             ``sigma_d^2`` of every pair (:func:`pair_variance_model`), used both
             for the pilot's sampling variance ``sigma_d^2 / n0`` and for the
             future sets' ``sigma_d^2 / n``.
@@ -282,8 +282,8 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
 #: methods computed inside this module -> (prior, variance) of :func:`predictive_pair_rates`,
 #: or None for the plug-in model; any other name goes to ``planner.simulate.predict``
 INTERNAL_METHODS = {
-    "predictive": ("normal", "pooled"),
-    "predictive-shrunk": ("normal", "shrunk"),
+    "predictive": ("normal", "shrunk"),
+    "predictive-pooled": ("normal", "pooled"),
     "predictive-pair": ("normal", "pair"),
     "predictive-npmle": ("npmle", "pair"),
     "analytic": None,
@@ -313,9 +313,20 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarra
     return dbar, s2
 
 
+#: mean differences with ``|d| <= TIE_TOL`` are ties (floating-point rounding of equal means)
+TIE_TOL = 1e-12
+
+
+def _sign(d: np.ndarray) -> np.ndarray:
+    return np.where(np.abs(d) <= TIE_TOL, 0.0, np.sign(d))
+
+
 def _disagree(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """1 when the signs are opposite, 0.5 when exactly one is zero (a tie counts half), else 0."""
-    return 0.5 * np.abs(np.sign(u) - np.sign(v))
+    """1 when the signs are opposite, 0.5 when exactly one is zero (a tie counts half), else 0.
+
+    Signs are taken with :data:`TIE_TOL`: ``|d| <= 1e-12`` counts as a tie.
+    """
+    return 0.5 * np.abs(_sign(u) - _sign(v))
 
 
 def observed_rates(x: np.ndarray, topics: np.ndarray, ref_sign: np.ndarray, *, subsets: int,
@@ -461,8 +472,8 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
     per repeat; rows report its median over repeats.
 
     Methods: ``"predictive"`` (default of :func:`predictive_pair_rates`:
-    normal empirical-Bayes prior, pooled variance), ``"predictive-shrunk"``,
-    ``"predictive-pair"`` (normal prior with the shrunk / each pair's own
+    normal empirical-Bayes prior, shrunk variance), ``"predictive-pooled"``,
+    ``"predictive-pair"`` (normal prior with the pooled / each pair's own
     variance), ``"predictive-npmle"`` (NPMLE prior, pair variance),
     ``"analytic"`` (plug-in normal model with each pair's own variance); the
     names ``"bootstrap"``, ``"subsample"``, ``"parametric"`` are passed to
@@ -518,7 +529,7 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
         g_obs, g_method = g.spawn(2)
         xp = x[:, pi]
         dbar, s2 = pair_moments(xp, a, b)
-        o = observed_rates(x[:, hi], t, np.sign(dbar), subsets=int(subsets), rng=g_obs)
+        o = observed_rates(x[:, hi], t, _sign(dbar), subsets=int(subsets), rng=g_obs)
         for k in STATISTICS:
             obs[k][r] = o[k]
         pilot_sm = None

@@ -1,0 +1,234 @@
+"""Tests of planner.pilot: predictive pair rates, observed held-out rates, validate, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from planner.cli import main
+from planner.errors import ParameterError
+from planner.pilot import (fit_prior, observed_rates, pair_index, pair_moments, pair_variance_model,
+                           plugin_pair_rates, predictive_pair_rates, validate)
+from planner.scores import ScoreMatrix
+
+
+# --------------------------------------------------------------- pair rates
+def test_plugin_hand_values():
+    # hand calculation: dbar 0.05, s_d 0.1, n 25 -> z = 0.05*5/0.1 = 2.5, p = Phi(-2.5)
+    r = plugin_pair_rates([0.05, -0.05, 0.0], [0.01, 0.01, 0.01], [25])
+    p = stats.norm.cdf(-2.5)  # 0.0062097
+    assert r["reversal_rate"][:, 0] == pytest.approx([p, p, 0.5])
+    assert r["swap_rate"][:, 0] == pytest.approx([2 * p * (1 - p), 2 * p * (1 - p), 0.5])
+
+
+def test_normal_prior_equals_bivariate_normal():
+    # reference: scipy.stats.multivariate_normal; swap = 2 (P(A>0) - P(A>0, B>0)) with
+    # A, B ~ N(m, v + s2/n), cov v (posterior predictive of two independent n-topic sets)
+    rng = np.random.default_rng(3)
+    dbar = rng.normal(0, 0.05, 40)
+    s2 = rng.uniform(0.005, 0.03, 40)
+    n0 = 20
+    pr = fit_prior(dbar, s2, n0, prior="normal")
+    r = predictive_pair_rates(dbar, s2, n0, [10, 50], prior="normal", variance="pair")
+    for i in (0, 7, 23):
+        se2 = s2[i] / n0
+        m = dbar[i] * pr.tau2 / (pr.tau2 + se2)
+        v = pr.tau2 * se2 / (pr.tau2 + se2)
+        for j, n in enumerate((10, 50)):
+            c = np.array([[v + s2[i] / n, v], [v, v + s2[i] / n]])
+            pa = stats.norm.cdf(m / math.sqrt(c[0, 0]))
+            pab = stats.multivariate_normal(mean=[0, 0], cov=c).cdf([m, m])
+            assert r["swap_rate"][i, j] == pytest.approx(2 * (pa - pab), abs=2e-6)
+            assert r["reversal_rate"][i, j] == pytest.approx(stats.norm.cdf(-abs(m) / math.sqrt(c[0, 0])))
+
+
+def test_no_signal_gives_half():
+    # tau2 = 0 (dbar no larger than noise): every pair is a coin flip -> swap 0.5, reversal 0.5
+    dbar = np.array([0.0, 0.0, 0.0, 0.0])
+    r = predictive_pair_rates(dbar, [0.01, 0.02, 0.01, 0.03], 10, [5, 50], prior="normal")
+    assert np.allclose(r["swap_rate"], 0.5) and np.allclose(r["reversal_rate"], 0.5)
+
+
+def test_zero_variance_pairs_and_shapes():
+    dbar = np.array([0.0, 0.1, 0.02, -0.03])
+    s2 = np.array([0.0, 0.0, 0.01, 0.02])
+    for prior in ("normal", "npmle"):
+        for variance in ("pooled", "pair", "shrunk"):
+            r = predictive_pair_rates(dbar, s2, 25, [25, 50, 62], prior=prior, variance=variance)
+            assert r["swap_rate"].shape == (4, 3) and r["reversal_rate"].shape == (4, 3)
+            assert np.all(r["swap_rate"][:2] == 0) and np.all(r["reversal_rate"][:2] == 0)
+            assert np.all((r["swap_rate"] >= 0) & (r["swap_rate"] <= 0.5))
+    # pooled = mean over all pairs = 2 var_e identity; zero-variance pairs keep 0
+    assert pair_variance_model(s2, "pooled").tolist() == [0.0, 0.0, 0.0075, 0.0075]
+    assert pair_variance_model(s2, "shrunk").tolist() == pytest.approx([0.0, 0.0, 0.00875, 0.01375])
+
+
+def test_predictive_corrects_plugin_bias_on_normal_model():
+    # synthetic normal model, hand-checkable truth: true deltas known, so the true mean swap
+    # rate is the plug-in formula at delta. From noisy pilots (n0 = 20) the plug-in model
+    # understates it; the normal-prior predictive is closer (averaged over 5 pilots).
+    rng = np.random.default_rng(11)
+    P, n0, topics = 3000, 20, [20, 40, 60]
+    delta = rng.normal(0, 0.03, P)
+    s2 = np.full(P, 0.012)
+    truth = plugin_pair_rates(delta, s2, topics)["swap_rate"].mean(axis=0)
+    err_pred, err_plug = [], []
+    for _ in range(5):
+        dbar = delta + rng.normal(size=P) * np.sqrt(s2 / n0)
+        err_pred.append(predictive_pair_rates(dbar, s2, n0, topics, variance="pair")["swap_rate"].mean(0) - truth)
+        err_plug.append(plugin_pair_rates(dbar, s2, topics)["swap_rate"].mean(0) - truth)
+    err_pred, err_plug = np.mean(err_pred, 0), np.mean(err_plug, 0)
+    assert np.all(err_plug < 0)  # plug-in understates swaps
+    assert np.all(np.abs(err_pred) < 0.25 * np.abs(err_plug))
+
+
+def test_npmle_prior_symmetric_and_normalised():
+    rng = np.random.default_rng(5)
+    dbar = rng.normal(0, 0.04, 500)
+    s2 = rng.uniform(0.005, 0.02, 500)
+    pr = fit_prior(dbar, s2, 25, prior="npmle", grid=41)
+    assert pr.weights.sum() == pytest.approx(1.0)
+    assert np.allclose(pr.weights, pr.weights[::-1])
+    assert np.allclose(pr.grid, -pr.grid[::-1])
+    json.dumps(pr.to_dict())
+
+
+def test_pair_rate_bad_inputs():
+    with pytest.raises(ParameterError, match="s2_d"):
+        predictive_pair_rates([0.1, 0.2], [0.01], 25, [25])
+    with pytest.raises(ParameterError, match="s2_d"):
+        predictive_pair_rates([0.1], [-0.01], 25, [25])
+    with pytest.raises(ParameterError, match="n0"):
+        predictive_pair_rates([0.1], [0.01], 1, [25])
+    with pytest.raises(ParameterError, match="topics"):
+        predictive_pair_rates([0.1], [0.01], 25, [0])
+    with pytest.raises(ParameterError, match="prior"):
+        predictive_pair_rates([0.1], [0.01], 25, [25], prior="flat")
+    with pytest.raises(ParameterError, match="variance"):
+        predictive_pair_rates([0.1], [0.01], 25, [25], variance="within")
+
+
+# ------------------------------------------------------------ held-out rates
+def test_pair_moments_match_loop():
+    rng = np.random.default_rng(2)
+    x = rng.random((6, 9))
+    x[5] = x[4]  # identical systems -> exactly 0
+    a, b = pair_index(6)
+    dbar, s2 = pair_moments(x, a, b)
+    for k, (i, j) in enumerate(zip(a, b)):
+        d = x[i] - x[j]
+        assert dbar[k] == pytest.approx(d.mean()) and s2[k] == pytest.approx(d.var(ddof=1))
+    assert s2[-1] == 0.0 and dbar[-1] == 0.0
+
+
+def test_observed_rates_equal_plain_loop():
+    # plain per-pair loop over the same permutations (same generator seed): exact agreement
+    rng = np.random.default_rng(9)
+    x = np.round(rng.random((5, 14)), 1)  # coarse values -> ties occur
+    x[4] = x[3]
+    ref = np.sign(rng.normal(size=10))
+    ref[0] = 0.0
+    topics = np.array([3, 7])
+    got = observed_rates(x, topics, ref, subsets=40, rng=np.random.default_rng(1))
+    perms = np.argsort(np.random.default_rng(1).random((40, 14)), axis=1)
+    a, b = pair_index(5)
+    for j, n in enumerate(topics):
+        sw = rv = 0.0
+        for perm in perms:
+            s1, s2 = perm[:n], perm[n:2 * n]
+            for k, (i, l) in enumerate(zip(a, b)):
+                d1 = x[i, s1].mean() - x[l, s1].mean()
+                d2 = x[i, s2].mean() - x[l, s2].mean()
+                # documented tie rule: |mean difference| <= 1e-12 is a tie (rounding of equal means)
+                g1 = 0.0 if abs(d1) <= 1e-12 else np.sign(d1)
+                g2 = 0.0 if abs(d2) <= 1e-12 else np.sign(d2)
+                sw += abs(g1 - g2) / 2
+                rv += (abs(g1 - ref[k]) + abs(g2 - ref[k])) / 4
+        assert got["swap_rate"][j] == pytest.approx(sw / (40 * a.size), abs=1e-12)
+        assert got["reversal_rate"][j] == pytest.approx(rv / (40 * a.size), abs=1e-12)
+
+
+# ------------------------------------------------------------------ validate
+def _toy(seed=0, S=8, T=40):
+    rng = np.random.default_rng(seed)
+    vals = np.clip(rng.normal(0.3, 0.05, (S, 1)) + rng.normal(0, 0.15, (1, T))
+                   + rng.normal(0, 0.08, (S, T)), 0, 1)
+    return ScoreMatrix.build(vals, [f"s{i}" for i in range(S)], [str(t) for t in range(T)], measure="AP")
+
+
+def test_validate_structure_and_determinism():
+    sm = _toy()
+    v1 = validate(sm, pilot=10, topics=[5, 15], repeats=4, rng=7, subsets=50)
+    v2 = validate(sm, pilot=10, topics=[5, 15], repeats=4, rng=7, subsets=50)
+    assert v1.to_dict() == v2.to_dict()
+    # repeat r uses child stream r: the first 2 of 4 repeats equal a run of 2 repeats
+    v3 = validate(sm, pilot=10, topics=[5, 15], repeats=2, rng=7, subsets=50)
+    for k in ("swap_rate", "reversal_rate"):
+        assert np.array_equal(v1.observed[k][:2], v3.observed[k])
+        assert np.array_equal(v1.predicted[k]["predictive"][:2], v3.predicted[k]["predictive"])
+    assert len(v1.rows) == 2 * 2 * 2
+    df = v1.to_frame()
+    assert set(df.columns) >= {"statistic", "method", "n_topics", "predicted_mean", "observed_mean",
+                               "rel_error_median"}
+    row = df[(df.statistic == "swap_rate") & (df.method == "analytic") & (df.n_topics == 15)].iloc[0]
+    rel = np.abs(v1.predicted["swap_rate"]["analytic"][:, 1] - v1.observed["swap_rate"][:, 1]) \
+        / v1.observed["swap_rate"][:, 1]
+    assert row.rel_error_median == pytest.approx(np.median(rel))
+    json.dumps(v1.to_dict(), allow_nan=False)
+
+
+def test_validate_bad_inputs():
+    sm = _toy()
+    with pytest.raises(ParameterError, match="topics.*half of the 30"):
+        validate(sm, pilot=10, topics=[16], repeats=1)
+    with pytest.raises(ParameterError, match="pilot"):
+        validate(sm, pilot=39, topics=[1], repeats=1)
+    with pytest.raises(ParameterError, match="pilot"):
+        validate(sm, pilot=1, topics=[5], repeats=1)
+    with pytest.raises(ParameterError, match="repeats"):
+        validate(sm, pilot=10, topics=[5], repeats=0)
+    with pytest.raises(ParameterError, match="methods.*unknown method 'magic'"):
+        validate(sm, pilot=10, topics=[5], repeats=1, methods=("magic",))
+
+
+def test_validate_terabyte_predictive_beats_plugin(shared_data):
+    # issue 4: 25-topic pilots on TREC 2006 Terabyte; fast version of benchmarks/bench_validate.py
+    # (few repeats): the predictive method's median relative error of the mean swap rate,
+    # summed over n = 25, 50, 62, is below the plug-in (analytic) model's, for AP and nDCG.
+    from planner.collection import load_scores
+
+    for name in ("terabyte2006_ap.csv", "terabyte2006_ndcg.csv"):
+        sm = load_scores(shared_data / "trec-terabyte" / name)
+        v = validate(sm, pilot=25, topics=[25, 50, 62], repeats=24, rng=2026, subsets=100)
+        med = {m: [r["rel_error_median"] for r in v.rows
+                   if r["statistic"] == "swap_rate" and r["method"] == m] for m in v.methods}
+        assert sum(med["predictive"]) < sum(med["analytic"]), (name, med)
+        rev = {m: [r["rel_error_median"] for r in v.rows
+                   if r["statistic"] == "reversal_rate" and r["method"] == m] for m in v.methods}
+        assert all(p < q for p, q in zip(rev["predictive"], rev["analytic"])), (name, rev)
+
+
+# ----------------------------------------------------------------------- CLI
+def test_cli_validate_json_and_errors(tmp_path, capsys):
+    sm = _toy()
+    path = tmp_path / "toy.csv"
+    sm.to_csv(path)
+    assert main(["validate", "--scores", str(path), "--pilot", "10", "--topics", "5,15",
+                 "--repeats", "2", "--subsets", "20", "--seed", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["pilot"] == 10 and out["topics"] == [5, 15] and out["seed"] == 3
+    assert {r["method"] for r in out["rows"]} == {"predictive", "analytic"}
+
+    assert main(["validate", "--scores", str(path), "--pilot", "10", "--topics", "5,16"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--topics" in err and "half of the 30" in err
+    assert main(["validate", "--scores", str(path), "--pilot", "10", "--topics", "5",
+                 "--methods", "predictive,nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--methods" in err
+    assert main(["validate", "--scores", str(tmp_path / "missing.csv"), "--pilot", "10", "--topics", "5"]) == 2
+    assert "missing.csv" in capsys.readouterr().err
