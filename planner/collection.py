@@ -206,6 +206,28 @@ def _line_of_row(text: str, row: int) -> int:
     return k + 1
 
 
+def _parse_run_frame(data: bytes, sep: str):
+    """(frame, tag array, bad) from the fast pandas parser; ``bad`` means a line
+    needs the slow exact scan to be located."""
+    import pandas as pd
+
+    cols = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
+    try:
+        df = pd.read_csv(io.BytesIO(data), sep=sep, header=None, names=cols,
+                         dtype={"query_id": object, "q0": object, "doc_id": object, "rank": object,
+                                "score": np.float64, "tag": object},
+                         engine="c", quoting=csv.QUOTE_NONE, na_filter=False,
+                         skip_blank_lines=True, index_col=False)
+    except (ValueError, TypeError, pd.errors.ParserError):
+        return None, None, True
+    tag = df["tag"].to_numpy(dtype=object)
+    bad = (not np.isfinite(df["score"].to_numpy()).all()
+           or (tag == "").any() or (df["doc_id"].to_numpy(dtype=object) == "").any())
+    if not bad and len(df):
+        bad = not set(pd.unique(df["q0"].to_numpy(dtype=object)).tolist()) <= _Q0
+    return df, tag, bad
+
+
 def read_run(path_or_text, *, duplicates: str = "error", name: str | None = None,
              warn_tag: bool = True) -> Run:
     """Read one TREC run file (or text).
@@ -225,21 +247,13 @@ def read_run(path_or_text, *, duplicates: str = "error", name: str | None = None
     data, source = _read_bytes(path_or_text, what="run")
     if not data.strip():
         raise InputError("empty run file", file=source)
-    cols = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
-    try:
-        df = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=cols,
-                         dtype={"query_id": object, "q0": object, "doc_id": object, "rank": object,
-                                "score": np.float64, "tag": object},
-                         engine="c", quoting=csv.QUOTE_NONE, na_filter=False,
-                         skip_blank_lines=True, index_col=False)
-        tag = df["tag"].to_numpy(dtype=object)
-        q0 = df["q0"].to_numpy(dtype=object)
-        bad = (not np.isfinite(df["score"].to_numpy()).all()
-               or (tag == "").any() or (df["doc_id"].to_numpy(dtype=object) == "").any())
-        if not bad and len(df):
-            bad = not set(pd.unique(q0).tolist()) <= _Q0
-    except (ValueError, TypeError, pd.errors.ParserError):
-        bad = True
+    first_nl = data.find(b"\n")
+    first = data[: first_nl if first_nl >= 0 else len(data)]
+    seps = ["\t", r"\s+"] if b"\t" in first and b" " not in first.strip() else [r"\s+"]
+    for sep in seps:  # tab-separated files parse faster with sep="\t"
+        df, tag, bad = _parse_run_frame(data, sep)
+        if not bad:
+            break
     if bad:
         _scan_run(_decode(data, source), source)
         raise InputError("malformed run file", file=source)  # pragma: no cover - scan finds it

@@ -50,7 +50,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .collection import Qrels, Run, read_qrels, read_run, read_runs
+from .collection import Qrels, Run, read_qrels, read_run, read_runs, run_name
 from .errors import InputError, ParameterError, PlannerWarning
 from .scores import MISSING_POLICIES, ScoreMatrix
 
@@ -96,6 +96,25 @@ def _as_runs(runs, *, duplicates: str = "error") -> dict[str, Run]:
         return out
     raise ParameterError(f"expected a folder, a run file, or a mapping of runs, got {type(runs).__name__}",
                          parameter="runs")
+
+
+def _lazy_runs(runs, *, duplicates: str = "error"):
+    """(names, get) where ``get(name)`` returns the Run; a folder's files are read
+    one at a time when asked for, so that only one run is in memory at once."""
+    if isinstance(runs, (str, os.PathLike)) and Path(runs).is_dir():
+        folder = Path(runs)
+        files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+        if not files:
+            raise InputError("no run files in folder", file=str(folder))
+        by_name: dict[str, Path] = {}
+        for f in files:
+            n = run_name(f)
+            if n in by_name:
+                raise InputError(f"two files give run name {n!r} ({by_name[n]})", file=str(f))
+            by_name[n] = f
+        return list(by_name), lambda n: read_run(by_name[n], duplicates=duplicates)
+    run_map = _as_runs(runs, duplicates=duplicates)
+    return list(run_map), run_map.__getitem__
 
 
 def parse_measures(measures) -> dict[str, object]:
@@ -245,10 +264,9 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
                              + ", ".join(MISSING_POLICIES), parameter="missing_topic")
     parsed = parse_measures(measures)
     qrels = read_qrels(qrels)
-    run_map = _as_runs(runs, duplicates=duplicates)
+    names, get_run = _lazy_runs(runs, duplicates=duplicates)
     topics = sorted(qrels)
     tpos = {t: j for j, t in enumerate(topics)}
-    names = list(run_map)
 
     native = {k: m for k, m in parsed.items() if _is_rbp(m)}
     irm = {k: m for k, m in parsed.items() if k not in native}
@@ -267,7 +285,7 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
     report: dict[str, dict] = {}
     any_common = False
     for i, name in enumerate(names):
-        run = run_map[name]
+        run = get_run(name)
         run_topics = set(run.frame["query_id"].unique().tolist())
         common = run_topics & set(topics)
         any_common = any_common or bool(common)
@@ -379,14 +397,16 @@ class PoolStats:
                 "summary": recs(self.summary()), "topics": recs(self.topics), "runs": recs(self.runs)}
 
 
-def _ranked_all(run_map: Mapping[str, Run], topics: set[str]):
+def _ranked_all(names: Sequence[str], get_run, topics: set[str], max_depth: int):
+    """Top ``max_depth`` of every run on the given topics (trec_eval order), one
+    frame (run, query_id, doc_id, rank); runs are read one at a time."""
     import pandas as pd
 
     parts = []
-    for name, run in run_map.items():
-        df = rank_frame(run)
-        df = df[df["query_id"].isin(topics)]
-        df = df.assign(run=name)
+    for name in names:
+        df = rank_frame(get_run(name))
+        keep = (df["rank"].to_numpy() < max_depth) & df["query_id"].isin(topics).to_numpy()
+        df = df[keep].assign(run=name)
         parts.append(df[["run", "query_id", "doc_id", "rank"]])
     return pd.concat(parts, ignore_index=True)
 
@@ -426,10 +446,10 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
 
     depths = _check_depths(depths)
     qrels = read_qrels(qrels)
-    run_map = _as_runs(runs, duplicates=duplicates)
-    names = _pool_names(run_map, pool_runs)
+    all_names, get_run = _lazy_runs(runs, duplicates=duplicates)
+    names = _pool_names(all_names, pool_runs)
     topics = set(qrels)
-    allr = _ranked_all(run_map, topics)
+    allr = _ranked_all(all_names, get_run, topics, max(depths))
     if allr.empty:
         raise InputError("runs and qrels have no topic in common", file=getattr(qrels, "source", None))
     g = _grades(allr["query_id"].to_numpy(dtype=object), allr["doc_id"].to_numpy(dtype=object), qrels)
@@ -454,7 +474,7 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
         rt.insert(0, "depth", k)
         rt_rows.append(rt.rename(columns={"query_id": "topic"}))
         agg = rt.groupby("run", sort=False)["judged_share"].agg(["mean", "min", "size"])
-        for name in run_map:
+        for name in all_names:
             if name in agg.index:
                 a = agg.loc[name]
                 run_rows.append({"depth": k, "run": name, "in_pool": name in names,
@@ -479,9 +499,9 @@ def restrict_qrels(qrels, runs, *, depth: int, pool_runs: Sequence[str] | None =
     if depth is None:
         raise ParameterError("one depth expected", parameter="depth")
     qrels = read_qrels(qrels)
-    run_map = _as_runs(runs, duplicates=duplicates)
-    names = _pool_names(run_map, pool_runs)
-    allr = _ranked_all({n: run_map[n] for n in names}, set(qrels))
+    all_names, get_run = _lazy_runs(runs, duplicates=duplicates)
+    names = _pool_names(all_names, pool_runs)
+    allr = _ranked_all(names, get_run, set(qrels), depth)
     top = allr[allr["rank"] < depth]
     pooled: dict[str, set[str]] = {}
     for t, d in zip(top["query_id"].tolist(), top["doc_id"].tolist()):
