@@ -309,6 +309,16 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         if "components" in figures:
             doc.fig("components", FIGURES["components"][2])
 
+    al = tables.get("allocation")
+    if al is not None and len(al):
+        doc.h(2, "Stratified allocation")
+        doc.p("Topics per stratum for each total n: proportional (n_k = n W_k) and Neyman-optimal "
+              "(n_k proportional to W_k sigma_k), with the interval width and power of a pair's "
+              "stratified mean difference (sigma_k^2 = 2 var_e of stratum k). The uniform width is a "
+              "lower bound: the between-strata spread of a pair's effect needs systems common to all "
+              "strata and is taken as 0.")
+        doc.table(al)
+
     vt = tables.get("variants")
     if vt is not None and len(vt):
         doc.h(2, "Topics against query variants")

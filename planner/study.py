@@ -148,6 +148,15 @@ _COLLECTION = {
     },
     "oneOf": [{"required": ["dataset"]}, {"required": ["scores"]}, {"required": ["runs", "qrels"]}],
 }
+# a stack: several collections as strata of one topic population (systems may differ)
+_STACK = {
+    "type": "object", "additionalProperties": False, "required": ["stack"],
+    "description": "Several collections stacked as strata (one stratum each); their systems may "
+                   "differ, so components are fitted per stratum and combined with weights W_k.",
+    "properties": {"stack": {"type": "array", "minItems": 2, "items": _COLLECTION},
+                   "label": {"type": "string"}},
+}
+_ANY_COLLECTION = {"oneOf": [_COLLECTION, _STACK]}
 
 _FILTER = {"oneOf": [
     {"enum": ["none", None]},
@@ -161,7 +170,8 @@ _VARIANCE = {"type": "string", "pattern": r"^(pair|pooled|within-system|percenti
 
 _SCENARIO_PROPS = {
     "name": {"type": "string", "minLength": 1},
-    "collection": _one_or_list(_COLLECTION),
+    "collection": {"oneOf": [_COLLECTION, _STACK,
+                             {"type": "array", "minItems": 1, "items": _ANY_COLLECTION}]},
     "measure": _one_or_list({"type": "string", "minLength": 1}),
     "method": _one_or_list({"enum": METHODS}),
     "variance": _one_or_list(_VARIANCE),
@@ -299,12 +309,16 @@ def _error_to_config(err, source) -> ConfigError:
     name = path[cut - 1] if cut else None
     # a collection object that names no source / several sources
     if isinstance(err.instance, dict) and err.validator == "oneOf" and (
-            {"dataset", "scores", "runs", "qrels"} & set(err.instance) or name == "collection"):
-        srcs = [k for k in ("dataset", "scores", "runs") if k in err.instance]
+            {"dataset", "scores", "runs", "qrels", "stack"} & set(err.instance) or name in ("collection", "stack")):
+        srcs = [k for k in ("dataset", "scores", "runs", "stack") if k in err.instance]
         if len(srcs) != 1 or ("runs" in err.instance) != ("qrels" in err.instance):
-            return ConfigError("expected exactly one source: dataset, scores, or runs + qrels "
+            return ConfigError("expected exactly one source: dataset, scores, runs + qrels, or stack "
                                f"(got {', '.join(sorted(err.instance)) or 'none'})",
                                key=_key_path(path), file=source)
+        if "stack" in err.instance:
+            sub = _first_inner_error(err, prefer="stack")
+            if sub is not None:
+                return _error_to_config(sub, source)
         # the source is fine: look for the first real problem inside
         sub = _first_inner_error(err)
         if sub is not None:
@@ -322,9 +336,13 @@ def _get(err, path, cut):
     return err.instance
 
 
-def _first_inner_error(err):
+def _first_inner_error(err, prefer: str | None = None):
     best = None
-    for ctx in err.context or ():
+    ctxs = list(err.context or ())
+    if prefer is not None:
+        inside = [c for c in ctxs if prefer in list(c.relative_path)[:1]]
+        ctxs = inside or ctxs
+    for ctx in ctxs:
         if ctx.validator in ("oneOf", "required") and not list(ctx.relative_path):
             continue
         if best is None or len(ctx.absolute_path) > len(best.absolute_path):
@@ -435,12 +453,15 @@ def _resolve_filter(f):
 
 
 def _resolve_collection(c: Mapping, base: Path) -> dict:
+    if "stack" in c:
+        parts = [_resolve_collection(x, base) for x in c["stack"]]
+        return {"stack": parts, "label": c.get("label") or " + ".join(p["label"] for p in parts)}
     out = {k: v for k, v in c.items()}
     out.setdefault("missing", "error")
     for k in ("scores", "runs", "qrels"):
         if k in out:
             p = Path(os.path.expanduser(str(out[k])))
-            out[k] = str(p if p.is_absolute() else (base / p))
+            out[k] = os.path.normpath(str(p if p.is_absolute() else (base / p)))
     if isinstance(out.get("strata"), str):
         p = Path(os.path.expanduser(out["strata"]))
         out["strata"] = str(p if p.is_absolute() else (base / p))
@@ -502,6 +523,11 @@ def expand_scenarios(top: Mapping, scenario_docs, *, base: Path | str = ".", sou
                     f"{sc['collection']['label']} {sc['measure']} {sc['method']}")
             sc["name"] = sname
             sc["index"] = i
+            if "stack" in sc["collection"] and (sc["pool"] is not None or sc["variants"]
+                                                or sc["strata"] != "uniform" or sc["filter"]):
+                raise ConfigError("a stack of collections supports no pool, variants, filter or "
+                                  "strata option (its strata are the stacked collections)",
+                                  key=f"scenarios[{i}].collection" if sdoc else "collection", file=source)
             if sc["pool"] is not None and "runs" not in sc["collection"]:
                 raise ConfigError("a pool study needs a collection with runs + qrels",
                                   key=f"scenarios[{i}].pool" if len(scenario_docs) > 1 or sdoc else "pool",
@@ -808,9 +834,164 @@ def _size(m, **kw):
     return _SIZE_CACHE[key]
 
 
+def _allocate(n: int, share: np.ndarray) -> np.ndarray:
+    """Largest-remainder rounding of ``n * share`` with at least 2 topics per stratum."""
+    K = len(share)
+    if n < 2 * K:
+        return np.full(K, 2)
+    raw = n * share / share.sum()
+    base = np.maximum(np.floor(raw).astype(int), 2)
+    while base.sum() > n:                       # too many after the minimum: take from the largest
+        base[np.argmax(base - raw)] -= 1
+    rem = raw - base
+    for i in np.argsort(-rem, kind="stable")[: n - base.sum()]:
+        base[i] += 1
+    return base
+
+
+def _run_stacked(sc: dict, rng, resamples: int) -> dict:
+    """A stack of collections as strata (module docs, "Stacked strata").
+
+    Each stratum k (one stacked collection, its own systems) gets its own fit and curve.
+    Combined, with weights ``W_k = T_k / sum T`` and ``sigma_k^2 = 2 var_e,k`` (the mean
+    over pairs of the variance of per-topic differences, an identity of the ANOVA), the
+    stratified mean difference of a pair over ``n_k`` topics per stratum has variance
+    ``V = sum_k W_k^2 sigma_k^2 / n_k``; the study reports, for each n, the proportional
+    (``n_k = n W_k``) and Neyman-optimal (``n_k ∝ W_k sigma_k``) allocations, the interval
+    width ``2 t_{1-alpha/2}(n - K) sqrt(V)`` and the power of the two-sided test at
+    ``min_diff`` (normal approximation). Uniform sampling from the mixed population has
+    variance ``(sum_k W_k sigma_k^2 + between-strata spread of the pair's effect) / n``;
+    without systems common to the strata the spread cannot be estimated, so the uniform
+    width shown is a lower bound (spread 0), equal to the proportional one.
+    """
+    from scipy import stats
+
+    from .simulate import predict
+    from .variance import fit
+
+    parts = sc["collection"]["stack"]
+    streams = rng.spawn(2 * len(parts))
+    labels, comps, rows_k, honest_k, inputs, Ts, data = [], [], [], [], [], [], []
+    for i, coll in enumerate(parts):
+        m, inp = _load_scores(coll, sc["measure"], f"collection.stack[{i}]")
+        m = m.collapse_variants()
+        c = fit(m)
+        cv = predict(m, topics=sc["topics"], method=sc["method"],
+                     variance=sc["variance"] if sc["method"] == "analytic" else None,
+                     min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=resamples, rng=streams[2 * i])
+        labels.append(coll["label"])
+        comps.append(c)
+        rows_k.append([dict(r) for r in cv.rows])
+        h = _honest(m, streams[2 * i + 1], resamples, sc["alpha"])
+        h["judged_share"] = _judged_share(coll, sc["measure"])
+        h["stratum"] = coll["label"]
+        honest_k.append(h)
+        inputs.extend(inp)
+        Ts.append(m.n_topics)
+        data.append({"stratum": coll["label"], "n_systems": m.n_systems, "n_topics": m.n_topics,
+                     "source": m.source})
+    W = np.array(Ts, dtype=float) / sum(Ts)
+    sig2 = np.array([2 * c.var_e for c in comps])
+    K = len(parts)
+    alpha, delta = sc["alpha"], sc["min_diff"]
+    z = stats.norm.ppf(1 - alpha / 2)
+
+    def combo(nk):
+        V = float(np.sum(W ** 2 * sig2 / nk))
+        n = int(nk.sum())
+        width = 2 * stats.t.ppf(1 - alpha / 2, max(n - K, 1)) * np.sqrt(V)
+        power = float(stats.norm.cdf(delta / np.sqrt(V) - z) + stats.norm.cdf(-delta / np.sqrt(V) - z))
+        return V, width, power
+
+    def weighted(attr):
+        return float(np.sum(W * np.array([getattr(c, attr) for c in comps])))
+
+    wc = {"method": "W-weighted mean of per-stratum components", "var_s": weighted("var_s"),
+          "var_t": weighted("var_t"), "var_e": weighted("var_e"), "grand_mean": weighted("grand_mean"),
+          "truncated": sorted({t for c in comps for t in c.truncated})}
+    for k in ("ms_s", "ms_t", "ms_e", "df_s", "df_t", "df_e"):
+        wc[k] = None
+
+    def erho(n):
+        return wc["var_s"] / (wc["var_s"] + wc["var_e"] / n) if wc["var_s"] + wc["var_e"] > 0 else None
+
+    def phi(n):
+        tot = wc["var_s"] + (wc["var_t"] + wc["var_e"]) / n
+        return wc["var_s"] / tot if tot > 0 else None
+
+    rows, extra, alloc = [], [], []
+    for n in sc["topics"]:
+        n_prop = _allocate(n, W)
+        n_opt = _allocate(n, W * np.sqrt(sig2))
+        _, w_p, p_p = combo(n_prop)
+        _, w_o, p_o = combo(n_opt)
+        w_u = 2 * stats.t.ppf(1 - alpha / 2, n - 1) * np.sqrt(float(np.sum(W * sig2)) / n)
+        rows.append({"n_topics": n, "ci_width_median": w_p, "power_mean": p_p,
+                     "erho2": erho(n), "phi": phi(n)})
+        extra.append({"label": "optimal allocation", "n_topics": n, "ci_width_median": w_o, "power_mean": p_o})
+        alloc.append({"n_topics": n, **{f"n_{lab}_proportional": int(v) for lab, v in zip(labels, n_prop)},
+                      **{f"n_{lab}_optimal": int(v) for lab, v in zip(labels, n_opt)},
+                      "width_proportional": w_p, "width_optimal": w_o, "width_uniform_lower_bound": w_u,
+                      "power_proportional": p_p, "power_optimal": p_o})
+    for lab, rk in zip(labels, rows_k):
+        for r in rk:
+            extra.append({"label": f"stratum {lab} alone", **r})
+    targets = []
+    for tg in sc["targets"]:
+        t, v = tg["target"], float(tg["value"])
+        row = {"target": t, "value": v, "n_topics": None, "lower": None, "upper": None}
+        if t in ("ci_width", "power"):
+            n_found = None
+            for n in range(max(2 * K, 2), 100_001):
+                _, w, p = combo(_allocate(n, W))
+                if (t == "ci_width" and w <= v) or (t == "power" and p >= v):
+                    n_found = n
+                    break
+            row.update(n_topics=n_found, how=f"stratified, proportional allocation, pooled "
+                                               f"sigma_k^2 = 2 var_e,k per stratum")
+        elif t in ("erho2", "phi"):
+            k_ = v / (1 - v)
+            num = wc["var_e"] if t == "erho2" else wc["var_t"] + wc["var_e"]
+            row.update(n_topics=int(np.ceil(k_ * num / wc["var_s"])) if wc["var_s"] > 0 else None,
+                       how="D-study on the W-weighted components")
+        else:
+            row["how"] = ("not available for stacked strata: pair rates need systems common to all "
+                          "strata; see each stratum's own curve")
+        targets.append(row)
+    return {
+        "id": sc["id"], "name": sc["name"],
+        "settings": {k: sc[k] for k in ("collection", "measure", "method", "variance", "min_diff",
+                                        "strata", "filter", "topics", "alpha", "targets", "pool",
+                                        "costs", "variants")},
+        "data": {"source": " + ".join(str(d["source"]) for d in data), "measure": sc["measure"],
+                 "n_systems": sum(d["n_systems"] for d in data), "n_topics": int(sum(Ts)),
+                 "n_topics_before_filter": int(sum(Ts)), "n_variants": 1, "strata": labels,
+                 "per_stratum": data},
+        "inputs": inputs, "filtered": [],
+        "components": wc, "erho2_at_T": erho(sum(Ts)), "phi_at_T": phi(sum(Ts)),
+        "strata": {"weights": dict(zip(labels, W.tolist())),
+                   "sigma2": dict(zip(labels, sig2.tolist())),
+                   "components": {lab: {"var_s": c.var_s, "var_t": c.var_t, "var_e": c.var_e,
+                                        "n_topics": c.n_topics, "grand_mean": c.grand_mean}
+                                  for lab, c in zip(labels, comps)}},
+        "curve": {"method": f"stratified ({sc['method']} per stratum)", "variance": "pooled per stratum",
+                  "rows": rows},
+        "extra_curves": extra, "allocation": alloc,
+        "targets": targets, "variants": None,
+        "honest": honest_k[0], "honest_strata": honest_k, "pool": None, "warnings": [],
+    }
+
+
 def _run_scenario(sc: dict, rng, resamples: int) -> dict:
     """Everything for one scenario; returns plain data (picklable) and frames."""
     import pandas as pd
+
+    if "stack" in sc["collection"]:
+        with warnings.catch_warnings(record=True) as wlist:
+            warnings.simplefilter("always")
+            out = _run_stacked(sc, rng, resamples)
+        out["warnings"] = list(dict.fromkeys(f"{sc['id']}: {w.message}" for w in wlist))
+        return out
 
     caught: list[str] = []
     out: dict[str, Any] = {"id": sc["id"], "name": sc["name"]}
@@ -1073,26 +1254,29 @@ def _phi(s, n):
 def _honest_paragraphs(scens: list[dict]) -> list[str]:
     out = []
     s0 = scens[0]
-    h = s0["honest"]
     d = s0["data"]
-    out.append(f"**Mean and topics.** On {s0['settings']['collection']['label']} ({d['measure']}), "
-               f"{h['n_systems']} systems were scored on **{h['n_topics']} topics**"
-               + (f" (after filtering {d['n_topics_before_filter'] - d['n_topics']} of "
-                  f"{d['n_topics_before_filter']})" if d['n_topics_before_filter'] != d['n_topics'] else "")
-               + f"; the mean score over systems and topics is {h['grand_mean']:.3f}, the best system "
-                 f"({h['best_system']}) has mean {h['best_mean']:.3f}.")
-    out.append(f"**Sampling error (paired resampling of topics).** The best system leads the second "
-               f"({h['second_system']}, {h['second_mean']:.3f}) by {h['diff_top2']:.3f}, "
-               f"{h['interval']} [{h['diff_top2_lo']:.3f}, {h['diff_top2_hi']:.3f}]; "
-               f"reversal rate of that pair {h['reversal_top2']:.3f}. Over all pairs the mean reversal "
-               f"rate at {h['n_topics']} topics is {h['reversal_mean_pairs']:.3f}, and "
-               f"{100 * h['pairs_reversal_over_5pct']:.0f}% of pairs reverse in more than 5% of resamples.")
-    js = h.get("judged_share")
-    if js is None:
-        out.append("**Pool bias.** Unknown: this input gives per-topic scores only, so whether the "
-                   "evaluated runs contributed to the judgment pool (the judged share of their top k) "
-                   "cannot be checked; give runs + qrels to see it.")
-    else:
+    for h in s0.get("honest_strata") or [s0["honest"]]:
+        where = h.get("stratum") or s0["settings"]["collection"]["label"]
+        filtered = ""
+        if not h.get("stratum") and d["n_topics_before_filter"] != d["n_topics"]:
+            filtered = (f" (after filtering {d['n_topics_before_filter'] - d['n_topics']} of "
+                        f"{d['n_topics_before_filter']})")
+        out.append(f"**Mean and topics.** On {where} ({d['measure']}), {h['n_systems']} systems were "
+                   f"scored on **{h['n_topics']} topics**{filtered}; the mean score over systems and "
+                   f"topics is {h['grand_mean']:.3f}, the best system ({h['best_system']}) has mean "
+                   f"{h['best_mean']:.3f}.")
+        out.append(f"**Sampling error (paired resampling of topics).** The best system leads the second "
+                   f"({h['second_system']}, {h['second_mean']:.3f}) by {h['diff_top2']:.3f}, "
+                   f"{h['interval']} [{h['diff_top2_lo']:.3f}, {h['diff_top2_hi']:.3f}]; "
+                   f"reversal rate of that pair {h['reversal_top2']:.3f}. Over all pairs the mean reversal "
+                   f"rate at {h['n_topics']} topics is {h['reversal_mean_pairs']:.3f}, and "
+                   f"{100 * h['pairs_reversal_over_5pct']:.0f}% of pairs reverse in more than 5% of resamples.")
+        js = h.get("judged_share")
+        if js is None:
+            out.append("**Pool bias.** Unknown: this input gives per-topic scores only, so whether the "
+                       "evaluated runs contributed to the judgment pool (the judged share of their top k) "
+                       "cannot be checked; give runs + qrels to see it.")
+            continue
         if js["min"] >= 0.999:
             verdict = ("every evaluated run's top {k} is judged, so unjudged documents cannot bias "
                        "these scores at this depth")
@@ -1127,6 +1311,7 @@ def _tables(scens: list[dict]) -> dict:
         return s["name"]
 
     scen_rows, curves, targets, comps, filt, hon, pool, variants, budget = [], [], [], [], [], [], [], [], []
+    allocation: list[dict] = []
     for s in scens:
         st = s["settings"]
         flt = st["filter"]
@@ -1139,6 +1324,11 @@ def _tables(scens: list[dict]) -> dict:
                           "topics_needed": _scenario_need(s)})
         for r in s["curve"]["rows"]:
             curves.append({"scenario": lab(s), **r})
+        for r in s.get("extra_curves") or []:
+            r = dict(r)
+            curves.append({"scenario": f"{lab(s)} / {r.pop('label')}", **r})
+        for r in s.get("allocation") or []:
+            allocation.append({"scenario": lab(s), **r})
         for t in s["targets"]:
             targets.append({"scenario": lab(s), "target": t["target"], "value": t["value"],
                             "n_topics": t["n_topics"], "lower": t.get("lower"), "upper": t.get("upper"),
@@ -1156,14 +1346,15 @@ def _tables(scens: list[dict]) -> dict:
                               "n_topics": v["n_topics"], "truncated": ""})
         for f in s["filtered"]:
             filt.append({"scenario": lab(s), **f})
-        h = s["honest"]
-        js = h.get("judged_share") or {}
-        hon.append({"scenario": lab(s), "topics": h["n_topics"], "systems": h["n_systems"],
-                    "mean": h["grand_mean"], "best": h["best_system"], "best_mean": h["best_mean"],
-                    "diff_top2": h["diff_top2"], "ci_lo": h["diff_top2_lo"], "ci_hi": h["diff_top2_hi"],
-                    "reversal_top2": h["reversal_top2"], "reversal_mean": h["reversal_mean_pairs"],
-                    "judged_share_depth": js.get("depth"), "judged_share_mean": js.get("mean"),
-                    "judged_share_min": js.get("min")})
+        for h in s.get("honest_strata") or [s["honest"]]:
+            js = h.get("judged_share") or {}
+            hon.append({"scenario": lab(s) + (f" / {h['stratum']}" if h.get("stratum") else ""),
+                        "topics": h["n_topics"], "systems": h["n_systems"],
+                        "mean": h["grand_mean"], "best": h["best_system"], "best_mean": h["best_mean"],
+                        "diff_top2": h["diff_top2"], "ci_lo": h["diff_top2_lo"], "ci_hi": h["diff_top2_hi"],
+                        "reversal_top2": h["reversal_top2"], "reversal_mean": h["reversal_mean_pairs"],
+                        "judged_share_depth": js.get("depth"), "judged_share_mean": js.get("mean"),
+                        "judged_share_min": js.get("min")})
         if s.get("pool"):
             for r in s["pool"]["depths"]:
                 pool.append({"scenario": lab(s), **r})
@@ -1182,6 +1373,8 @@ def _tables(scens: list[dict]) -> dict:
         T["budget"] = pd.DataFrame(budget).drop_duplicates(["depth", "n_topics"])
     if variants:
         T["variants"] = pd.DataFrame(variants)
+    if allocation:
+        T["allocation"] = pd.DataFrame(allocation)
     return T
 
 

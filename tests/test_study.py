@@ -170,7 +170,7 @@ def test_relative_paths_resolve_against_the_study_file(tmp_path):
     f.write_text(yaml.safe_dump({"collection": {"scores": "../data/x.csv"}, "filter": {"lo": 0.1}}))
     cfg = load_config(f)
     sc = cfg.scenarios[0]
-    assert Path(sc["collection"]["scores"]) == sub.resolve() / ".." / "data" / "x.csv"
+    assert Path(sc["collection"]["scores"]) == tmp_path.resolve() / "data" / "x.csv"
     assert sc["filter"] == {"lo": 0.1, "hi": 1.0, "min_spread": 0.0}
     assert cfg.name == "s"
 
