@@ -94,12 +94,20 @@ def _add_size(subparsers) -> None:
   planner size --design anova --min-diff 0.1 --scores ap.csv --variance pooled --systems 10
   planner size --design ci --min-diff 0.1 --scores ap.csv --variance percentile:95 --json
   planner size --design paired-t --topics 50 --sigma2 0.02          # minimum detectable difference
-  planner size --design paired-t --min-diff 0.05 --sigma2 0.02 --correction holm --systems 10""",
+  planner size --design paired-t --min-diff 0.05 --sigma2 0.02 --correction holm --systems 10
+  planner size --target swap_rate:0.05 --scores ap.csv --variance pair --seed 1
+  planner size --target kendall_tau:0.9 --scores ap.csv --method bootstrap --seed 1 --json""",
              description="Solve a classical topic-set-size design (Sakai 2016) for whichever of "
                          "--topics, --min-diff and --power is unset (default power 0.8 when both "
                          "--topics and --power are absent). For --design ci, --min-diff is the largest "
-                         "acceptable expected width of the interval of the mean difference.")
-    p.add_argument("--design", required=True, choices=["paired-t", "two-sample", "anova", "ci"])
+                         "acceptable expected width of the interval of the mean difference.\n"
+                         "With --target NAME:VALUE instead of --design: the smallest n whose swap rate, "
+                         "reversal rate, ci width (<=), Kendall tau, erho2, phi or mean power (>=) "
+                         "meets VALUE on the collection in --scores, with an interval on n.")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--design", choices=["paired-t", "two-sample", "anova", "ci"])
+    what.add_argument("--target", metavar="NAME:VALUE",
+                      help="swap_rate, reversal_rate, ci_width, kendall_tau, erho2, phi or power")
     p.add_argument("--min-diff", type=float, default=None, metavar="D",
                    help="minimum detectable difference (anova: range best-worst; ci: width cap)")
     src = p.add_mutually_exclusive_group(required=True)
@@ -108,8 +116,9 @@ def _add_size(subparsers) -> None:
                           "two-sample/anova: within-system)")
     src.add_argument("--scores", metavar="FILE", help="estimate the variance from a score file/folder")
     p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders)")
-    p.add_argument("--variance", default="pooled", metavar="SEL",
-                   help="with --scores: pair | pooled | within-system | percentile:q (default pooled)")
+    p.add_argument("--variance", default=None, metavar="SEL",
+                   help="with --scores: pair | pooled | within-system | percentile:q "
+                        "(default pooled for --design, pair for --target)")
     p.add_argument("--systems", type=int, default=2, metavar="M",
                    help="systems compared (anova; corrections over all pairs)")
     p.add_argument("--alpha", type=float, default=0.05)
@@ -119,11 +128,19 @@ def _add_size(subparsers) -> None:
                    help="Sakai's normal approximations instead of exact noncentral t/F")
     p.add_argument("--correction", choices=["holm", "bonferroni"], default=None,
                    help="multiple-comparison correction over all pairs of --systems")
+    p.add_argument("--method", default="analytic",
+                   help="--target: analytic (default) or a predict method (predictive, bootstrap, "
+                        "subsample, parametric)")
+    p.add_argument("--resamples", type=int, default=200,
+                   help="--target: topic resamples of the interval on n (0: none; default 200)")
+    p.add_argument("--seed", type=int, default=None, help="--target: seed of the resampling")
 
 
 def _cmd_size(args) -> int:
     from .plan import topic_set_size
 
+    if args.target is not None:
+        return _size_target(args)
     if args.scores is not None:
         from .collection import load_scores
 
@@ -134,7 +151,7 @@ def _cmd_size(args) -> int:
     if args.design != "ci" and power is None and (args.topics is None or args.min_diff is None):
         power = 0.8
     res = topic_set_size(design=args.design, min_diff=args.min_diff, variance=variance,
-                         variance_selector=args.variance, alpha=args.alpha, power=power,
+                         variance_selector=args.variance or "pooled", alpha=args.alpha, power=power,
                          n_topics=args.topics, systems=args.systems, approx=args.approx,
                          correction=args.correction)
     if args.json:
@@ -155,6 +172,36 @@ def _cmd_size(args) -> int:
         pp = res.per_pair
         print(f"  per pair      {pp['quantity']}: min {pp['min']:.4g}, median {pp['median']:.4g}, "
               f"p90 {pp['p90']:.4g}, max {pp['max']:.4g} over {pp['pairs']} pairs")
+    return 0
+
+
+def _size_target(args) -> int:
+    from .plan import size_for_target
+
+    if args.scores is None:
+        raise ParameterError("a target needs a collection to learn from (--scores FILE)", parameter="--scores")
+    from .collection import load_scores
+
+    name, value = _parse_target(args.target)
+    scores = load_scores(args.scores, measure=args.measure)
+    res = size_for_target(scores, target=name, value=value, method=args.method,
+                          variance=args.variance or "pair", alpha=args.alpha,
+                          min_diff=args.min_diff if args.min_diff is not None else 0.05,
+                          resamples=args.resamples, rng=args.seed)
+    if args.json:
+        print_json(res.to_dict())
+        return 0
+    n = "none up to the search limit" if res.n_topics is None else str(res.n_topics)
+    print(f"target {res.target} {res.direction} {res.value} ({res.method}, variance {res.variance})")
+    print(f"  topics        {n}")
+    if res.n_topics is not None:
+        prev = "" if res.at_n_minus_1 is None else f" (at n-1: {res.at_n_minus_1:.4g})"
+        print(f"  achieved      {res.achieved:.4g}{prev}")
+    lo = "-" if res.lower is None else res.lower
+    hi = "unbounded" if res.upper is None else res.upper
+    print(f"  {res.interval:.0%} interval  [{lo}, {hi}]  ({res.interval_method})")
+    print(f"  learnt from   {res.n_systems} systems x {res.n_topics_observed} topics, {res.n_pairs} pairs"
+          + (f" ({res.excluded_pairs} identical left out)" if res.excluded_pairs else ""))
     return 0
 
 

@@ -452,3 +452,17 @@ def test_pair_selector_leaves_out_identical_systems():
     with pytest.warns(DegenerateDataWarning):
         r = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, variance_selector="pair")
     assert r.per_pair["pairs"] == 5 and r.per_pair["min"] > 2
+
+
+def test_cli_size_target(tmp_path, capsys):
+    path = tmp_path / "wide.csv"
+    m = _toy(seed=8, S=5, T=30)
+    m.to_csv(path)
+    rc = main(["size", "--target", "ci_width:0.1", "--scores", str(path), "--resamples", "20", "--seed", "3",
+               "--json"])
+    out = json.loads(capsys.readouterr().out)
+    ref = plan.size_for_target(m, target="ci_width", value=0.1, resamples=20, rng=3)
+    assert rc == 0 and out["n_topics"] == ref.n_topics and out["lower"] == ref.lower
+    assert out["variance"] == "pair" and out["seed"] == 3
+    assert main(["size", "--target", "ci_width:0.1", "--sigma2", "0.1"]) == 2
+    assert "--scores" in capsys.readouterr().err
