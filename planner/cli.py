@@ -96,7 +96,8 @@ def _add_size(subparsers) -> None:
   planner size --design paired-t --topics 50 --sigma2 0.02          # minimum detectable difference
   planner size --design paired-t --min-diff 0.05 --sigma2 0.02 --correction holm --systems 10
   planner size --target swap_rate:0.05 --scores ap.csv --variance pair --seed 1
-  planner size --target kendall_tau:0.9 --scores ap.csv --method bootstrap --seed 1 --json""",
+  planner size --target kendall_tau:0.9 --scores ap.csv --method bootstrap --seed 1 --json
+  planner size --allocate 100 --scores ap.csv --strata topics.csv --stratum-costs web=1,news=2""",
              description="Solve a classical topic-set-size design (Sakai 2016) for whichever of "
                          "--topics, --min-diff and --power is unset (default power 0.8 when both "
                          "--topics and --power are absent). For --design ci, --min-diff is the largest "
@@ -108,6 +109,8 @@ def _add_size(subparsers) -> None:
     what.add_argument("--design", choices=["paired-t", "two-sample", "anova", "ci"])
     what.add_argument("--target", metavar="NAME:VALUE",
                       help="swap_rate, reversal_rate, ci_width, kendall_tau, erho2, phi or power")
+    what.add_argument("--allocate", type=int, metavar="N",
+                      help="split N topics across the strata of --scores (needs --strata)")
     p.add_argument("--min-diff", type=float, default=None, metavar="D",
                    help="minimum detectable difference (anova: range best-worst; ci: width cap)")
     src = p.add_mutually_exclusive_group(required=True)
@@ -134,6 +137,11 @@ def _add_size(subparsers) -> None:
     p.add_argument("--resamples", type=int, default=200,
                    help="--target: topic resamples of the interval on n (0: none; default 200)")
     p.add_argument("--seed", type=int, default=None, help="--target: seed of the resampling")
+    p.add_argument("--strata", metavar="FILE", help="--allocate: topic metadata CSV (topic, stratum)")
+    p.add_argument("--stratum-costs", metavar="K=C,...", default=None,
+                   help="--allocate: cost per topic of each stratum (default 1 each)")
+    p.add_argument("--allocation", choices=["proportional", "optimal"], default="optimal",
+                   help="--allocate: the allocation reported as n (both are always shown)")
 
 
 def _cmd_size(args) -> int:
@@ -141,6 +149,8 @@ def _cmd_size(args) -> int:
 
     if args.target is not None:
         return _size_target(args)
+    if args.allocate is not None:
+        return _size_allocate(args)
     if args.scores is not None:
         from .collection import load_scores
 
@@ -172,6 +182,39 @@ def _cmd_size(args) -> int:
         pp = res.per_pair
         print(f"  per pair      {pp['quantity']}: min {pp['min']:.4g}, median {pp['median']:.4g}, "
               f"p90 {pp['p90']:.4g}, max {pp['max']:.4g} over {pp['pairs']} pairs")
+    return 0
+
+
+def _size_allocate(args) -> int:
+    from .collection import load_scores
+    from .plan import allocate
+
+    if args.scores is None or args.strata is None:
+        raise ParameterError("--allocate needs --scores FILE and --strata FILE", parameter="--allocate")
+    costs = None
+    if args.stratum_costs:
+        costs = {}
+        for item in args.stratum_costs.split(","):
+            key, sep, val = item.partition("=")
+            try:
+                costs[key.strip()] = float(val)
+            except ValueError:
+                sep = ""
+            if not sep:
+                raise ParameterError(f"expected STRATUM=COST, got {item!r}", parameter="--stratum-costs")
+    scores = load_scores(args.scores, measure=args.measure, strata=args.strata)
+    res = allocate(scores, n=args.allocate, costs=costs, method=args.allocation, alpha=args.alpha)
+    if args.json:
+        print_json(res.to_dict())
+        return 0
+    print(f"allocation of {args.allocate} topics ({res.variance_note})")
+    print(f"  {'stratum':<16} {'W':>6} {'sigma2':>9} {'cost':>6} {'prop.':>6} {'optimal':>8}")
+    for r in res.strata:
+        print(f"  {r['stratum']:<16} {r['weight']:>6.3f} {r['sigma2']:>9.5f} {r['cost']:>6.2f} "
+              f"{r['n_proportional']:>6} {r['n_optimal']:>8}")
+    for c in res.compare:
+        print(f"  {c['design']:<13} n {c['n_topics']:>5}  cost {c['cost']:>9.2f}  "
+              f"width {c['width']:.4f}")
     return 0
 
 

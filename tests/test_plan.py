@@ -466,3 +466,19 @@ def test_cli_size_target(tmp_path, capsys):
     assert out["variance"] == "pair" and out["seed"] == 3
     assert main(["size", "--target", "ci_width:0.1", "--sigma2", "0.1"]) == 2
     assert "--scores" in capsys.readouterr().err
+
+
+def test_cli_size_allocate(tmp_path, capsys):
+    import pandas as pd
+
+    m = _stratified(2)
+    m.to_csv(tmp_path / "s.csv")
+    pd.DataFrame({"topic": m.topics, "stratum": m.strata}).to_csv(tmp_path / "t.csv", index=False)
+    rc = main(["size", "--allocate", "60", "--scores", str(tmp_path / "s.csv"), "--strata",
+               str(tmp_path / "t.csv"), "--stratum-costs", "a=1,b=2,c=4", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    ref = plan.allocate(m, n=60, costs={"a": 1, "b": 2, "c": 4}, method="optimal")
+    assert rc == 0 and out["strata"] == ref.to_dict()["strata"]
+    rc = main(["size", "--allocate", "60", "--scores", str(tmp_path / "s.csv"), "--strata",
+               str(tmp_path / "t.csv"), "--stratum-costs", "a=1,b"])
+    assert rc == 2 and "--stratum-costs" in capsys.readouterr().err
