@@ -596,77 +596,119 @@ def _analytic_chunk(dbar, sig2_k, W, nk, df, n, alpha, min_diff):
 
 
 # ------------------------------------------------------------------ resampling engine
-def _moments(Wts: list[np.ndarray], Dk: list[np.ndarray], nk, Wstr):
-    """Stratified mean and its squared standard error for every resample and pair.
+def _block_sums(WT: list[np.ndarray], Dk: list[np.ndarray], squares: bool = True) -> list[tuple]:
+    """Per stratum, the resampled sums of ``d`` and ``d^2`` of one block of pairs.
 
-    ``Wts[k]``: (R, T_k) draw counts in stratum k; ``Dk[k]``: (C, T_k)
-    differences. Products run on blocks of exactly ``_BLOCK`` pairs (the last
-    zero-padded); chunks are multiples of ``_BLOCK`` so blocks always hold the
-    same pairs: bit-identical results whatever the chunk size.
+    ``WT[k]``: (T_k, R) draw counts in stratum k (transposed); ``Dk[k]``: (c, T_k)
+    differences of at most ``_BLOCK`` pairs, zero-padded to exactly ``_BLOCK``
+    rows so that every product has the same shape (bit-identical results
+    whatever the chunking). Returns ``[(s1, s2)]`` with shapes (c, R)
+    (``s2`` is ``None`` with ``squares=False``).
     """
-    R = Wts[0].shape[0]
-    C = Dk[0].shape[0]
-    mean = np.zeros((R, C))
-    se2 = np.zeros((R, C))
-    for k in range(len(Wts)):
-        w = Wts[k]
+    c = Dk[0].shape[0]
+    out = []
+    for k in range(len(WT)):
         d = Dk[k]
-        m1 = np.empty((R, C))
-        m2 = np.empty((R, C))
-        for lo in range(0, C, _BLOCK):
-            blk = d[lo:lo + _BLOCK]
-            c = blk.shape[0]
-            if c < _BLOCK:
-                pad = np.zeros((_BLOCK, blk.shape[1]))
-                pad[:c] = blk
-                blk = pad
-            m1[:, lo:lo + c] = (w @ blk.T)[:, :c]
-            m2[:, lo:lo + c] = (w @ (blk * blk).T)[:, :c]
+        if c < _BLOCK:
+            pad = np.zeros((_BLOCK, d.shape[1]))
+            pad[:c] = d
+            d = pad
+        out.append(((d @ WT[k])[:c], ((d * d) @ WT[k])[:c] if squares else None))
+    return out
+
+
+def _mean_thr(sums, nk, Wstr, crit: float):
+    """Stratified mean ``m`` and rejection threshold ``thr = crit^2 se^2`` (in place on ``sums``).
+
+    ``se^2 = sum_k W_k^2 s2_k / n_k`` with ``s2_k`` the resample's ddof=1 variance
+    in stratum k; the two-sided t-test rejects when ``m^2 > thr``.
+    """
+    mean = thr = None
+    for k, (s1, s2) in enumerate(sums):
         n = float(nk[k])
-        m1 /= n
-        m2 /= n
-        var = np.maximum(m2 - m1 * m1, 0.0) * (n / (n - 1.0))
-        mean += Wstr[k] * m1
-        se2 += (Wstr[k] ** 2 / n) * var
-    return mean, np.sqrt(se2)
+        s1 *= 1.0 / n  # stratum mean
+        if s2 is None:  # no t-tests: means only
+            if mean is None:
+                if Wstr[k] != 1.0:
+                    s1 *= Wstr[k]
+                mean = s1
+            else:
+                mean += Wstr[k] * s1
+            continue
+        s2 *= 1.0 / n
+        s2 -= s1 * s1  # population variance of the drawn differences
+        np.maximum(s2, 0.0, out=s2)
+        s2 *= (crit * crit) * Wstr[k] ** 2 / (n - 1.0)  # crit^2 W^2 (ddof=1 var) / n
+        if mean is None:
+            if Wstr[k] != 1.0:
+                s1 *= Wstr[k]
+            mean, thr = s1, s2
+        else:
+            mean += Wstr[k] * s1
+            thr += s2
+    return mean, thr
 
 
-def _sign_rates(M: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """Share of rows disagreeing with ``sign(ref)`` (ties on either side count half)."""
-    sm = np.sign(M)
-    sr = np.sign(ref)[None, :]
-    val = np.where((sm == 0) | (sr == 0), 0.5, (sm != sr).astype(float))
-    return val.mean(axis=0)
+def _swap_distinct(pos: np.ndarray, neg: np.ndarray, R: int) -> np.ndarray:
+    """Swap rate over distinct pairs of resamples (independent); ties count half.
 
-
-def _swap_distinct(M: np.ndarray) -> np.ndarray:
-    """Swap rate over distinct pairs of rows (independent resamples); ties count half."""
-    R = M.shape[0]
-    cp = (M > 0).sum(axis=0).astype(float)
-    cm = (M < 0).sum(axis=0).astype(float)
+    ``pos``/``neg``: per pair, the numbers of resamples with a positive/negative mean.
+    """
+    cp = pos.astype(float)
+    cm = neg.astype(float)
     tot = R * (R - 1.0)
     nz = cp + cm
     with_tie = tot - nz * (nz - 1.0)
     return (2.0 * cp * cm + 0.5 * with_tie) / tot
 
 
-def _draw_stats(M, SE, dbar, alpha, min_diff, df, swap=None):
-    crit = stats.t.ppf(1 - alpha / 2, df)
-    lo, hi = np.quantile(M, [alpha / 2, 1 - alpha / 2], axis=0)
+def _draw_stats(mean: np.ndarray, thr: np.ndarray, dbar: np.ndarray, alpha: float, min_diff: float,
+                halves: bool = False) -> dict:
+    """Per-pair statistics from resampled means ``mean`` (c, R) and thresholds ``thr``.
 
-    def reject(num):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.abs(num) / SE
-        t = np.where(SE > 0, t, np.where(num != 0, np.inf, 0.0))
-        return (t > crit).mean(axis=0)
-
-    return {
-        "swap_rate": _swap_distinct(M) if swap is None else swap,
-        "reversal_rate": _sign_rates(M, dbar),
-        "ci_width": hi - lo,
-        "power": reject(M - dbar[None, :] + min_diff),
-        "significant": reject(M),
-    }
+    ``halves``: the first and second half of the columns are paired disjoint
+    sets (subsample); their disagreement is the swap rate. ``mean`` is
+    partially sorted in place (for the percentiles).
+    """
+    c, R = mean.shape
+    pos = np.count_nonzero(mean > 0, axis=1)
+    neg = np.count_nonzero(mean < 0, axis=1)
+    zero = R - pos - neg
+    sg = np.sign(dbar)
+    opp = np.where(sg > 0, neg, pos)
+    rev = np.where(sg == 0, 0.5, (opp + 0.5 * zero) / R)
+    if halves:
+        h = R // 2
+        prod = np.sign(mean[:, :h]) * np.sign(mean[:, h:])
+        swap = (np.count_nonzero(prod < 0, axis=1) + 0.5 * np.count_nonzero(prod == 0, axis=1)) / h
+    else:
+        swap = _swap_distinct(pos, neg, R)
+    if thr is None:
+        sig = power = np.full(c, np.nan)
+    else:
+        tmp = mean * mean
+        sig = np.count_nonzero(tmp > thr, axis=1) / R
+        np.add(mean, (min_diff - dbar)[:, None], out=tmp)
+        tmp *= tmp
+        power = np.count_nonzero(tmp > thr, axis=1) / R
+        del tmp
+    # percentile interval, numpy's default (linear) quantile definition
+    # (select ranks l_lo and l_hi; rank l + 1 is the minimum of the part above l)
+    qs = (alpha / 2, 1 - alpha / 2)
+    pos_q = [q * (R - 1) for q in qs]
+    lo_i = [int(math.floor(v)) for v in pos_q]
+    mean.partition(sorted(set(lo_i)), axis=1)
+    ends = []
+    for v, l, stop in zip(pos_q, lo_i, (lo_i[1] + 1, R)):
+        f = v - l
+        a0 = mean[:, l]
+        if f == 0 or l + 1 >= R:
+            ends.append(a0.copy())
+            continue
+        a1 = mean[:, l + 1:stop].min(axis=1) if stop > l + 1 else mean[:, l + 1]
+        ends.append(a0 + (a1 - a0) * f)
+    return {"swap_rate": swap, "reversal_rate": rev, "ci_width": ends[1] - ends[0],
+            "power": power, "significant": sig}
 
 
 def _stream(base: np.random.SeedSequence, n: int) -> np.random.Generator:
@@ -679,7 +721,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
             min_diff: float = 0.05, alpha: float = 0.05, resamples: int = 1000,
             strata: str = "uniform", costs: Mapping[str, float] | None = None, rng=None,
             bins: Sequence[float] = DEFAULT_BINS, keep_pairs: bool = True,
-            chunk_pairs: int | None = None, max_memory: int = 256 * 2 ** 20) -> Curve:
+            chunk_pairs: int | None = None, max_memory: int = 256 * 2 ** 20,
+            t_tests: bool = True) -> Curve:
     """Curves of reversal, swap, Kendall tau, interval width, power, Erho2, Phi vs ``n``.
 
     Args:
@@ -700,6 +743,9 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
         bins: edges of the ``|dbar|`` bins.
         keep_pairs: keep per-pair arrays in :attr:`Curve.per_pair`.
         chunk_pairs: pairs per chunk (default: from ``max_memory``; module docstring).
+        t_tests: ``bootstrap``/``subsample``: run the paired t-test in every
+            resample (power and discriminative power); ``False`` skips them
+            (those columns become NaN) and halves the matrix products.
 
     Raises:
         ParameterError: bad options (named), e.g. ``n > T/2`` is fine for subsample
@@ -875,16 +921,27 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                     wb[rows, order[:, c:2 * c]] = 1.0
                     Wts.append(np.vstack([wa, wb]))
             Wstr = W if K > 1 else np.ones(1)
+            WT = [np.ascontiguousarray(w.T) for w in Wts]
+            sub = max(1, 2 ** 18 // R_tot)
+            crit = stats.t.ppf(1 - alpha / 2, n - K)
             for lo in range(0, P, chunk):
-                sl = slice(lo, min(P, lo + chunk))
-                Dk = [x[a[sl]][:, g] - x[b[sl]][:, g] for g in groups]
-                M, SE = _moments(Wts, Dk, nk, Wstr)
-                swap = None
-                if method == "subsample":
-                    MA, MB = M[:resamples], M[resamples:]
-                    swap = _sign_disagree(MA, MB)
-                res = _draw_stats(M, SE, dbar[sl], alpha, min_diff, n - K, swap=swap)
-                accumulate(sl, j, res)
+                hi_ = min(P, lo + chunk)
+                for b0 in range(lo, hi_, _BLOCK):
+                    sl = slice(b0, min(hi_, b0 + _BLOCK))
+                    Dk = [x[a[sl]][:, g] - x[b[sl]][:, g] for g in groups]
+                    sums_k = _block_sums(WT, Dk, squares=t_tests)
+                    c = sl.stop - sl.start
+                    res = {k: np.empty(c) for k in PAIR_STATS}
+                    # post-process a few pairs at a time so the (pairs x R) pieces stay in cache
+                    for r0 in range(0, c, sub):
+                        r1 = min(c, r0 + sub)
+                        mean, thr = _mean_thr([(s1[r0:r1], None if s2 is None else s2[r0:r1])
+                                               for s1, s2 in sums_k], nk, Wstr, crit)
+                        part = _draw_stats(mean, thr, dbar[sl][r0:r1], alpha, min_diff,
+                                           halves=method == "subsample")
+                        for k, v in part.items():
+                            res[k][r0:r1] = v
+                    accumulate(sl, j, res)
     else:  # parametric
         mu_s = x.mean(axis=1)
         sd_e = math.sqrt(comps["var_e"])
@@ -894,7 +951,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                 g_n = _stream(base, n)  # restarted per chunk: same draws for every chunk
                 aa, bb = a[sl], b[sl]
                 M = np.empty((resamples, aa.size))
-                SE = np.empty((resamples, aa.size))
+                V = np.empty((resamples, aa.size))
                 for r0 in range(0, resamples, _PARAM_BLOCK):
                     rb = min(_PARAM_BLOCK, resamples - r0)
                     E = g_n.standard_normal((rb, S, n)) * sd_e
@@ -903,8 +960,10 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                     diff = eb[:, aa] - eb[:, bb]
                     ss = G[:, aa, aa] + G[:, bb, bb] - 2.0 * G[:, aa, bb] - n * diff * diff
                     M[r0:r0 + rb] = (mu_s[aa] - mu_s[bb])[None, :] + diff
-                    SE[r0:r0 + rb] = np.sqrt(np.maximum(ss, 0.0) / (n - 1.0) / n)
-                res = _draw_stats(M, SE, dbar[sl], alpha, min_diff, n - 1)
+                    V[r0:r0 + rb] = np.maximum(ss, 0.0) / (n - 1.0) / n
+                crit = stats.t.ppf(1 - alpha / 2, n - 1)
+                res = _draw_stats(np.ascontiguousarray(M.T), np.ascontiguousarray(V.T) * crit * crit,
+                                  dbar[sl], alpha, min_diff)
                 accumulate(sl, j, res)
 
     # ------------------------------------------------------------- summaries
@@ -970,13 +1029,6 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                  resamples=None if method in ("analytic", "predictive") else resamples,
                  strata=strata, weights=None if strata == "uniform" else dict(zip(labels, W.tolist())),
                  extrapolation=extrap, components=comps)
-
-
-def _sign_disagree(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Share of rows where A and B order a pair differently (a tie on either side counts half)."""
-    sa, sb = np.sign(A), np.sign(B)
-    val = np.where((sa == 0) | (sb == 0), 0.5, (sa != sb).astype(float))
-    return val.mean(axis=0)
 
 
 def _fit_exp(ns: np.ndarray, sw: np.ndarray):
