@@ -9,42 +9,55 @@ per-topic difference ``dbar`` and its variance ``s2_d`` (ddof=1). The plain
     rev  = p                                (an n-topic set disagrees with the pilot)
 
 Because ``|dbar|`` overstates ``|delta|`` for close pairs (regression to the
-mean), the plug-in model understates future swaps. The *predictive* method
-treats ``delta`` as unknown:
+mean), the plug-in model understates future reversals (by 30-50% on TREC 2006
+Terabyte from 25-topic pilots) and, on average, swaps. The *predictive* method
+(:func:`predictive_pair_rates`) treats ``delta`` as unknown:
+
+0. **Variance.** Each pair's ``sigma_d^2`` is, by ``variance=``:
+   ``"shrunk"`` (default) ``(s2_d + pooled) / 2``; ``"pooled"`` the mean of
+   ``s2_d`` over all pairs (``= 2 var_e`` of the pilot); ``"pair"`` ``s2_d``.
+   A 25-topic ``s2_d`` is noisy (24 df, heavy-tailed differences), and the
+   noise of a pair's own variance moves its predicted rates a lot; pooling
+   removes that noise but ignores that close pairs tend to have smaller
+   variances. Halfway did best on the held-out check (docs/validation.md).
 
 1. **Empirical-Bayes prior.** ``delta`` of a pair is drawn from a prior ``G``
-   that is fitted to all pairs of the pilot, each pair's ``dbar`` being
-   ``N(delta, se2)`` with ``se2 = s2_d / n0``. ``G`` is symmetric about 0 (pair
-   orientation is arbitrary: both ``dbar`` and ``-dbar`` enter the fit).
+   fitted to all pairs of the pilot, each pair's ``dbar`` being
+   ``N(delta, se2)`` with ``se2 = sigma_d^2 / n0``. ``G`` is symmetric about 0
+   (pair orientation is arbitrary).
 
-   - ``prior="npmle"`` (default): the nonparametric maximum-likelihood prior
-     (Kiefer-Wolfowitz), a discrete distribution on a fixed grid of ``grid``
-     points spanning ``[-max|dbar|, max|dbar|]``, fitted by EM on at most
-     ``max_fit_pairs`` pairs (evenly spaced in pair order when there are more).
-   - ``prior="normal"``: ``G = N(0, tau2)``, ``tau2 = max(0, mean(dbar^2) -
-     mean(se2))`` (method of moments).
+   - ``prior="normal"`` (default): ``G = N(0, tau2)``, ``tau2 = max(0,
+     mean(dbar^2) - mean(se2))`` over pairs with ``sigma_d^2 > 0`` (method of
+     moments).
+   - ``prior="npmle"``: the nonparametric maximum-likelihood prior
+     (Kiefer-Wolfowitz), a discrete distribution on a grid of ``grid`` points
+     spanning ``[-max|dbar|, max|dbar|]``, fitted by EM on at most
+     ``max_fit_pairs`` pairs (evenly spaced in pair order when there are
+     more), with both ``dbar`` and ``-dbar`` entering the fit. It is exact for
+     the normal model but over-predicted swaps by 10-30% on real data, so it is
+     only an option.
 
-2. **Posterior** of ``delta`` given the pilot's ``dbar`` (Bayes' rule on the
-   grid, or the conjugate normal ``N(m, v)`` with ``m = dbar tau2/(tau2+se2)``,
-   ``v = tau2 se2/(tau2+se2)``).
+2. **Posterior** of ``delta`` given the pilot's ``dbar``: the conjugate
+   normal ``N(m, v)`` with ``m = dbar tau2/(tau2+se2)``, ``v = tau2
+   se2/(tau2+se2)`` (or Bayes' rule on the grid).
 
 3. **Posterior predictive** of the means ``A`` and ``B`` of two independent
-   n-topic sets: given ``delta`` they are independent ``N(delta, s2_d/n)``, so
+   n-topic sets: given ``delta`` they are independent ``N(delta, sigma_d^2/n)``, so
 
-       swap(n) = E_post[ 2 p (1 - p) ],   p = Phi(-|delta| sqrt(n) / s_d)
-       rev(n)  = E_post[ Phi(-sign(dbar) delta sqrt(n) / s_d) ]
+       swap(n) = E_post[ 2 p (1 - p) ],   p = Phi(-|delta| sqrt(n) / sigma_d)
+       rev(n)  = E_post[ Phi(-sign(dbar) delta sqrt(n) / sigma_d) ]
 
    For the normal prior this is closed form: ``A`` and ``B`` are jointly normal
-   with mean ``m``, variance ``v + s2_d/n`` and correlation
-   ``rho = v / (v + s2_d/n)``, so ``swap = 2 (P(A>0) - P(A>0, B>0))
-   = 4 T(h, sqrt((1-rho)/(1+rho)))`` with Owen's T and ``h = |m| / sqrt(v +
-   s2_d/n)``; ``rev = Phi(-h)``.
+   with mean ``m``, variance ``v + sigma_d^2/n`` and correlation
+   ``rho = v / (v + sigma_d^2/n)``, so ``swap = 2 (P(A>0) - P(A>0, B>0))
+   = 4 T(h, sqrt((1-rho)/(1+rho)))`` with Owen's T
+   (``scipy.special.owens_t``) and ``h = |m| / sqrt(v + sigma_d^2/n)``;
+   ``rev = Phi(-h)``.
 
-``s_d`` is the pilot's per-pair standard deviation in all cases (``variance =
-"pair"``). Pairs with ``s2_d = 0`` (systems differing by the same amount on every
-pilot topic, e.g. identical systems) have swap and reversal rate 0 and do not
-enter the prior fit. A pair with ``dbar = 0`` and ``s2_d > 0`` has no observed
-order; its reversal rate is 0.5 (a tie counts half).
+Pairs with ``s2_d = 0`` (systems differing by the same amount on every pilot
+topic, e.g. identical systems) have swap and reversal rate 0 and do not enter
+the prior fit. A pair with ``dbar = 0`` and ``s2_d > 0`` has no observed order;
+its reversal rate is 0.5 (a tie counts half).
 
 :func:`validate` checks predictions against held-out topics; see its docstring
 and ``docs/validation.md`` for the exact procedure.
