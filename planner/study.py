@@ -86,7 +86,8 @@ EXPECTED = {
     "description": "a string",
     "seed": "an integer >= 0",
     "resamples": "an integer >= 10",
-    "collection": "a collection object (dataset, scores, or runs + qrels) or a list of them",
+    "collection": "a collection object (dataset, scores, runs + qrels, or stack) or a list of them",
+    "stack": "a list of at least 2 collection objects",
     "measure": "a measure name or a list of measure names",
     "method": "one of " + ", ".join(METHODS) + " (or a list of them)",
     "variance": "pair, pooled, within-system or percentile:Q with 0 < Q < 100 (or a list of them)",
@@ -316,6 +317,9 @@ def _error_to_config(err, source) -> ConfigError:
                                f"(got {', '.join(sorted(err.instance)) or 'none'})",
                                key=_key_path(path), file=source)
         if "stack" in err.instance:
+            for ctx in err.context or ():
+                if ctx.validator == "additionalProperties" and "stack" in ctx.schema.get("properties", {}):
+                    return _error_to_config(ctx, source)
             sub = _first_inner_error(err, prefer="stack")
             if sub is not None:
                 return _error_to_config(sub, source)
@@ -841,8 +845,9 @@ def _allocate(n: int, share: np.ndarray) -> np.ndarray:
         return np.full(K, 2)
     raw = n * share / share.sum()
     base = np.maximum(np.floor(raw).astype(int), 2)
-    while base.sum() > n:                       # too many after the minimum: take from the largest
-        base[np.argmax(base - raw)] -= 1
+    while base.sum() > n:                       # too many after the minimum: take from a stratum
+        over = np.where(base > 2, base - raw, -np.inf)   # above the minimum, most over its share
+        base[int(np.argmax(over))] -= 1
     rem = raw - base
     for i in np.argsort(-rem, kind="stable")[: n - base.sum()]:
         base[i] += 1

@@ -74,6 +74,11 @@ ERROR_CASES = [
     ({"measure": "AP"}, "collection", "missing required key 'collection'"),
     ({"collection": [{"dataset": "dl19-passage"}, {"dataset": 5}]}, "collection[1].dataset", "data set name"),
     ({**BASE, "costs": {"topic": -1}}, "costs.topic", "number >= 0"),
+    ({"collection": {"stack": [{"dataset": "a"}]}}, "collection.stack", "at least 2 collection"),
+    ({"collection": {"stack": [{"dataset": "a"}, {"datasett": "b"}]}}, "collection.stack[1]", "exactly one source"),
+    ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}], "x": 1}}, "collection.x", "unknown key 'x'"),
+    ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}]}, "pool": {"depths": [10]}}, "collection",
+     "a stack of collections supports no pool"),
 ]
 
 
@@ -245,6 +250,9 @@ def test_study_writes_every_artifact(tmp_path, small_scores):
     heads = [ln for ln in md.splitlines() if ln.startswith("## ")]
     assert heads[0] == "## The answer" and heads[-1] == "## The honest statement"
     assert "Pool bias." in md and "paired bootstrap" in md
+    from planner.report import dump_json
+
+    assert (out / "results.json").read_text() == dump_json(res.results)
     results = json.loads((out / "results.json").read_text())
     assert results["config"]["scenarios"][0]["alpha"] == 0.05       # defaults written back
     assert results["config"]["scenarios"][0]["filter"] == {"lo": 0.0, "hi": 1.0, "min_spread": 0.05}
@@ -261,16 +269,13 @@ def test_study_writes_every_artifact(tmp_path, small_scores):
 def test_same_seed_byte_identical_results_any_jobs(tmp_path, small_scores):
     from planner.report import dump_json
 
+    # results.json is dump_json(results) (checked in test_study_writes_every_artifact), so
+    # compare the runs' JSON text without rendering plots
     cfg = _study(tmp_path / "s.yaml", small_scores)
-    a = run_study(cfg, out=tmp_path / "a", quiet=True)
-    ra = (Path(a.out) / "results.json").read_bytes()
-    # results.json is dump_json(results): compare the other runs without re-rendering plots
-    b = run_study(cfg, quiet=True, jobs=2, write=False)
-    assert dump_json(b.results).encode() == ra
-    b1 = run_study(cfg, quiet=True, write=False)
-    assert dump_json(b1.results).encode() == ra
-    c = run_study(cfg, quiet=True, seed=8, write=False)
-    assert dump_json(c.results).encode() != ra
+    a = dump_json(run_study(cfg, quiet=True, write=False).results)
+    assert dump_json(run_study(cfg, quiet=True, write=False).results) == a
+    assert dump_json(run_study(cfg, quiet=True, jobs=2, write=False).results) == a
+    assert dump_json(run_study(cfg, quiet=True, seed=8, write=False).results) != a
 
 
 def test_existing_report_needs_force(tmp_path, small_scores, capsys):
@@ -295,3 +300,42 @@ def test_missing_input_file_is_one_line_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "nowhere.csv" in err and "not found" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_allocate_largest_remainder_minimum_two():
+    from planner.study import _allocate
+
+    # hand calculations
+    assert _allocate(10, np.array([0.5, 0.5])).tolist() == [5, 5]
+    assert _allocate(100, np.array([43, 54]) / 97).tolist() == [44, 56]    # 44.33, 55.67 -> 44, 56
+    assert _allocate(3, np.array([0.9, 0.1])).tolist() == [2, 2]            # minimum 2 per stratum
+    assert _allocate(10, np.array([0.95, 0.05])).tolist() == [8, 2]
+
+
+def test_stacked_strata_width_matches_hand_formula(tmp_path, small_scores):
+    from scipy import stats
+
+    from planner.collection import load_scores
+    from planner.variance import fit
+
+    # the same collection stacked twice: W = (1/2, 1/2), equal sigma_k^2 = 2 var_e, so
+    # V = sum W_k^2 sigma^2 / n_k = sigma^2 / n at n_k = n/2 and width = 2 t_{.975}(n-2) sigma / sqrt(n)
+    doc = {"collection": {"stack": [{"scores": str(small_scores), "label": "A"},
+                                    {"scores": str(small_scores), "label": "B"}]},
+           "method": "analytic", "topics": [10, 40], "resamples": 20,
+           "targets": [{"target": "ci_width", "value": 0.15}, {"target": "swap_rate", "value": 0.05}]}
+    res = run_study(doc, quiet=True, write=False)
+    s = res.results["scenarios"][0]
+    sigma2 = 2 * fit(load_scores(small_scores)).var_e
+    for row in s["curve"]["rows"]:
+        n = row["n_topics"]
+        assert row["ci_width_median"] == pytest.approx(2 * stats.t.ppf(0.975, n - 2) * np.sqrt(sigma2 / n),
+                                                       rel=1e-12)
+    alloc = res.tables["allocation"]
+    assert alloc["n_A_proportional"].tolist() == [5, 20] and alloc["n_A_optimal"].tolist() == [5, 20]
+    t = {r["target"]: r for r in s["targets"]}
+    n = t["ci_width"]["n_topics"]
+    w = lambda k: 2 * stats.t.ppf(0.975, k - 2) * np.sqrt(sigma2 / k)  # noqa: E731
+    assert w(n) <= 0.15 < w(n - 1) or (n % 2 == 1)   # smallest n (odd n split unevenly)
+    assert t["swap_rate"]["n_topics"] is None and "common to all strata" in t["swap_rate"]["how"]
+    assert set(res.tables["honest"]["scenario"]) == {f"{s['name']} / A", f"{s['name']} / B"}
