@@ -38,6 +38,7 @@ Collection (exactly one source)::
     dataset: dl19-passage          # embedded data set (planner.datasets.available())
     scores: path                   # wide / tidy CSV|TSV, trec_eval -q file or folder
     runs: folder + qrels: file     # TREC runs scored with ir_measures
+    stack: [{...}, {...}]          # collections as strata (systems may differ; _run_stacked)
     variant_divisor: 1000          # query id = topic * d + variant (query variations)
     strata: path | {topic: stratum}  # topic metadata (stratum per topic)
     missing: error                 # missing-cell policy (planner.scores)
@@ -46,6 +47,11 @@ Collection (exactly one source)::
 Relative paths in a study file are relative to that file's folder. Every default
 is resolved and written back into the report (``config.resolved.yaml`` and
 ``results.json``), so a report says exactly what ran.
+
+What each scenario computes (filter, fit, curve, targets, variants, pool study, the
+honest statement) and the stacked-strata formulas are written out in
+``docs/studies.md`` and in the docstrings of :func:`_run_scenario`, :func:`_run_stacked`,
+:func:`_pool_study`, :func:`_honest` and :func:`_from_curve`.
 
 Randomness: the study seed makes one generator; one child stream is spawned per
 scenario in grid order (:func:`planner._random.child_streams`), so results do not
