@@ -113,6 +113,8 @@ def _add_size(subparsers) -> None:
                       help="split N topics across the strata of --scores (needs --strata)")
     p.add_argument("--min-diff", type=float, default=None, metavar="D",
                    help="minimum detectable difference (anova: range best-worst; ci: width cap)")
+    p.add_argument("--width", type=float, default=None, metavar="W",
+                   help="ci: the largest acceptable expected interval width (same as --min-diff)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--sigma2", type=float, metavar="V",
                      help="the variance the design needs (paired: of per-topic differences; "
@@ -163,7 +165,7 @@ def _cmd_size(args) -> int:
     res = topic_set_size(design=args.design, min_diff=args.min_diff, variance=variance,
                          variance_selector=args.variance or "pooled", alpha=args.alpha, power=power,
                          n_topics=args.topics, systems=args.systems, approx=args.approx,
-                         correction=args.correction)
+                         correction=args.correction, width=args.width)
     if args.json:
         print_json(res.to_dict())
         return 0

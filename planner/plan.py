@@ -456,6 +456,8 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, v
             raise ParameterError(f"need at least 2 topics, got {n_topics}", parameter="n_topics")
     sigma2, vname, per_pair_var = _resolve_variance(variance, variance_selector, design)
 
+    if width is not None and design != "ci":
+        raise ParameterError("a width cap applies to the ci design", parameter="width")
     if design == "ci":
         return _ci_size(width if width is not None else min_diff, n_topics, sigma2, vname,
                         per_pair_var, alpha, a_test, correction, K, systems, method)
