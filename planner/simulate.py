@@ -88,17 +88,21 @@ variance ``sum_k W_k^2 s2_k / n_k``, t degrees of freedom ``n - K``.
 
 Memory
 ------
-Per-pair results: ``8 * P * N * k`` bytes for ``N`` topic counts, ``k = 5``
-with ``keep_pairs=True`` else ``k = 1`` (interval widths, for the medians),
-plus the pair statistics ``8 * P * 4`` bytes. Working memory per chunk of
-``C`` pairs: analytic ``~ 8 * C * 12`` bytes; bootstrap / subsample ``8 * (R_tot
-* T + 6 * R_tot * C + 2 * C * T)`` bytes (``R_tot = R``, or ``2R`` for
-subsample); parametric ``8 * (6 * R * C + r_b * S * (S + n))`` bytes with
-``r_b = 16`` replicates a block. ``chunk_pairs`` defaults to the largest ``C``
-keeping the working memory under ``max_memory`` bytes (default 256 MiB); it is
-rounded up to a multiple of 512 pairs. Matrix products always run on aligned
-blocks of exactly 512 pairs (the last zero-padded), so the results are
-bit-identical for any ``chunk_pairs`` (tested).
+With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``R``
+resamples (``R_tot = R``, or ``2R`` for subsample), bytes:
+
+- kept results: ``8 * P * N * k`` (``k = 5`` with ``keep_pairs=True``, else 1:
+  the interval widths, needed for the medians) plus ``32 * P`` for the pair statistics;
+- analytic / predictive: ``~ 8 * 12 * C * K`` per chunk of ``C`` pairs (``K``
+  strata), ``C`` chosen so that this stays under ``max_memory`` (default 256 MiB);
+- bootstrap / subsample: ``8 * (2 * R_tot * T + 2 * 512 * R_tot + 512 * T) + 4 MiB``:
+  the draw counts (and their transpose), the resampled sums of one block of
+  512 pairs, and the cache-sized pieces being summarised; independent of ``P``;
+- parametric: ``8 * (4 * R * C + 16 * S * (S + n))`` per chunk of ``C`` pairs.
+
+The matrix products run on aligned blocks of exactly 512 pairs (the last
+zero-padded) and all sums over pairs run block by block in pair order, so the
+results are bit-identical for any ``chunk_pairs`` (tested).
 
 Randomness
 ----------
@@ -766,6 +770,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 2:
         raise ParameterError(f"must be an integer >= 2, got {resamples!r}", parameter="resamples")
     resamples = int(resamples)
+    if not isinstance(t_tests, (bool, np.bool_)):
+        raise ParameterError(f"expected True or False, got {t_tests!r}", parameter="t_tests")
     if chunk_pairs is not None and (not isinstance(chunk_pairs, (int, np.integer)) or chunk_pairs < 1):
         raise ParameterError(f"must be a positive integer, got {chunk_pairs!r}", parameter="chunk_pairs")
     edges = np.asarray(bins, dtype=float)
@@ -1241,3 +1247,10 @@ def scenarios(scores, *, target: str = "swap_rate", value: float = 0.05,
                                       strata=mode, filt=None if f is None else dict(f), removed=removed,
                                       T=mat.n_topics))
     return ScenarioTable(target=target, value=float(value), method=method, rows=tuple(rows), curves=curves)
+
+
+def validate(scores, **options):
+    """Pilot validation: :func:`planner.pilot.validate` (re-exported as ``planner.validate``)."""
+    from .pilot import validate as _validate
+
+    return _validate(scores, **options)

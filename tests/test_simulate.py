@@ -463,3 +463,29 @@ def test_cli_predict_missing_file(tmp_path, capsys):
     rc = main(["predict", "--scores", str(tmp_path / "nope.csv"), "--topics", "25"])
     err = capsys.readouterr().err
     assert rc == 2 and "nope.csv" in err and len(err.strip().splitlines()) == 1
+
+
+def test_keep_pairs_false_gives_same_rows(adhoc5_small):
+    kw = dict(topics=[10, 30], method="bootstrap", resamples=200, rng=4)
+    full = simulate.predict(adhoc5_small, **kw)
+    lean = simulate.predict(adhoc5_small, keep_pairs=False, **kw)
+    assert lean.per_pair is None
+    assert lean.to_dict() == full.to_dict()
+    no_t = simulate.predict(adhoc5_small, t_tests=False, **kw)
+    np.testing.assert_array_equal(no_t.per_pair["reversal_rate"], full.per_pair["reversal_rate"])
+    np.testing.assert_array_equal(no_t.per_pair["ci_width"], full.per_pair["ci_width"])
+    assert math.isnan(no_t.row(10)["power_mean"])
+    with pytest.raises(ParameterError, match="t_tests"):
+        simulate.predict(adhoc5_small, topics=[10], t_tests="no")
+
+
+def test_bins_partition_the_pairs(adhoc5):
+    c = simulate.predict(adhoc5, topics=[25], method="analytic")
+    bins = [b for b in c.bins if b["n_topics"] == 25]
+    assert sum(b["n_pairs"] for b in bins) == c.pair_a.size
+    # the bin means, weighted by pair counts, give the overall mean
+    tot = sum(b["n_pairs"] * b["swap_rate_mean"] for b in bins if b["n_pairs"])
+    assert tot / c.pair_a.size == pytest.approx(c.row(25)["swap_rate_mean"], rel=1e-12)
+    # closer pairs swap more
+    sw = [b["swap_rate_mean"] for b in bins if b["n_pairs"]]
+    assert sw == sorted(sw, reverse=True)
