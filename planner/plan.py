@@ -38,10 +38,12 @@ the same expectation).
 
 Multiple comparisons (``correction="bonferroni"|"holm"``, t designs and ``ci``): all
 ``K = m (m-1) / 2`` pairs among ``m = systems`` systems; each comparison is made at
-``alpha / K``. For Holm this is exact for the minimum detectable difference's
-least favourable configuration (a single pair differs, so Holm's first and
-decisive step uses ``alpha / K``); when many pairs differ Holm is more powerful
-and the size is conservative.
+``alpha / K``. Holm's procedure rejects every hypothesis Bonferroni's rejects (its
+first step is at ``alpha / K`` and later steps are more lenient), so the size
+computed at ``alpha / K`` guarantees the power under Holm too; it is conservative
+for Holm (exact only when the pair of interest is the one with the smallest
+p-value and no others are rejected before it). ``correction="holm"`` is reported
+as such, with the same numbers as Bonferroni.
 
 Targets (:func:`size_for_target`)
 ---------------------------------
