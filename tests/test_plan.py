@@ -482,3 +482,32 @@ def test_cli_size_allocate(tmp_path, capsys):
     rc = main(["size", "--allocate", "60", "--scores", str(tmp_path / "s.csv"), "--strata",
                str(tmp_path / "t.csv"), "--stratum-costs", "a=1,b"])
     assert rc == 2 and "--stratum-costs" in capsys.readouterr().err
+
+
+def test_holm_power_at_least_target_monte_carlo():
+    # systems at 0, D/2, D (the anova least favourable range); n from the Holm/Bonferroni design;
+    # simulated paired t-tests with Holm's step-down must detect the (0, 2) pair with power >= 0.8
+    m, D, s2e, target, reps = 3, 0.1, 0.01, 0.8, 4000
+    r = topic_set_size(design="paired-t", min_diff=D, variance=2 * s2e, power=target,
+                       correction="holm", systems=m)
+    n = r.n_topics
+    rng = np.random.default_rng(2024)
+    mu = np.array([0.0, D / 2, D])
+    x = mu[None, :, None] + rng.normal(0, 0.2, (reps, 1, n)) + rng.normal(0, math.sqrt(s2e), (reps, m, n))
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    p = np.empty((reps, 3))
+    for j, (a, b) in enumerate(pairs):
+        p[:, j] = stats.ttest_rel(x[:, a], x[:, b], axis=1).pvalue
+    order = np.argsort(p, axis=1)
+    ps = np.take_along_axis(p, order, axis=1)
+    thresholds = 0.05 / (3 - np.arange(3))
+    ok = ps <= thresholds
+    keep = np.cumprod(ok, axis=1).astype(bool)            # step-down: stop at the first failure
+    rejected = np.zeros_like(keep)
+    np.put_along_axis(rejected, order, keep, axis=1)
+    power = rejected[:, 1].mean()
+    se = math.sqrt(target * (1 - target) / reps)
+    assert power >= target - 4 * se
+    # and Bonferroni alone (alpha/3 per test) reaches the target too, as designed
+    bonf = (p[:, 1] <= 0.05 / 3).mean()
+    assert abs(bonf - r.power) < 4 * math.sqrt(r.power * (1 - r.power) / reps)
