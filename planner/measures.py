@@ -200,11 +200,14 @@ def _grades(q: np.ndarray, d: np.ndarray, qrels: Qrels) -> np.ndarray:
 
 
 def _qrels_frame(qrels: Qrels):
+    """``qrels.to_frame()``, cached on the object (keyed by its size, so that a
+    Qrels edited in place afterwards is converted again)."""
+    sig = (len(qrels), qrels.n_judgments)
     cached = getattr(qrels, "_frame", None)
-    if cached is None:
-        cached = qrels.to_frame()
+    if cached is None or cached[0] != sig:
+        cached = (sig, qrels.to_frame())
         qrels._frame = cached
-    return cached
+    return cached[1]
 
 
 # ------------------------------------------------------------------- RBP
