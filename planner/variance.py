@@ -23,11 +23,15 @@ Negative estimates are set to 0, named in ``truncated`` and announced with a
 system means (R's default quantile, type 7 = numpy's ``linear``); systems whose mean
 equals the cut are kept (gt4ireval's ``colMeans(data) >= quantile(colMeans(data), drop)``).
 
-**REML** (``method="reml"``, and ``"auto"`` whenever cells are missing): statsmodels
-``MixedLM`` with one group and two crossed variance components (system, topic),
-no group-level random intercept; ``var_e`` is the residual scale. REML keeps
-components non-negative (a component at the boundary is reported as truncated). The
-mean squares of a REML fit are the ones implied by its components
+**REML** (``method="reml"``, and ``"auto"`` whenever cells are missing): restricted
+maximum likelihood of the same model on the observed cells. ``reml_engine="direct"``
+(default) maximises the restricted likelihood here (see ``_reml2_direct``: Woodbury
+identities reduce every step to a ``min(S, T)``-dimensional Cholesky factorisation);
+``reml_engine="statsmodels"`` fits statsmodels ``MixedLM`` with one group and two crossed
+variance components (system, topic), no group-level random intercept; the two agree
+(tests) but MixedLM is one to two orders of magnitude slower. ``var_e`` is the residual
+scale. REML keeps components non-negative (a component at the boundary is reported as
+truncated). The mean squares of a REML fit are the ones implied by its components
 (``MS_e = var_e``, ``MS_s = var_e + T var_s``, ``MS_t = var_e + S var_t``, with ``S``
 and ``T`` the numbers of systems and topics that have any observed cell); the
 D-study intervals use them with the balanced degrees of freedom, which is exact on
@@ -581,6 +585,109 @@ def _reml2(x: np.ndarray, name: str, start: str = "moments") -> dict:
             "n_cells": int(obs.sum()), "converged": converged}
 
 
+def _reml2_direct(x: np.ndarray, name: str) -> dict:
+    """REML of the crossed model by direct maximisation of the restricted likelihood.
+
+    Same likelihood as statsmodels' MixedLM fit (``_reml2``), computed in
+    ``min(S, T)`` dimensions: with ratios ``g_s = var_s / var_e`` and ``g_t = var_t / var_e``,
+    ``H = I + Z diag(g) Z'`` and ``A = I + D Z'Z D`` (``D = diag(sqrt(g))``), every quadratic
+    form ``u' H^-1 v`` is ``u'v - (D Z'u)' A^-1 (D Z'v)``, ``log|H| = log|A|``, and ``A`` is
+    reduced to its Schur complement on the smaller of the system and topic blocks. The
+    profile ``-2 log L_R = log|A| + log(1' H^-1 1) + (n - 1) log(r' H^-1 r / (n - 1))`` is
+    minimised over ``(sqrt g_s, sqrt g_t)`` with L-BFGS-B from the moment start.
+    """
+    from scipy import linalg, optimize
+
+    obs = ~np.isnan(x)
+    keep_s = obs.any(axis=1)
+    keep_t = obs.any(axis=0)
+    x = x[keep_s][:, keep_t]
+    obs = obs[keep_s][:, keep_t]
+    S, T = x.shape
+    x0 = np.where(obs, x, 0.0)
+    M = obs.astype(float)
+    n_s, n_t = M.sum(axis=1), M.sum(axis=0)
+    y_s, y_t = x0.sum(axis=1), x0.sum(axis=0)
+    n = float(M.sum())
+    sum_y = float(x0.sum())
+    yy = float(np.einsum("ij,ij->", x0, x0))
+    swap = T > S                 # dense block = the smaller of the two
+    if swap:
+        M, n_s, n_t, y_s, y_t = M.T, n_t, n_s, y_t, y_s
+
+    def parts(theta):
+        th_s, th_t = (theta[1], theta[0]) if swap else (theta[0], theta[1])
+        p = 1.0 + th_s ** 2 * n_s                         # diagonal block (large side)
+        q = 1.0 + th_t ** 2 * n_t
+        B = (th_s * th_t) * M
+        Bp = B / p[:, None]
+        C = np.diag(q) - B.T @ Bp
+        cf = linalg.cho_factor(C, lower=True, check_finite=False)
+        logdet = float(np.sum(np.log(p)) + 2 * np.sum(np.log(np.diag(cf[0]))))
+        # u = D Z'1 and w = D Z'y, split into the two blocks
+        u1, u2 = th_s * n_s, th_t * n_t
+        w1, w2 = th_s * y_s, th_t * y_t
+        ru = u2 - Bp.T @ u1
+        rw = w2 - Bp.T @ w1
+        sol = linalg.cho_solve(cf, np.column_stack([ru, rw]), check_finite=False)
+        uu = float(u1 @ (u1 / p) + ru @ sol[:, 0])
+        uw = float(u1 @ (w1 / p) + ru @ sol[:, 1])
+        ww = float(w1 @ (w1 / p) + rw @ sol[:, 1])
+        xhx = n - uu                   # 1' H^-1 1
+        xhy = sum_y - uw               # 1' H^-1 y
+        yhy = yy - ww                  # y' H^-1 y
+        beta = xhy / xhx
+        rhr = yhy - beta * xhy
+        return logdet, xhx, beta, rhr
+
+    def objective(theta):
+        try:
+            logdet, xhx, _, rhr = parts(theta)
+        except (np.linalg.LinAlgError, ValueError):
+            return np.inf
+        if not (xhx > 0 and rhr > 0):
+            return np.inf
+        return logdet + math.log(xhx) + (n - 1) * math.log(rhr / (n - 1))
+
+    vs, vt, ve, _ = _moment_start(x)
+    start = np.sqrt([vs / ve, vt / ve])
+    opts = {"ftol": 1e-14, "gtol": 1e-10, "maxiter": 500}
+    res = optimize.minimize(objective, start, method="L-BFGS-B", options=opts)
+    theta, best = np.abs(res.x), float(res.fun)
+    # a component whose optimum is the boundary (g = 0): compare with the profile there
+    for k in (0, 1):
+        if theta[k] == 0:
+            continue
+        free = 1 - k
+
+        def along(v, k=k, free=free):
+            th = np.zeros(2)
+            th[free] = v
+            return objective(th)
+
+        r1 = optimize.minimize_scalar(along, bracket=(0.5 * theta[free] + 1e-6, theta[free] + 1e-6))
+        if r1.fun < best - 1e-10 * max(1.0, abs(best)):
+            theta = np.zeros(2)
+            theta[free] = abs(r1.x)
+            best = float(r1.fun)
+    g = optimize.approx_fprime(theta, objective, 1e-7)
+    # the gradient vanishes at an interior optimum; at 0 only one-sided moves matter
+    converged = bool(np.isfinite(best)) and all(
+        abs(g[k]) < 1e-3 * max(1.0, abs(best)) ** 0.5 or (theta[k] == 0 and g[k] >= 0) for k in (0, 1))
+    if not converged:
+        warnings.warn(f"{name}: REML fit did not converge; components may be inaccurate",
+                      DegenerateDataWarning, stacklevel=3)
+    _, _, beta, rhr = parts(theta)
+    var_e = rhr / (n - 1)
+    var_s, var_t = float(theta[0] ** 2 * var_e), float(theta[1] ** 2 * var_e)
+    df_s, df_t = S - 1, T - 1
+    return {"ms_s": var_e + T * var_s, "ms_t": var_e + S * var_t, "ms_e": var_e,
+            "df_s": df_s, "df_t": df_t, "df_e": df_s * df_t,
+            "var_s": var_s, "var_t": var_t, "var_e": float(var_e),
+            "grand_mean": float(beta), "n_systems": S, "n_topics": T,
+            "n_cells": int(n), "converged": converged}
+
+
 def _finish(est: dict, *, method: str, name: str, measure, drop=0.0, dropped=(), warn=True,
             reml_boundary: bool = False) -> VarianceComponents:
     raw = {k: float(est[k]) for k in ("var_s", "var_t", "var_e")}
@@ -608,7 +715,8 @@ def _finish(est: dict, *, method: str, name: str, measure, drop=0.0, dropped=(),
 
 
 def _fit_array(x: np.ndarray, m: ScoreMatrix, topics: Sequence[str], method: str, *,
-               drop=0.0, dropped=(), name=None, reml_start: str = "moments") -> VarianceComponents:
+               drop=0.0, dropped=(), name=None, reml_start: str = "moments",
+               reml_engine: str = "direct") -> VarianceComponents:
     name = name or _name(m)
     _check_size(x, m)
     _check_degenerate(x, m, topics)
@@ -623,13 +731,14 @@ def _fit_array(x: np.ndarray, m: ScoreMatrix, topics: Sequence[str], method: str
                                  "policy)", parameter="method")
         est = _anova2(x)
     else:
-        est = _reml2(x, name, reml_start)
+        est = _reml2_direct(x, name) if reml_engine == "direct" else _reml2(x, name, reml_start)
     return _finish(est, method=use, name=name, measure=m.measure, drop=drop, dropped=dropped,
                    reml_boundary=(use == "reml"))
 
 
 def fit(scores, *, method: str = "auto", drop: float = 0.0,
-        weights: Mapping[str, float] | None = None, reml_start: str = "moments") -> VarianceComponents:
+        weights: Mapping[str, float] | None = None, reml_engine: str = "direct",
+        reml_start: str = "moments") -> VarianceComponents:
     """Fit the two-way crossed variance-components model (module docstring).
 
     Args:
@@ -641,8 +750,11 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
         drop: fraction in ``[0, 1)`` of lowest-scoring systems to drop first (gt4ireval).
         weights: stratum weights (stratum -> weight, normalised to sum 1) replacing the
             default ``T_k / T``; only with strata.
-        reml_start: ``"moments"`` (start REML at moment estimates, L-BFGS; fast) or
-            ``"default"`` (statsmodels' own start and optimiser).
+        reml_engine: ``"direct"`` (default: the restricted likelihood maximised here, in
+            ``min(S, T)`` dimensions) or ``"statsmodels"`` (MixedLM with crossed variance
+            components; the same likelihood, much slower on large matrices).
+        reml_start: statsmodels engine only: ``"moments"`` (start at moment estimates,
+            L-BFGS) or ``"default"`` (statsmodels' own start and optimiser).
 
     Returns:
         :class:`VarianceComponents`, with per-stratum fits in ``strata`` when the
@@ -662,6 +774,8 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
         raise ParameterError(f"expected a fraction in [0, 1), got {drop!r}", parameter="drop") from None
     if not 0 <= drop < 1:
         raise ParameterError(f"must be a fraction in [0, 1), got {drop!r}", parameter="drop")
+    if reml_engine not in ("direct", "statsmodels"):
+        raise ParameterError(f"expected direct or statsmodels, got {reml_engine!r}", parameter="reml_engine")
     if reml_start not in ("moments", "default"):
         raise ParameterError(f"expected moments or default, got {reml_start!r}", parameter="reml_start")
     if m.has_variants:
@@ -680,7 +794,8 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
                              file=m.source)
         m = m.take(systems=keep)
         x = m.values
-    res = _fit_array(x, m, m.topics, method, drop=drop, dropped=dropped, reml_start=reml_start)
+    res = _fit_array(x, m, m.topics, method, drop=drop, dropped=dropped, reml_start=reml_start,
+                     reml_engine=reml_engine)
 
     labels = m.stratum_labels()
     if weights is not None and len(labels) < 2:
@@ -702,7 +817,8 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
             sm = m.take(systems=complete, topics=cols)
             try:
                 per[lab] = _fit_array(sub, sm, sm.topics, "anova" if method == "auto" else method,
-                                      name=f"{_name(m)} [stratum {lab}]", reml_start=reml_start)
+                                      name=f"{_name(m)} [stratum {lab}]", reml_start=reml_start,
+                                      reml_engine=reml_engine)
             except (InputError, ParameterError) as exc:
                 warnings.warn(f"{_name(m)}: stratum {lab!r} not fitted: {exc}",
                               DegenerateDataWarning, stacklevel=2)

@@ -144,17 +144,31 @@ def test_drop_as_gt4ireval_with_ties_at_cut():
 
 
 # ----------------------------------------------------------------------------- REML
+@pytest.mark.parametrize("rel", ["trec-adhoc/adhoc5_ap.csv", "trec-web/web2011_ndcg20.csv",
+                                 "trec-web/web2010_ap.csv"])
+def test_reml_direct_agrees_with_anova_on_balanced_real_data(shared_data, rel):
+    # balanced data, no negative estimate: the ANOVA estimates are the REML optimum
+    m = wide(shared_data / rel)
+    a = fit(m, method="anova")
+    r = fit(m, method="reml")
+    assert r.method == "reml" and r.converged and r.n_cells == m.n_systems * m.n_topics
+    for k in ("var_s", "var_t", "var_e"):
+        assert abs(getattr(r, k) - getattr(a, k)) <= 1e-3 * getattr(a, k), k
+    assert r.grand_mean == pytest.approx(a.grand_mean, rel=1e-9)
+
+
 @pytest.mark.parametrize("rel, start", [("trec-adhoc/adhoc5_ap.csv", "moments"),
                                         ("trec-web/web2011_ndcg20.csv", "moments"),
-                                        ("trec-adhoc/adhoc5_ap.csv", "default")])
-def test_reml_agrees_with_anova_on_balanced_real_data(shared_data, rel, start):
-    # every 3rd system only, to keep MixedLM fast (21 systems x 50 topics). "moments" starts
-    # the optimiser at the ANOVA values (it must stay there: they are the REML optimum);
-    # "default" is statsmodels' own start, an independent check
+                                        pytest.param("trec-adhoc/adhoc5_ap.csv", "default",
+                                                     marks=pytest.mark.slow)])
+def test_reml_statsmodels_agrees_with_anova(shared_data, rel, start):
+    # statsmodels MixedLM, every 3rd system only to keep it fast (21 systems x 50 topics).
+    # "moments" starts the optimiser at the ANOVA values (it must stay there: they are the
+    # REML optimum); "default" is statsmodels' own start, an independent check
     m = wide(shared_data / rel)
     m = m.take(systems=np.arange(0, m.n_systems, 3))
     a = fit(m, method="anova")
-    r = fit(m, method="reml", reml_start=start)
+    r = fit(m, method="reml", reml_engine="statsmodels", reml_start=start)
     assert r.method == "reml" and r.converged
     for k in ("var_s", "var_t", "var_e"):
         assert abs(getattr(r, k) - getattr(a, k)) <= 1e-3 * getattr(a, k), k
@@ -170,8 +184,12 @@ def test_reml_with_removed_cells(adhoc5):
     with pytest.raises(ParameterError, match="missing"):
         fit(holes, method="anova")
     full = fit(m)
-    r = fit(holes)                       # auto -> REML
+    r = fit(holes)                       # auto -> REML (direct engine)
     assert r.method == "reml" and r.converged and r.n_cells == int((~np.isnan(x)).sum())
+    # the same restricted likelihood maximised by statsmodels MixedLM
+    sm = fit(holes, method="reml", reml_engine="statsmodels")
+    for k in ("var_s", "var_t", "var_e"):
+        assert abs(getattr(r, k) - getattr(sm, k)) <= 1e-3 * getattr(sm, k), k
     # how far it moves: within 4 approximate standard errors of the ANOVA estimates
     # (Var(MS) ~ 2 MS^2 / df, Satterthwaite), and printed for the record
     S, T = full.n_systems, full.n_topics
@@ -183,6 +201,20 @@ def test_reml_with_removed_cells(adhoc5):
         print(f"{k}: complete {getattr(full, k):.6f}, 10% cells removed {getattr(r, k):.6f} "
               f"({moved / getattr(full, k):+.1%})")
         assert abs(moved) < 4 * se[k], k
+
+
+def test_reml_boundary_component():
+    # no system effect at all: REML puts var_s on the boundary (0) and says so
+    rng = np.random.default_rng(11)
+    x = rng.normal(0, 0.15, (1, 40)) + rng.normal(0, 0.12, (30, 40))
+    x[rng.random(x.shape) < 0.05] = np.nan
+    m = ScoreMatrix.build(x, [f"s{i}" for i in range(30)], [f"t{j}" for j in range(40)],
+                          missing="keep", warn=False)
+    with pytest.warns(DegenerateDataWarning, match="system"):
+        r = fit(m)
+    assert r.var_s == 0.0 and r.truncated == ("var_s",) and r.converged
+    assert r.var_t > 0 and r.var_e > 0
+    assert r.erho2(50) == 0.0
 
 
 # ----------------------------------------------------------------------------- pairs
@@ -267,9 +299,8 @@ def _dl_combined(shared_data):
     return a, b, m.with_strata(["2019"] * a.n_topics + ["2020"] * b.n_topics)
 
 
-@pytest.mark.slow
 def test_strata_dl19_dl20_combined(shared_data):
-    # ~10-20 s: the overall fit of the block-diagonal (disconnected) matrix is REML
+    # the overall fit of the block-diagonal (disconnected) matrix is REML
     a, b, m = _dl_combined(shared_data)
     f = fit(m)
     assert f.method == "reml" and f.converged
