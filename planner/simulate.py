@@ -42,7 +42,7 @@ Methods
     ``|dbar| / se``. (``dbar = 0`` gives ``p = 0.5``.) When more than
     ``20,000`` noncentral-t values are needed, they are read by linear
     interpolation from ``scipy.special.nctdtr`` evaluated on a grid of
-    noncentrality step ``0.002`` up to the point where the power is 1 within
+    noncentrality step ``0.01`` up to the point where the power is 1 within
     ``1e-14`` (absolute error below ``1e-5``; tested against the exact values).
 ``predictive`` (default)
     Swap and reversal rates from :func:`planner.pilot.predictive_pair_rates`,
@@ -134,7 +134,7 @@ PAIR_STATS = ("swap_rate", "reversal_rate", "ci_width", "power", "significant")
 _BLOCK = 512  # pairs per matrix product (fixed and aligned: results independent of chunking)
 _PARAM_BLOCK = 16  # replicates per block in the parametric method
 _NCT_EXACT_MAX = 20_000
-_NCT_STEP = 0.002
+_NCT_STEP = 0.01
 
 
 # ---------------------------------------------------------------------------- results
@@ -831,15 +831,17 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     base = gen.bit_generator.seed_seq.spawn(1)[0] if method not in ("analytic", "predictive") else None
 
     N = len(ns)
-    pp = {k: np.full((P, N), np.nan) for k in (PAIR_STATS if keep_pairs else ("ci_width",))}
-    sums = {k: np.zeros(N) for k in PAIR_STATS}
+    # per-pair results stored (N, P): one contiguous row per topic count
+    pp = {k: np.full((N, P), np.nan) for k in (PAIR_STATS if keep_pairs else ("ci_width",))}
+    NB = -(-P // _BLOCK)
+    blk_sums = {k: np.zeros((NB, N)) for k in PAIR_STATS}
     bin_idx = np.clip(np.searchsorted(edges, np.abs(dbar), side="right") - 1, -1, edges.size - 2)
     bin_idx = np.where(np.abs(dbar) >= edges[-1], -1 if math.isfinite(edges[-1]) else edges.size - 2, bin_idx)
     B = edges.size - 1
     in_bin = bin_idx >= 0
     bin_counts = np.bincount(bin_idx[in_bin], minlength=B)
-    bin_sums = {k: np.zeros((B, N)) for k in PAIR_STATS}
-    ci_store = pp["ci_width"]
+    blk_bins = {k: np.zeros((NB, B, N)) for k in PAIR_STATS}
+    ci_t = pp["ci_width"]
 
     # chunk size from the memory budget
     R_tot = 2 * resamples if method == "subsample" else resamples
@@ -858,19 +860,24 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
         chunk = -(-int(chunk_pairs) // _BLOCK) * _BLOCK
 
     def accumulate(sl, j, res):
-        # sums run over aligned blocks of _BLOCK pairs in pair order, so the
-        # floating-point summation order does not depend on the chunk size
+        # sums are kept per aligned block of _BLOCK pairs (each block summed on its
+        # own, then the block sums are added at the end), so the floating-point
+        # summation order does not depend on the chunk size
         for k, v in res.items():
             if k in pp:
-                pp[k][sl, j] = v
-        for lo in range(sl.start, sl.stop, _BLOCK):
-            bl = slice(lo - sl.start, min(sl.stop, lo + _BLOCK) - sl.start)
-            ib = bin_idx[lo:lo + (bl.stop - bl.start)]
-            ok = ib >= 0
-            for k, v in res.items():
-                vb = v[bl]
-                sums[k][j] += vb.sum()
-                bin_sums[k][:, j] += np.bincount(ib[ok], weights=vb[ok], minlength=B)
+                pp[k][j, sl] = v
+        b0 = sl.start // _BLOCK
+        c = sl.stop - sl.start
+        nb = -(-c // _BLOCK)
+        ib = np.full(nb * _BLOCK, B, dtype=np.intp)
+        ib[:c] = np.where(bin_idx[sl] >= 0, bin_idx[sl], B)
+        code = (np.arange(nb)[:, None] * (B + 1) + ib.reshape(nb, _BLOCK)).ravel()
+        vp = np.zeros(nb * _BLOCK)
+        for k, v in res.items():
+            vp[:c] = v
+            blk_sums[k][b0:b0 + nb, j] = vp.reshape(nb, _BLOCK).sum(axis=1)
+            blk_bins[k][b0:b0 + nb, :, j] = np.bincount(code, weights=vp, minlength=nb * (B + 1)) \
+                .reshape(nb, B + 1)[:, :B]
 
     predictive_rates = None
     if method == "predictive":
@@ -976,9 +983,9 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     rows = []
     bin_rows = []
     extrap = None
-    ci_t = np.ascontiguousarray(ci_store.T)  # (N, P): quantiles along contiguous rows
-    ci_med = np.median(ci_t, axis=1)
-    ci_p90 = np.quantile(ci_t, 0.9, axis=1)
+    sums = {k: v.sum(axis=0) for k, v in blk_sums.items()}
+    bin_sums = {k: v.sum(axis=0) for k, v in blk_bins.items()}  # (B, N)
+    ci_med, ci_p90 = np.quantile(ci_t, [0.5, 0.9], axis=1)
     bin_med = np.full((B, N), np.nan)
     for k in range(B):
         if bin_counts[k]:
@@ -1029,7 +1036,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
         extrap = _extrapolate(ns, computed, rows, bin_rows, B)
 
     return Curve(method=method, variance=variance, seed=seed_of(rng), topics=ns, rows=tuple(rows),
-                 bins=tuple(bin_rows), per_pair=pp if keep_pairs else None, pair_a=a, pair_b=b,
+                 bins=tuple(bin_rows), per_pair={k: v.T for k, v in pp.items()} if keep_pairs else None,
+                 pair_a=a, pair_b=b,
                  dbar=dbar, s2_d=s2, systems=m.systems, measure=m.measure, n_collection_topics=T,
                  min_diff=float(min_diff), alpha=float(alpha),
                  resamples=None if method in ("analytic", "predictive") else resamples,
