@@ -170,59 +170,17 @@ def test_dl20_rbp_differences_explained(shared_data):
 
 
 @pytest.mark.slow
-def test_full_collection_matches_reference(shared_data):
-    # all 59 DL 2020 runs (DL 2019 is covered by the shipped data sets, tests/test_datasets.py)
-    for name in ("trec-dl2020-passage",):
-        folder = shared_data / name
-        runs = read_runs(folder / "runs")
-        res = score_runs(runs, folder / "qrels.txt", list(REF_FILES), warn=False)
-        diffs = _compare(res, folder, list(runs))
-        for k in ("nDCG@10", "AP(rel=2)", "RR(rel=2)", "P(rel=2)@10"):
-            assert diffs[k].max() <= 1e-9, (name, k)
-        n_bad = int((diffs["RBP(rel=2,p=0.8)"] > 1e-9).sum())
-        assert n_bad == (0 if name == "trec-dl2019-passage" else 2)
-
-
-# ------------------------------------------------------------------ CLI
-def _write_collection(d):
-    (d / "runs").mkdir()
-    (d / "runs" / "A.run").write_text(RUN_A)
-    (d / "runs" / "B.run").write_text(RUN_B)
-    (d / "qrels.txt").write_text(QRELS)
-    return d / "runs", d / "qrels.txt"
-
-
-def test_cli_scores_from_runs(tmp_path, capsys):
-    from planner.cli import main
-
-    runs, qrels = _write_collection(tmp_path)
-    assert main(["scores", "--runs", str(runs), "--qrels", str(qrels), "--measure", "RR(rel=2)"]) == 0
-    assert capsys.readouterr().out.splitlines() == ["topic,A,B", "1,0.5,0.5", "2,1.0,0.5"]
-    assert main(["scores", "--runs", str(runs), "--qrels", str(qrels), "--measure", "RR(rel=2)",
-                 "--measure", "RBP(rel=2,p=0.8)"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "system,topic,value,measure" and len(lines) == 9
-    assert main(["scores", "--runs", str(runs), "--qrels", str(qrels), "--measure", "FOO@3"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("planner scores: error: measures: unknown measure 'FOO@3'") and err.count("\n") == 1
-
-
-def test_cli_pool(tmp_path, capsys):
-    import json
-
-    from planner.cli import main
-
-    runs, qrels = _write_collection(tmp_path)
-    assert main(["pool", "--runs", str(runs), "--qrels", str(qrels), "--depth", "1,2"]) == 0
-    out = capsys.readouterr().out
-    assert "pool of 2 runs; qrels: 5 judgments" in out and "pool_size_total" in out
-    assert main(["pool", "--runs", str(runs), "--qrels", str(qrels), "--depth", "2", "--json"]) == 0
-    d = json.loads(capsys.readouterr().out)
-    assert d["depths"] == [2] and {r["topic"]: r["pool_size"] for r in d["topics"]} == {"1": 3, "2": 3}
-    assert main(["pool", "--runs", str(runs), "--qrels", str(qrels), "--depth", "2", "--per", "run"]) == 0
-    assert "judged_share@2" in capsys.readouterr().out
-    assert main(["pool", "--runs", str(runs), "--qrels", str(qrels), "--depth", "0"]) == 2
-    assert "--depth: values must be >= 1" in capsys.readouterr().err
-    (tmp_path / "runs" / "C.run").write_text("1 Q0 a 1 x C\n")
-    assert main(["pool", "--runs", str(runs), "--qrels", str(qrels)]) == 2
-    assert "C.run:1: non-numeric score 'x'" in capsys.readouterr().err
+def test_half_of_dl20_matches_reference(shared_data):
+    """Every other DL 2020 run (30 of 59) scored from the run files. All runs of both
+    collections are checked through the shipped data sets (tests/test_datasets.py),
+    which scripts/make_datasets.py --check rebuilds byte for byte from the runs."""
+    folder = shared_data / "trec-dl2020-passage"
+    files = sorted((folder / "runs").iterdir())[::2]
+    runs = {f.name[: -len(".run.gz")]: read_run(f) for f in files}
+    runs.setdefault("DoRA_Large_1k", read_run(folder / "runs" / "DoRA_Large_1k.run.gz"))
+    res = score_runs(runs, folder / "qrels.txt", list(REF_FILES), warn=False)
+    diffs = _compare(res, folder, list(runs))
+    for k in ("nDCG@10", "AP(rel=2)", "RR(rel=2)", "P(rel=2)@10"):
+        assert diffs[k].max() <= 1e-9, k
+    bad = int((diffs["RBP(rel=2,p=0.8)"] > 1e-9).sum())
+    assert bad == ("med_1k" in runs) + 1  # the explained cells of test_dl20_rbp_differences_explained
