@@ -4,8 +4,11 @@
 
 1. ANOVA fit of a synthetic S x T matrix (default 1,000 x 10,000), then pair statistics
    and the `pair` variances of all S (S - 1) / 2 pairs (499,500). Goal: < 5 s, < 4 GiB.
-2. REML (statsmodels MixedLM) beside ANOVA on the TREC DL 2020 passage nDCG@10 matrix
-   (../shared/data; skipped when absent).
+2. REML (the direct engine and statsmodels MixedLM) beside ANOVA on the TREC DL 2020
+   passage nDCG@10 matrix (../shared/data; skipped when absent).
+
+Timings on a shared machine vary with load; OPENBLAS_NUM_THREADS=1 avoids BLAS threads
+spinning against other processes.
 
 Peak memory is printed twice: numpy/python allocations traced by tracemalloc during each
 step (beyond what existed before it), and the process's maximum resident set size.
@@ -78,10 +81,16 @@ def main(argv=None) -> int:
             warnings.simplefilter("ignore", DegenerateDataWarning)
             d = ScoreMatrix.from_frame(df, source=str(dl))
             a, ta = measure(f"DL 2020 nDCG@10 {d.n_systems}x{d.n_topics}: ANOVA", lambda: fit(d, method="anova"))
-            fit(d.take(systems=range(3)), method="reml")          # import statsmodels outside the timing
-            r, tr = measure(f"DL 2020 nDCG@10 {d.n_systems}x{d.n_topics}: REML", lambda: fit(d, method="reml"))
-        print(f"REML / ANOVA time: {tr / ta:.0f}x; var_s {a.var_s:.6f} vs {r.var_s:.6f}, "
-              f"var_t {a.var_t:.6f} vs {r.var_t:.6f}, var_e {a.var_e:.6f} vs {r.var_e:.6f}")
+            # import scipy / statsmodels outside the timings
+            fit(d.take(systems=range(3)), method="reml")
+            fit(d.take(systems=range(3)), method="reml", reml_engine="statsmodels")
+            r, tr = measure(f"DL 2020 nDCG@10 {d.n_systems}x{d.n_topics}: REML (direct)",
+                            lambda: fit(d, method="reml"))
+            q, tq = measure(f"DL 2020 nDCG@10 {d.n_systems}x{d.n_topics}: REML (statsmodels)",
+                            lambda: fit(d, method="reml", reml_engine="statsmodels"))
+        for label, e in (("ANOVA", a), ("REML direct", r), ("REML statsmodels", q)):
+            print(f"  {label:<17} var_s {e.var_s:.6f}  var_t {e.var_t:.6f}  var_e {e.var_e:.6f}")
+        print(f"REML time / ANOVA time: direct {tr / ta:.0f}x, statsmodels {tq / ta:.0f}x")
     else:
         print(f"({dl} not found: REML timing skipped)")
     return 0
