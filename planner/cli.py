@@ -448,6 +448,8 @@ def _add_fit(subparsers) -> None:
                    help="Erho2/Phi targets for the topics-needed table (0.8,0.9,0.95)")
     p.add_argument("--variant-divisor", type=int, default=None, metavar="K",
                    help="topic ids are topic*K+variant: also fit the three-facet model (variants in topics)")
+    p.add_argument("--reml-engine", default="direct", choices=["direct", "statsmodels"],
+                   help="REML implementation (direct, default; statsmodels MixedLM is much slower)")
 
 
 def _cmd_fit(args) -> int:
@@ -476,7 +478,7 @@ def _cmd_fit(args) -> int:
         scores = stack_variants(scores, divisor=args.variant_divisor)
     if scores.has_variants:
         variants = fit_variants(scores)
-    comp = fit(scores, method=args.method, drop=args.drop)
+    comp = fit(scores, method=args.method, drop=args.drop, reml_engine=args.reml_engine)
     ds = comp.dstudy(topics, alpha=args.alpha)
     need = [comp.topics_for(**{c: g}, alpha=args.alpha) for g in targets for c in ("erho2", "phi")]
     kept = scores.take(systems=[s for s in scores.systems if s not in set(comp.dropped)]).collapse_variants() \

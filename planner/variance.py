@@ -105,7 +105,8 @@ the expected mean squares (``var_e`` = residual, ``var_st`` = system x topic,
 
 Memory: :func:`fit` (ANOVA) uses the score matrix plus ``min(S, 4e6 / T) * T`` floats
 of work space; :func:`pair_stats` needs ``2 S T + S^2 + 6 P`` float64 values
-(``P = S (S - 1) / 2`` pairs), about 0.2 GB for 1,000 systems x 10,000 topics.
+(``P = S (S - 1) / 2`` pairs), about 0.2 GB for 1,000 systems x 10,000 topics; the
+direct REML fit about ``4 S T + min(S, T)^2`` float64 values.
 """
 
 from __future__ import annotations

@@ -489,6 +489,25 @@ def test_cli_fit_json(shared_data, capsys):
     assert {n["coefficient"] for n in out["topics_needed"]} == {"erho2", "phi"}
 
 
+def test_cli_fit_strata(shared_data, tmp_path, capsys):
+    from planner.cli import main
+
+    topics = tmp_path / "topics.csv"
+    topics.write_text("topic,stratum\n" + "".join(f"{t},{'A' if t <= 5 else 'B'}\n" for t in range(1, 13)))
+    path = shared_data / "gt-reference" / "synthetic4.csv"
+    code = main(["fit", "--scores", str(path), "--strata", str(topics), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    comp = out["components"]
+    assert comp["weights"] == pytest.approx({"A": 5 / 12, "B": 7 / 12})
+    own = fit(wide(path).take(topics=range(5)))       # stratum A = topics 1..5 on its own
+    assert comp["strata"]["A"]["var_e"] == pytest.approx(own.var_e, rel=1e-12)
+    assert comp["var_s"] == pytest.approx(0.625757575757576, rel=1e-12)   # overall fit unchanged
+    code = main(["fit", "--scores", str(path), "--strata", str(topics)])
+    text = capsys.readouterr().out
+    assert code == 0 and "per stratum" in text
+
+
 def test_cli_fit_text(shared_data, capsys):
     from planner.cli import main
 
