@@ -515,8 +515,13 @@ def _num(cell: str, source, line, what: str) -> float:
     return v
 
 
+def _delimiter(text: str) -> str:
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return "\t" if "\t" in first and "," not in first else ","
+
+
 def _read_wide(text: str, source, *, measure, missing) -> ScoreMatrix:
-    rows = _rows(text, ",")
+    rows = _rows(text, _delimiter(text))
     try:
         hline, header = next(rows)
     except StopIteration:

@@ -207,6 +207,10 @@ def test_wide_csv_with_and_without_topic_column(tmp_path):
     m = load_scores(p)
     assert m.topics == ("1", "2")
     np.testing.assert_array_equal(m.values, [[0.1, 0.3], [0.2, 0.4]])
+    t = tmp_path / "w.tsv"
+    t.write_text("topic\ts1\ts2\nq1\t0.1\t0.2\nq2\t0.3\t0.4\n")
+    m = load_scores(t)
+    assert m.systems == ("s1", "s2") and m.topics == ("q1", "q2") and m.values[1, 1] == 0.4
 
 
 def test_wide_csv_errors(tmp_path):
