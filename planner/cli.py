@@ -136,9 +136,10 @@ def _add_size(subparsers) -> None:
     p.add_argument("--method", default="analytic",
                    help="--target: analytic (default) or a predict method (predictive, bootstrap, "
                         "subsample, parametric)")
-    p.add_argument("--resamples", type=int, default=200,
-                   help="--target: topic resamples of the interval on n (0: none; default 200)")
-    p.add_argument("--seed", type=int, default=None, help="--target: seed of the resampling")
+    p.add_argument("--resamples", type=int, default=None,
+                   help="topic resamples of the interval on n (default 200 for --target; 0 for "
+                        "--design, where it needs --scores)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the resampling")
     p.add_argument("--strata", metavar="FILE", help="--allocate: topic metadata CSV (topic, stratum)")
     p.add_argument("--stratum-costs", metavar="K=C,...", default=None,
                    help="--allocate: cost per topic of each stratum (default 1 each)")
@@ -165,12 +166,16 @@ def _cmd_size(args) -> int:
     res = topic_set_size(design=args.design, min_diff=args.min_diff, variance=variance,
                          variance_selector=args.variance or "pooled", alpha=args.alpha, power=power,
                          n_topics=args.topics, systems=args.systems, approx=args.approx,
-                         correction=args.correction, width=args.width)
+                         correction=args.correction, width=args.width,
+                         resamples=args.resamples or 0, rng=args.seed)
     if args.json:
         print_json(res.to_dict())
         return 0
     print(f"design {res.design} ({res.method}), solved for {res.solved_for}")
     print(f"  topics        {res.n_topics}")
+    if res.n_lower is not None or res.n_upper is not None:
+        hi = "unbounded" if res.n_upper is None else res.n_upper
+        print(f"  {res.interval:.0%} interval  [{res.n_lower}, {hi}]  ({res.interval_method})")
     if res.min_diff is not None:
         print(f"  min_diff      {res.min_diff:.4g}")
     if res.power is not None:
@@ -232,7 +237,7 @@ def _size_target(args) -> int:
     res = size_for_target(scores, target=name, value=value, method=args.method,
                           variance=args.variance or "pair", alpha=args.alpha,
                           min_diff=args.min_diff if args.min_diff is not None else 0.05,
-                          resamples=args.resamples, rng=args.seed)
+                          resamples=200 if args.resamples is None else args.resamples, rng=args.seed)
     if args.json:
         print_json(res.to_dict())
         return 0

@@ -147,7 +147,8 @@ def design_power(design: str, n, delta, sigma2: float, *, alpha: float = 0.05, s
     """
     n = np.asarray(n, dtype=float)
     delta = np.abs(np.asarray(delta, dtype=float))
-    sigma = math.sqrt(sigma2)
+    sigma2 = np.asarray(sigma2, dtype=float)
+    sigma = np.sqrt(sigma2)
     if design == "paired-t":
         df, nc = n - 1, np.sqrt(n) * delta / sigma
         f = _t_power_exact if approx == "exact" else _t_power_sakai
@@ -162,6 +163,38 @@ def design_power(design: str, n, delta, sigma2: float, *, alpha: float = 0.05, s
         f = _f_power_exact if approx == "exact" else _f_power_sakai
         return f(m - 1, m * (n - 1), lam, alpha)
     raise ParameterError(f"no power function for design {design!r}", parameter="design")
+
+
+def _smallest_n_vec(ok, size: int, n_min: int = 2, n_max: int = N_MAX) -> np.ndarray:
+    """Vectorised :func:`_smallest_n`: ``ok(n_array)`` -> bool array of ``size`` monotone
+    problems; returns float n per problem (``inf`` where none up to n_max)."""
+    lo = np.full(size, n_min - 1, dtype=np.int64)   # largest n known to fail (n_min - 1: none yet)
+    hi = np.full(size, n_min, dtype=np.int64)
+    good = ok(hi.astype(float))
+    inf = np.zeros(size, dtype=bool)
+    while True:
+        bad = ~good & ~inf
+        if not bad.any():
+            break
+        lo[bad] = hi[bad]
+        at_max = bad & (hi >= n_max)
+        inf |= at_max
+        grow = bad & ~at_max
+        hi[grow] = np.minimum(2 * hi[grow], n_max)
+        good[grow] = ok(hi.astype(float))[grow]
+    while True:
+        gap = ~inf & (hi - lo > 1)
+        if not gap.any():
+            break
+        mid = (lo + hi) // 2
+        res = ok(np.where(gap, mid, hi).astype(float))
+        up = gap & res
+        down = gap & ~res
+        hi[up] = mid[up]
+        lo[down] = mid[down]
+    out = hi.astype(float)
+    out[inf] = np.inf
+    return out
 
 
 def _smallest_n(ok, n_min: int, n_max: int = N_MAX) -> int | None:
@@ -349,6 +382,8 @@ class SizeResult:
         method: ``exact`` (noncentral t/F) or ``sakai`` (normal approximations).
         per_pair: for the ``pair`` selector, quantiles of the per-pair sizes (or min_diff / power), else None.
         width_at_n_minus_1: ci design with n solved: expected width at ``n_topics - 1``.
+        n_lower, n_upper, interval, interval_method: the topic-resampling interval on a solved n
+            (``resamples > 0`` with a ScoreMatrix), else None.
     """
 
     design: str
@@ -370,6 +405,10 @@ class SizeResult:
     method: str
     per_pair: dict | None = None
     width_at_n_minus_1: float | None = None
+    n_lower: int | None = None
+    n_upper: int | None = None
+    interval: float | None = None
+    interval_method: str | None = None
 
     def to_dict(self) -> dict:
         return _plain(asdict(self))
@@ -402,7 +441,8 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, v
                    variance_selector: str = "pooled", alpha: float = 0.05, power: float | None = None,
                    n_topics: int | None = None, systems: int = 2, exact: bool = True,
                    approx: str | None = None, correction: str | None = None,
-                   width: float | None = None) -> SizeResult:
+                   width: float | None = None, resamples: int = 0, interval: float = 0.95,
+                   rng=None) -> SizeResult:
     """Solve a classical design for whichever of ``n_topics``, ``min_diff``, ``power`` is unset.
 
     Args:
@@ -421,11 +461,58 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, v
         exact / approx: ``approx="sakai"`` (or ``exact=False``) uses Sakai's normal approximations.
         correction: ``bonferroni`` | ``holm`` over all ``m (m-1)/2`` pairs (t designs and ci).
         width: for ``ci``, the largest acceptable expected interval width.
+        resamples, interval, rng: when ``variance`` is a ScoreMatrix and n is solved,
+            ``resamples`` bootstrap resamples of its topics (one child stream of ``rng`` each)
+            re-estimate the variance with the same selector and re-solve n; ``n_lower`` /
+            ``n_upper`` are the ``(1 -+ interval)/2`` quantiles. 0 (default) skips it.
 
     Raises:
         ParameterError: bad or impossible inputs (power of 1, width of 0, none or
         several unknowns, a target no n up to 10^7 meets).
     """
+    res = _topic_set_size(design=design, min_diff=min_diff, variance=variance,
+                          variance_selector=variance_selector, alpha=alpha, power=power,
+                          n_topics=n_topics, systems=systems, exact=exact, approx=approx,
+                          correction=correction, width=width)
+    resamples = int(resamples)
+    if resamples < 0:
+        raise ParameterError(f"must be >= 0, got {resamples}", parameter="resamples")
+    if resamples == 0 or res.solved_for != "n_topics" or not hasattr(variance, "topic_scores"):
+        return res
+    interval = _check_prob(interval, "interval")
+    vals = _values(variance)
+    kind, _ = _parse_selector(variance_selector)
+    paired = res.design in PAIRED_DESIGNS
+    T = vals.shape[1]
+    s2s = np.empty(resamples)
+    for i, g in enumerate(as_generator(rng).spawn(resamples)):
+        vb = vals[:, g.integers(0, T, T)]
+        pv = pair_variances(vb, variance_selector, design="paired" if paired else "independent")
+        if kind == "pair":
+            pv = pv[pv > 0]
+            s2s[i] = float(np.median(pv)) if pv.size else 0.0
+        else:
+            s2s[i] = float(pv[0])
+    pos = s2s > 0
+    ns = np.full(resamples, 2.0)
+    v = s2s[pos]
+    if res.design == "ci":
+        ns[pos] = _smallest_n_vec(lambda k: _expected_width(k, v, res.alpha_per_test) <= res.target_width, v.size)
+    else:
+        ns[pos] = _smallest_n_vec(lambda k: design_power(res.design, k, res.min_diff, v, alpha=res.alpha_per_test,
+                                                         systems=res.systems, approx=res.method)
+                                  >= res.target_power, v.size)
+    tail = (1 - interval) / 2
+    lo, hi = np.quantile(ns, [tail, 1 - tail], method="inverted_cdf")
+    from dataclasses import replace as _replace
+
+    return _replace(res, n_lower=None if not np.isfinite(lo) else int(lo),
+                    n_upper=None if not np.isfinite(hi) else int(hi), interval=interval,
+                    interval_method=f"topic resampling ({resamples} resamples, {variance_selector} variance re-estimated)")
+
+
+def _topic_set_size(*, design, min_diff, variance, variance_selector, alpha, power, n_topics, systems,
+                    exact, approx, correction, width) -> SizeResult:
     if design not in DESIGNS:
         raise ParameterError(f"unknown design {design!r}; expected one of {', '.join(DESIGNS)}",
                              parameter="design")
@@ -506,20 +593,19 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, v
         achieved = float(pw(n_topics, min_diff))
         prev = float(pw(n_topics - 1, min_diff)) if n_topics > 2 else None
         if per_pair_var is not None:
-            ns = np.array([solve_n(min_diff, s) for s in np.unique(per_pair_var)])
-            ns = ns[np.searchsorted(np.unique(per_pair_var), per_pair_var)]
+            ns = _smallest_n_vec(lambda k: pw(k, min_diff, per_pair_var) >= power, per_pair_var.size)
             per_pair = _quantiles(ns, "n_topics")
     elif solved == "min_diff":
         min_diff = solve_delta(n_topics, sigma2)
         achieved = float(pw(n_topics, min_diff))
         if per_pair_var is not None:
-            u = np.unique(per_pair_var)
-            ds = np.array([solve_delta(n_topics, s) for s in u])[np.searchsorted(u, per_pair_var)]
+            # power depends on delta / sigma only: the detectable difference scales with sigma
+            ds = min_diff * np.sqrt(per_pair_var / sigma2)
             per_pair = _quantiles(ds, "min_diff")
     else:
         achieved = float(pw(n_topics, min_diff))
         if per_pair_var is not None:
-            per_pair = _quantiles(np.array([float(pw(n_topics, min_diff, s)) for s in per_pair_var]), "power")
+            per_pair = _quantiles(np.asarray(pw(n_topics, min_diff, per_pair_var), dtype=float), "power")
     return SizeResult(design=design, solved_for=solved, n_topics=int(n_topics), min_diff=float(min_diff),
                       power=achieved, target_power=power if solved != "power" else None,
                       power_at_n_minus_1=prev, width=None, target_width=None, alpha=alpha,
@@ -551,9 +637,8 @@ def _ci_size(width, n_topics, sigma2, vname, per_pair_var, alpha, a_test, correc
         n_topics = solve(sigma2)
         prev = float(_expected_width(n_topics - 1, sigma2, a_test)) if n_topics > 2 else None
         if per_pair_var is not None:
-            u = np.unique(per_pair_var)
-            per_pair = _quantiles(np.array([solve(s) for s in u])[np.searchsorted(u, per_pair_var)],
-                                  "n_topics")
+            ns = _smallest_n_vec(lambda k: _expected_width(k, per_pair_var, a_test) <= width, per_pair_var.size)
+            per_pair = _quantiles(ns, "n_topics")
         solved, target = "n_topics", width
     else:
         prev = None

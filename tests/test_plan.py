@@ -511,3 +511,27 @@ def test_holm_power_at_least_target_monte_carlo():
     # and Bonferroni alone (alpha/3 per test) reaches the target too, as designed
     bonf = (p[:, 1] <= 0.05 / 3).mean()
     assert abs(bonf - r.power) < 4 * math.sqrt(r.power * (1 - r.power) / reps)
+
+
+def test_per_pair_solutions_match_scalar_solves():
+    m = _toy(seed=9, S=5, T=40)
+    v = m.values
+    a, b = np.triu_indices(5, 1)
+    s2d = (v[a] - v[b]).var(axis=1, ddof=1)
+    r = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, variance_selector="pair")
+    scalar = [topic_set_size(design="paired-t", min_diff=0.05, variance=float(s), power=0.8).n_topics for s in s2d]
+    assert r.per_pair["max"] == max(scalar) and r.per_pair["min"] == min(scalar)
+    assert r.per_pair["median"] == np.median(scalar)
+    d = topic_set_size(design="paired-t", n_topics=30, variance=m, power=0.8, variance_selector="pair")
+    scalar_d = [topic_set_size(design="paired-t", n_topics=30, variance=float(s), power=0.8).min_diff for s in s2d]
+    assert d.per_pair["max"] == pytest.approx(max(scalar_d), rel=1e-9)
+
+
+def test_classical_size_interval_from_topic_resampling():
+    m = _toy(seed=10, S=6, T=40)
+    r1 = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, resamples=60, rng=4)
+    r2 = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, resamples=60, rng=4)
+    assert r1.to_dict() == r2.to_dict()
+    assert r1.n_lower <= r1.n_topics <= r1.n_upper and "resampling" in r1.interval_method
+    plain = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8)
+    assert plain.n_lower is None and plain.n_topics == r1.n_topics
