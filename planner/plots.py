@@ -182,7 +182,8 @@ def plot_pool_depth(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figu
     the mean judged share of the runs' top k on a second axis when given."""
     _need(frame, ["depth", "judgments_per_topic"], "plot_pool_depth")
     fig, ax = _axes(ax)
-    f = frame.sort_values("depth")
+    # pool statistics do not depend on the measure: one row per depth
+    f = frame.drop_duplicates("depth").sort_values("depth")
     ax.plot(f["depth"], f["judgments_per_topic"], marker="o", label="judgments per topic")
     ax.set_xlabel("pool depth k")
     ax.set_ylabel("judgments per topic (mean)")

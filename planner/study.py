@@ -1227,6 +1227,8 @@ def _answer(scens: list[dict]) -> dict:
                         f"{ch['n_topics_needed'] * ch['judgments_per_topic']:.0f} in all; total cost "
                         f"{ch['total_cost']:.0f}; ranking Kendall tau {ch['kendall_tau_vs_full']:.3f} "
                         "against the full judgments")
+            buys.append("the rates above are from the full judgments; the pool study re-scores at "
+                        "each depth (tables/pool.csv)")
             buys.append(f"depth chosen by the pool study of the first target "
                         f"({pool['target']['target']} {pool['target']['value']:g}): {pool['reason']}")
         buys.append(f"(curve values between studied topic counts are linearly interpolated; method "
@@ -1299,9 +1301,9 @@ def _honest_paragraphs(scens: list[dict]) -> list[str]:
                        "non-relevant: those runs did not fully contribute to the pool and their "
                        "scores may be biased low")
         contrib = ""
-        if js.get("runs_in_pool") is not None:
-            contrib = (f"{js['runs_in_pool']} of the {js['runs']} evaluated runs contributed to the "
-                       "judgment pool. ")
+        if js.get("runs_in_pool") is not None and js["runs_in_pool"] < js["runs"]:
+            contrib = (f"{js['runs_in_pool']} of the {js['runs']} evaluated runs formed the pool "
+                       "(pool_runs); the others did not contribute to it. ")
         out.append(f"**Pool bias.** {contrib}Judged share of the evaluated runs' top {js['depth']}: mean "
                    f"{js['mean']:.3f}, lowest {js['min']:.3f}"
                    + (f" ({js['lowest_run']})" if js.get("lowest_run") else "")
