@@ -32,10 +32,9 @@ import gzip
 import io
 import math
 import os
-import re
 import warnings
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Mapping

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from planner.collection import read_qrels, read_run, read_runs
+from planner.collection import read_run
 from planner.errors import DegenerateDataWarning, InputError, ParameterError, PlannerWarning
 from planner.measures import pool_stats, rank_frame, restrict_qrels, score_runs
 
