@@ -187,7 +187,7 @@ def _check_degenerate(x: np.ndarray, m: ScoreMatrix, topics: Sequence[str]) -> N
         warnings.warn(f"{_name(m)}: {flat.size} topic(s) on which every system scores the same"
                       f"{extra}: {listed}; they add to the topic variance but cannot separate "
                       "systems (consider informative-topic filtering)",
-                      DegenerateDataWarning, stacklevel=3)
+                      DegenerateDataWarning, stacklevel=4)
 
 
 def _positive_n(n, parameter: str = "n") -> np.ndarray:
@@ -575,7 +575,7 @@ def _reml2(x: np.ndarray, name: str, start: str = "moments") -> dict:
     converged = bool(getattr(res, "converged", True))
     if not converged:
         warnings.warn(f"{name}: REML fit did not converge; components may be inaccurate",
-                      DegenerateDataWarning, stacklevel=3)
+                      DegenerateDataWarning, stacklevel=4)
     vc = dict(zip(names, np.asarray(res.vcomp, dtype=float)))
     var_s, var_t, var_e = vc["system"], vc["topic"], float(res.scale)
     df_s, df_t = S - 1, T - 1
@@ -677,7 +677,7 @@ def _reml2_direct(x: np.ndarray, name: str) -> dict:
         abs(g[k]) < 1e-3 * max(1.0, abs(best)) ** 0.5 or (theta[k] == 0 and g[k] >= 0) for k in (0, 1))
     if not converged:
         warnings.warn(f"{name}: REML fit did not converge; components may be inaccurate",
-                      DegenerateDataWarning, stacklevel=3)
+                      DegenerateDataWarning, stacklevel=4)
     _, _, beta, rhr = parts(theta)
     var_e = rhr / (n - 1)
     var_s, var_t = float(theta[0] ** 2 * var_e), float(theta[1] ** 2 * var_e)
@@ -704,7 +704,12 @@ def _finish(est: dict, *, method: str, name: str, measure, drop=0.0, dropped=(),
         what = {"var_s": "system", "var_t": "topic", "var_e": "residual"}
         listed = ", ".join(f"{what[k]} ({raw[k]:.3g})" for k in truncated)
         warnings.warn(f"{name}: variance estimate(s) at or below 0 set to 0: {listed}",
-                      DegenerateDataWarning, stacklevel=3)
+                      DegenerateDataWarning, stacklevel=4)
+    if 0 < vals["var_e"] <= 1e-13 * scale:     # rounding noise of an exactly-zero residual
+        vals["var_e"] = 0.0
+    if warn and vals["var_s"] == 0 and vals["var_e"] == 0:
+        warnings.warn(f"{name}: neither system nor residual variance (are all systems identical?): "
+                      "Erho2 is 0/0 and reported as NaN", DegenerateDataWarning, stacklevel=4)
     return VarianceComponents(
         var_s=vals["var_s"], var_t=vals["var_t"], var_e=vals["var_e"],
         ms_s=float(est["ms_s"]), ms_t=float(est["ms_t"]), ms_e=float(est["ms_e"]),

@@ -438,6 +438,14 @@ def test_identical_systems_warn_in_pair_stats():
     assert ps.s2_d[0] == 0.0 and ps.dbar[0] == 0.0
 
 
+def test_all_systems_identical_warns_that_erho2_is_undefined():
+    x = np.array([[0.1, 0.5, 0.3], [0.1, 0.5, 0.3], [0.1, 0.5, 0.3]])
+    with pytest.warns(DegenerateDataWarning, match="0/0"):
+        f = fit(mat(x))
+    assert f.var_s == 0 and f.var_e == 0 and f.var_t > 0
+    assert math.isnan(f.erho2(10)) and f.phi(10) == 0.0
+
+
 def test_negative_component_truncated_and_topics_for_infinite():
     # system means equal and interaction large: MS_s < MS_e (hand: MS_s = 0)
     x = np.array([[0.1, 0.9, 0.5, 0.3], [0.9, 0.1, 0.3, 0.5]])
