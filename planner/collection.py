@@ -434,6 +434,9 @@ def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file
             raise InputError(f"two files give system name {name!r} ({sources[name]})", file=source)
         per_run[name] = res
         sources[name] = source
+    if len(per_run) < 2:
+        raise InputError("one trec_eval file holds one system and a score matrix needs at least 2: "
+                         "give the folder of all runs' trec_eval -q files", file=str(files[0]))
     all_measures = list(dict.fromkeys(m for res in per_run.values() for m in res))
     if measures is not None:
         want = list(measures)

@@ -178,6 +178,15 @@ def test_trec_eval_folder(tmp_path):
     assert load_scores(tmp_path, measure="map").values[1, 1] == 5e-04
 
 
+def test_trec_eval_single_file_is_one_system(tmp_path):
+    f = tmp_path / "r1.res"
+    f.write_text(TE.format(r="R1"))
+    with pytest.raises(InputError, match="holds one system"):
+        read_trec_eval(f)
+    with pytest.raises(InputError, match="single trec_eval -q file holds one system"):
+        load_scores(f)
+
+
 def test_trec_eval_bad_value(tmp_path):
     (tmp_path / "r1.res").write_text("map\t1\t0.5\nmap\t2\tabc\n")
     with pytest.raises(InputError) as e:
