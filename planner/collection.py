@@ -436,7 +436,7 @@ def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file
         sources[name] = source
     if len(per_run) < 2:
         raise InputError("one trec_eval file holds one system and a score matrix needs at least 2: "
-                         "give the folder of all runs' trec_eval -q files", file=str(files[0]))
+                         "give the folder of all runs' trec_eval -q files", file=next(iter(sources.values())))
     all_measures = list(dict.fromkeys(m for res in per_run.values() for m in res))
     if measures is not None:
         want = list(measures)
