@@ -438,6 +438,7 @@ def test_identical_systems_warn_in_pair_stats():
     assert ps.s2_d[0] == 0.0 and ps.dbar[0] == 0.0
 
 
+@pytest.mark.filterwarnings("ignore:.*every system scores the same")
 def test_all_systems_identical_warns_that_erho2_is_undefined():
     x = np.array([[0.1, 0.5, 0.3], [0.1, 0.5, 0.3], [0.1, 0.5, 0.3]])
     with pytest.warns(DegenerateDataWarning, match="0/0"):
