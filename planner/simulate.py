@@ -622,11 +622,25 @@ def _block_sums(WT: list[np.ndarray], Dk: list[np.ndarray], squares: bool = True
 
 
 def _mean_thr(sums, nk, Wstr, crit: float):
-    """Stratified mean ``m`` and rejection threshold ``thr = crit^2 se^2`` (in place on ``sums``).
+    """Stratified mean and rejection threshold, in place on ``sums``: ``(u, thr, scale)``.
 
-    ``se^2 = sum_k W_k^2 s2_k / n_k`` with ``s2_k`` the resample's ddof=1 variance
-    in stratum k; the two-sided t-test rejects when ``m^2 > thr``.
+    The mean difference of a resample is ``m = scale * u``; ``thr = crit^2 se^2``
+    in the units of ``u^2``, with ``se^2 = sum_k W_k^2 s2_k / n_k`` and ``s2_k``
+    the resample's ddof=1 variance in stratum k: the two-sided t-test rejects
+    when ``u^2 > thr``.
     """
+    if len(sums) == 1 and Wstr[0] == 1.0:
+        # one stratum: work on the sums themselves (the scale 1/n is applied by
+        # the caller to the two selected percentiles only). With s1 = n m and
+        # s2 = sum of squares: m^2 > crit^2 se^2  <=>  s1^2 > crit^2 (n s2 - s1^2) / (n - 1)
+        s1, s2 = sums[0]
+        n = float(nk[0])
+        if s2 is None:
+            return s1, None, 1.0 / n
+        s2 *= n
+        s2 -= s1 * s1
+        s2 *= (crit * crit) / (n - 1.0)
+        return s1, s2, 1.0 / n
     mean = thr = None
     for k, (s1, s2) in enumerate(sums):
         n = float(nk[k])
@@ -650,7 +664,7 @@ def _mean_thr(sums, nk, Wstr, crit: float):
         else:
             mean += Wstr[k] * s1
             thr += s2
-    return mean, thr
+    return mean, thr, 1.0
 
 
 def _swap_distinct(pos: np.ndarray, neg: np.ndarray, R: int) -> np.ndarray:
@@ -667,11 +681,12 @@ def _swap_distinct(pos: np.ndarray, neg: np.ndarray, R: int) -> np.ndarray:
 
 
 def _draw_stats(mean: np.ndarray, thr: np.ndarray, dbar: np.ndarray, alpha: float, min_diff: float,
-                halves: bool = False) -> dict:
+                halves: bool = False, scale: float = 1.0) -> dict:
     """Per-pair statistics from resampled means ``mean`` (c, R) and thresholds ``thr``.
 
     ``halves``: the first and second half of the columns are paired disjoint
-    sets (subsample); their disagreement is the swap rate. ``mean`` is
+    sets (subsample); their disagreement is the swap rate. The mean differences
+    are ``scale * mean`` (``thr`` in the units of ``mean^2``). ``mean`` is
     partially sorted in place (for the percentiles).
     """
     c, R = mean.shape
@@ -692,7 +707,7 @@ def _draw_stats(mean: np.ndarray, thr: np.ndarray, dbar: np.ndarray, alpha: floa
     else:
         tmp = mean * mean
         sig = np.count_nonzero(tmp > thr, axis=1) / R
-        np.add(mean, (min_diff - dbar)[:, None], out=tmp)
+        np.add(mean, ((min_diff - dbar) / scale)[:, None], out=tmp)
         tmp *= tmp
         power = np.count_nonzero(tmp > thr, axis=1) / R
         del tmp
@@ -711,7 +726,7 @@ def _draw_stats(mean: np.ndarray, thr: np.ndarray, dbar: np.ndarray, alpha: floa
             continue
         a1 = mean[:, l + 1:stop].min(axis=1) if stop > l + 1 else mean[:, l + 1]
         ends.append(a0 + (a1 - a0) * f)
-    return {"swap_rate": swap, "reversal_rate": rev, "ci_width": ends[1] - ends[0],
+    return {"swap_rate": swap, "reversal_rate": rev, "ci_width": (ends[1] - ends[0]) * scale,
             "power": power, "significant": sig}
 
 
@@ -948,9 +963,9 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                     # post-process a few pairs at a time so the (pairs x R) pieces stay in cache
                     for r0 in range(0, c, sub):
                         r1 = min(c, r0 + sub)
-                        mean, thr = _mean_thr([(s1[r0:r1], None if s2 is None else s2[r0:r1])
+                        mean, thr, scale = _mean_thr([(s1[r0:r1], None if s2 is None else s2[r0:r1])
                                                for s1, s2 in sums_k], nk, Wstr, crit)
-                        part = _draw_stats(mean, thr, dbar[sl][r0:r1], alpha, min_diff,
+                        part = _draw_stats(mean, thr, dbar[sl][r0:r1], alpha, min_diff, scale=scale,
                                            halves=method == "subsample")
                         for k, v in part.items():
                             res[k][r0:r1] = v
