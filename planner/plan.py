@@ -722,35 +722,52 @@ class _Model:
         a, b, dbar, s2d = _pair_diff_stats(vals)
         self.var = pair_variances(vals, selector, design="paired")
         same = (s2d == 0) & (dbar == 0)
+        self.keep_if_dropped = ~same
         self.keep = ~same if drop_identical else np.ones_like(same)
         self.dbar = dbar[self.keep]
         self.var = self.var[self.keep]
         self.comp = _anova_components(vals)
 
     def stat(self, target: str, n: float, *, min_diff: float, alpha: float, quantile: float = 50.0):
-        sd = np.sqrt(self.var)
-        if target in ("swap_rate", "reversal_rate", "kendall_tau"):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                z = np.where(sd > 0, np.abs(self.dbar) * math.sqrt(n) / np.where(sd > 0, sd, 1.0),
-                             np.where(self.dbar != 0, np.inf, 0.0))
-            p = stats.norm.sf(z)
-            if target == "reversal_rate":
-                return float(p.mean())
-            swap = float((2 * p * (1 - p)).mean())
-            return swap if target == "swap_rate" else 1.0 - 2.0 * swap
-        if target == "ci_width":
-            w = 2 * stats.t.isf(alpha / 2, n - 1) * sd / math.sqrt(n)
-            return float(np.percentile(w, quantile))
-        if target == "power":
-            pw = np.where(sd > 0, _t_power_exact(n - 1, math.sqrt(n) * min_diff / np.where(sd > 0, sd, 1.0),
-                                                 alpha), 1.0)
-            return float(np.mean(pw))
-        vs, vt, ve = self.comp["var_s"], self.comp["var_t"], self.comp["var_e"]
+        comp = {k: np.array([v]) for k, v in self.comp.items()}
+        return float(_batch_stat(target, np.array([float(n)]), self.dbar[None, :], self.var[None, :],
+                                 np.ones((1, self.dbar.size), dtype=bool), comp, min_diff=min_diff,
+                                 alpha=alpha, quantile=quantile)[0])
+
+
+def _batch_stat(target: str, n: np.ndarray, dbar: np.ndarray, var: np.ndarray, mask: np.ndarray,
+                comp: dict, *, min_diff: float, alpha: float, quantile: float = 50.0) -> np.ndarray:
+    """The target statistic at ``n[i]`` for each of ``B`` models (rows): ``dbar``, ``var``,
+    ``mask`` are ``(B, K)`` (mask: pairs counted), ``comp`` holds ``(B,)`` components."""
+    n = np.asarray(n, dtype=float)
+    nn = n[:, None]
+    sd = np.sqrt(var)
+    safe = np.where(sd > 0, sd, 1.0)
+    cnt = mask.sum(axis=1)
+
+    def mmean(x):
+        return np.where(mask, x, 0.0).sum(axis=1) / np.maximum(cnt, 1)
+
+    if target in ("swap_rate", "reversal_rate", "kendall_tau"):
+        z = np.where(sd > 0, np.abs(dbar) * np.sqrt(nn) / safe, np.where(dbar != 0, np.inf, 0.0))
+        p = stats.norm.sf(z)
+        if target == "reversal_rate":
+            return mmean(p)
+        swap = mmean(2 * p * (1 - p))
+        return swap if target == "swap_rate" else 1.0 - 2.0 * swap
+    if target == "ci_width":
+        w = 2 * stats.t.isf(alpha / 2, nn - 1) * sd / np.sqrt(nn)
+        return np.nanpercentile(np.where(mask, w, np.nan), quantile, axis=1)
+    if target == "power":
+        pw = np.where(sd > 0, _t_power_exact(nn - 1, np.sqrt(nn) * min_diff / safe, alpha), 1.0)
+        return mmean(pw)
+    vs, vt, ve = comp["var_s"], comp["var_t"], comp["var_e"]
+    with np.errstate(divide="ignore", invalid="ignore"):
         if target == "erho2":
-            return float(vs / (vs + ve / n)) if vs + ve > 0 else 0.0
+            return np.where(vs + ve > 0, vs / (vs + ve / n), 0.0)
         if target == "phi":
-            return float(vs / (vs + (vt + ve) / n)) if vs + vt + ve > 0 else 0.0
-        raise ParameterError(f"unknown target {target!r}", parameter="target")
+            return np.where(vs + vt + ve > 0, vs / (vs + (vt + ve) / n), 0.0)
+    raise ParameterError(f"unknown target {target!r}", parameter="target")
 
 
 def _meets(direction: str, x: float, value: float) -> bool:
@@ -837,14 +854,21 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         lower, upper, imethod = _dstudy_interval(scores, target, value, interval)
     elif resamples > 0:
         T = vals.shape[1]
-        streams = gen.spawn(resamples)
-        ns = np.empty(resamples)
+        K = model.keep.size
+        D = np.empty((resamples, K))
+        V = np.empty((resamples, K))
+        M = np.empty((resamples, K), dtype=bool)
+        comp = {k: np.empty(resamples) for k in ("var_s", "var_t", "var_e")}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateDataWarning)
-            for i, g in enumerate(streams):
-                idx = g.integers(0, T, T)
-                n_i = solve(_Model(vals[:, idx], variance))
-                ns[i] = np.inf if n_i is None else n_i
+            for i, g in enumerate(gen.spawn(resamples)):
+                mb = _Model(vals[:, g.integers(0, T, T)], variance, drop_identical=False)
+                D[i], V[i], M[i] = mb.dbar, mb.var, mb.keep_if_dropped
+                for k in comp:
+                    comp[k][i] = mb.comp[k]
+        sign = 1.0 if direction == "<=" else -1.0
+        ns = _smallest_n_vec(lambda n: sign * _batch_stat(target, n, D, V, M, comp, **opts) <= sign * value,
+                             resamples, 2, n_max)
         tail = (1 - interval) / 2
         lo, hi = np.quantile(ns, [tail, 1 - tail], method="inverted_cdf")
         lower = None if not np.isfinite(lo) else int(lo)
