@@ -799,7 +799,9 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         n_max: largest n searched.
         rng: seed or Generator for the resampling (one child stream per resample).
 
-    Memory: ``O(K T)`` floats for the ``K = S (S-1) / 2`` pair differences of one resample.
+    Memory: ``K T`` floats for the ``K = S (S-1) / 2`` pair differences of one resample, plus
+    ``3 B K`` (``B = resamples``) for the resampled pair means and variances, which are solved
+    together (a few more ``B K`` temporaries per step of the search).
     """
     if target not in TARGETS:
         raise ParameterError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}",
