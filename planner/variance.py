@@ -822,9 +822,12 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
             sub = sub[complete]
             sm = m.take(systems=complete, topics=cols)
             try:
-                per[lab] = _fit_array(sub, sm, sm.topics, "anova" if method == "auto" else method,
-                                      name=f"{_name(m)} [stratum {lab}]", reml_start=reml_start,
-                                      reml_engine=reml_engine)
+                with warnings.catch_warnings():
+                    # already reported for the whole matrix
+                    warnings.filterwarnings("ignore", message=".*every system scores the same")
+                    per[lab] = _fit_array(sub, sm, sm.topics, "anova" if method == "auto" else method,
+                                          name=f"{_name(m)} [stratum {lab}]", reml_start=reml_start,
+                                          reml_engine=reml_engine)
             except (InputError, ParameterError) as exc:
                 warnings.warn(f"{_name(m)}: stratum {lab!r} not fitted: {exc}",
                               DegenerateDataWarning, stacklevel=2)
