@@ -323,6 +323,11 @@ def _error_to_config(err, source) -> ConfigError:
                                f"(got {', '.join(sorted(err.instance)) or 'none'})",
                                key=_key_path(path), file=source)
         if "stack" in err.instance:
+            extra = sorted(set(err.instance) - set(_STACK["properties"]))
+            if extra:
+                return ConfigError(f"unknown key {extra[0]!r} (allowed: "
+                                   + ", ".join(sorted(_STACK["properties"])) + ")",
+                                   key=_key_path(path + [extra[0]]), file=source)
             for ctx in err.context or ():
                 if ctx.validator == "additionalProperties" and "stack" in ctx.schema.get("properties", {}):
                     return _error_to_config(ctx, source)
