@@ -405,7 +405,9 @@ def _cmd_predict(args) -> int:
         for c in cols[1:]:
             v = r[c]
             cells.append(f"{'-':>8}" if v is None or v != v else f"{v:8.4f}")
-        print("  ".join(cells) + ("  (extrapolated)" if r.get("extrapolated") else ""))
+        alloc = r.get("allocation")
+        print("  ".join(cells) + ("  (extrapolated)" if r.get("extrapolated") else "")
+              + ("  allocation " + ", ".join(f"{k}={v}" for k, v in alloc.items()) if alloc else ""))
     if args.bins:
         print("\nby |difference| bin:")
         print(f"{'n':>6} {'bin':>14} {'pairs':>6} {'swap':>8} {'reversal':>8} {'ci_med':>8} {'power':>8} {'disc':>8}")

@@ -1091,6 +1091,10 @@ def _extrapolate(ns, computed, rows, bin_rows, B):
                 r["kendall_tau_mean"] = 1.0 - 2.0 * s
     else:
         fit = {"A": None, "B": None, "fit_topics": [int(v) for v in comp]}
+        if not all(computed):
+            warnings.warn("subsample: fewer than 2 simulated topic counts (<= T/2) with a positive "
+                          "swap rate; counts above T/2 cannot be extrapolated", DegenerateDataWarning,
+                          stacklevel=3)
     fit["by_bin"] = by_bin
     return fit
 

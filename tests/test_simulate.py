@@ -489,3 +489,26 @@ def test_bins_partition_the_pairs(adhoc5):
     # closer pairs swap more
     sw = [b["swap_rate_mean"] for b in bins if b["n_pairs"]]
     assert sw == sorted(sw, reverse=True)
+
+
+def test_cli_predict_with_strata_file(shared_data, tmp_path, capsys):
+    from planner.cli import main
+    from planner.collection import load_scores
+
+    f = shared_data / "trec-adhoc" / "adhoc5_ap.csv"
+    topics = load_scores(f).topics
+    meta = tmp_path / "topics.csv"
+    meta.write_text("topic,stratum\n" + "".join(f"{t},{'old' if i < 25 else 'new'}\n"
+                                                 for i, t in enumerate(topics)))
+    rc = main(["predict", "--scores", str(f), "--strata", str(meta), "--allocation", "optimal",
+               "--topics", "20", "--method", "analytic", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["strata"] == "optimal"
+    assert sum(out["rows"][0]["allocation"].values()) == 20
+    assert out["weights"] == {"old": 0.5, "new": 0.5}
+
+
+def test_subsample_without_fit_points_warns(adhoc5_small):
+    with pytest.warns(DegenerateDataWarning, match="extrapolated"):
+        c = simulate.predict(adhoc5_small, topics=[30, 40], method="subsample", resamples=20, rng=1)
+    assert all(r["extrapolated"] for r in c.rows) and math.isnan(c.row(30)["swap_rate_mean"])
