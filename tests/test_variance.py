@@ -439,6 +439,7 @@ def test_identical_systems_warn_in_pair_stats():
 
 
 @pytest.mark.filterwarnings("ignore:.*every system scores the same")
+@pytest.mark.filterwarnings("ignore:.*set to 0")
 def test_all_systems_identical_warns_that_erho2_is_undefined():
     x = np.array([[0.1, 0.5, 0.3], [0.1, 0.5, 0.3], [0.1, 0.5, 0.3]])
     with pytest.warns(DegenerateDataWarning, match="0/0"):
