@@ -142,7 +142,10 @@ def _as_matrix(scores, parameter: str = "scores") -> ScoreMatrix:
     except ImportError:  # pragma: no cover
         pd = None
     if pd is not None and isinstance(scores, pd.DataFrame):
-        return ScoreMatrix.from_frame(scores, missing="keep")
+        df = scores
+        if len(df.columns) and str(df.columns[0]).lower() == "topic" and "system" not in df.columns:
+            df = df.set_index(df.columns[0])
+        return ScoreMatrix.from_frame(df, missing="keep")
     if isinstance(scores, (np.ndarray, list, tuple)):
         arr = np.asarray(scores, dtype=np.float64)
         if arr.ndim not in (2, 3):
