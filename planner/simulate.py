@@ -47,7 +47,8 @@ Methods
 ``predictive`` (default)
     Swap and reversal rates from :func:`planner.pilot.predictive_pair_rates`,
     which accounts for the noise in ``dbar`` (empirical-Bayes posterior
-    predictive); the other statistics as ``analytic`` with ``variance="pair"``.
+    predictive); identical systems are ties (0.5) as in every method; the
+    other statistics as ``analytic`` with ``variance="pair"``.
 ``bootstrap``
     ``R`` resamples of ``n`` topics drawn with replacement (uniformly, or within
     strata). For every resample, every pair: the mean difference ``m`` and the
@@ -925,8 +926,10 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                 Wk = W if K > 1 else np.ones(1)
                 res = _analytic_chunk(dbar[sl], sig2_k, Wk, nk.astype(float), n - K, n, alpha, min_diff)
                 if predictive_rates is not None:
-                    res["swap_rate"] = predictive_rates["swap_rate"][sl, j]
-                    res["reversal_rate"] = predictive_rates["reversal_rate"][sl, j]
+                    # identical systems (dbar = 0, s2_d = 0) are ties here too (0.5)
+                    tie = (dbar[sl] == 0) & (s2[sl] == 0)
+                    res["swap_rate"] = np.where(tie, 0.5, predictive_rates["swap_rate"][sl, j])
+                    res["reversal_rate"] = np.where(tie, 0.5, predictive_rates["reversal_rate"][sl, j])
                 accumulate(sl, j, res)
     elif method in ("bootstrap", "subsample"):
         for j, n in enumerate(ns):

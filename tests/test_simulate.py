@@ -289,6 +289,9 @@ def test_identical_systems_count_as_ties():
     assert bo.per_pair["reversal_rate"][0, 0] == 0.5
     assert bo.per_pair["swap_rate"][0, 0] == 0.5
     assert bo.per_pair["ci_width"][0, 0] == 0.0
+    with pytest.warns(DegenerateDataWarning, match="identical"):
+        pr = simulate.predict(m, topics=[4], method="predictive")
+    assert pr.per_pair["swap_rate"][0, 0] == 0.5 and pr.per_pair["reversal_rate"][0, 0] == 0.5
 
 
 # ------------------------------------------------------------------ strata
