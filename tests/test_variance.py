@@ -85,6 +85,20 @@ def test_brennan_dstudy_intervals(brennan):
         assert round(r[key], 3) == ref, key
 
 
+def test_feldt_interval_in_its_original_form(brennan):
+    # Feldt (1965) at the observed T: bounds 1 - (MS_e / MS_s) * F(p; df_s, df_e), an
+    # independent algebraic form of the interval (scipy quantiles)
+    from scipy import stats
+
+    f = fit(brennan)
+    r = f.dstudy(alpha=0.2).rows[0]
+    lo = 1 - f.ms_e / f.ms_s * stats.f.ppf(0.9, 9, 99)
+    hi = 1 - f.ms_e / f.ms_s * stats.f.ppf(0.1, 9, 99)
+    assert r["erho2_lower"] == pytest.approx(lo, rel=1e-12)
+    assert r["erho2_upper"] == pytest.approx(hi, rel=1e-12)
+    assert r["erho2"] == pytest.approx(1 - f.ms_e / f.ms_s, rel=1e-12)
+
+
 def test_dstudy_formulas_and_arrays(brennan):
     f = fit(brennan)
     n = np.array([1, 12, 50])
