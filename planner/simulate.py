@@ -261,6 +261,27 @@ class Curve:
             cols[k] = v.reshape(-1)
         return pd.DataFrame(cols)
 
+    def pair(self, a: str, b: str) -> dict:
+        """One named pair: ``a``, ``b``, ``dbar``, ``s2_d`` (oriented as asked) and each kept
+        statistic as a list over :attr:`topics` (interval width, reversal, swap, ...)."""
+        pos = {s: i for i, s in enumerate(self.systems)}
+        for name in (a, b):
+            if name not in pos:
+                raise ParameterError(f"unknown system {name!r}", parameter="pair")
+        i, j = pos[a], pos[b]
+        if i == j:
+            raise ParameterError("a pair needs two different systems", parameter="pair")
+        lo, hi = min(i, j), max(i, j)
+        S = len(self.systems)
+        k = lo * S - lo * (lo + 1) // 2 + (hi - lo - 1)  # row-major index among a < b
+        sign = 1.0 if i < j else -1.0
+        out = {"a": a, "b": b, "dbar": sign * float(self.dbar[k]), "s2_d": float(self.s2_d[k]),
+               "topics": [int(n) for n in self.topics]}
+        if self.per_pair is not None:
+            for name, v in self.per_pair.items():
+                out[name] = [float(x) for x in v[k]]
+        return out
+
     def row(self, n: int) -> dict:
         """The row of topic count ``n``."""
         for r in self.rows:

@@ -515,3 +515,15 @@ def test_subsample_without_fit_points_warns(adhoc5_small):
     with pytest.warns(DegenerateDataWarning, match="extrapolated"):
         c = simulate.predict(adhoc5_small, topics=[30, 40], method="subsample", resamples=20, rng=1)
     assert all(r["extrapolated"] for r in c.rows) and math.isnan(c.row(30)["swap_rate_mean"])
+
+
+def test_named_pair_lookup(adhoc5_small):
+    c = simulate.predict(adhoc5_small, topics=[10, 20], method="analytic")
+    names = adhoc5_small.systems
+    for p in (0, 5, c.pair_a.size - 1):
+        a, b = names[c.pair_a[p]], names[c.pair_b[p]]
+        got = c.pair(a, b)
+        assert got["ci_width"] == c.per_pair["ci_width"][p].tolist()
+        assert c.pair(b, a)["dbar"] == -got["dbar"]
+    with pytest.raises(ParameterError, match="unknown system"):
+        c.pair("nope", names[0])
