@@ -32,9 +32,10 @@ plus the matching lower tail, and the noncentral F by
 ``P(u >= w)``, ``w = (sqrt(phi_A F_c / phi_E * (2 phi_E - 1)) - sqrt(2 (phi_A + lambda)
 - (phi_A + 2 lambda) / (phi_A + lambda))) / sqrt(phi_A F_c / phi_E + (phi_A + 2 lambda) /
 (phi_A + lambda))`` (Patnaik's two-moment chi-square plus Fisher's square-root
-normal approximation). The size is the smallest ``n`` whose (approximate) power
-reaches the target. The ``ci`` design has no approximation (Sakai's tool evaluates
-the same expectation).
+normal approximation). As in his tools, ``n`` steps up from ``ceil(n')``, the
+normal-theory starting value of :func:`sakai_initial_n`, until the approximate
+criterion holds (= ``max(ceil(n'), smallest n meeting it)``). The ``ci`` design keeps
+the exact expectation as its criterion and only starts from ``n'``.
 
 Multiple comparisons (``correction="bonferroni"|"holm"``, t designs and ``ci``): all
 ``K = m (m-1) / 2`` pairs among ``m = systems`` systems; each comparison is made at
@@ -163,6 +164,41 @@ def design_power(design: str, n, delta, sigma2: float, *, alpha: float = 0.05, s
         f = _f_power_exact if approx == "exact" else _f_power_sakai
         return f(m - 1, m * (n - 1), lam, alpha)
     raise ParameterError(f"no power function for design {design!r}", parameter="design")
+
+
+def sakai_initial_n(design: str, delta, sigma2, *, alpha: float = 0.05, power: float = 0.8,
+                    systems: int = 2):
+    """Sakai's normal-theory starting value n' of each design (his tools step up from ceil(n')).
+
+    With ``z_a = z_{alpha/2}``, ``z_b = z_{1-power}`` (upper points), ``D = delta / sigma``:
+    paired-t ``((z_a + z_b)/D)^2 + z_a^2/2``; two-sample ``2 ((z_a + z_b)/D)^2 + z_a^2/4``;
+    anova ``lambda / (delta^2 / (2 sigma2))`` with ``lambda`` the noncentrality at which the
+    noncentral chi-square test with ``m-1`` degrees of freedom has the target power; ci
+    (``delta`` = the width cap) ``4 z_a^2 sigma2 / delta^2``. Vectorised over ``sigma2``.
+    """
+    sigma2 = np.asarray(sigma2, dtype=float)
+    za = stats.norm.isf(alpha / 2)
+    if design == "ci":
+        return 4 * za ** 2 * sigma2 / delta ** 2
+    zb = stats.norm.isf(1 - power)
+    d = delta / np.sqrt(sigma2)
+    if design == "paired-t":
+        return ((za + zb) / d) ** 2 + za ** 2 / 2
+    if design == "two-sample":
+        return 2 * ((za + zb) / d) ** 2 + za ** 2 / 4
+    if design == "anova":
+        return _ncx2_lambda(systems - 1, alpha, power) / (delta ** 2 / (2 * sigma2))
+    raise ParameterError(f"unknown design {design!r}", parameter="design")
+
+
+def _ncx2_lambda(df: int, alpha: float, power: float) -> float:
+    """Noncentrality at which P(chi'^2(df, lambda) >= chi^2_{1-alpha}(df)) = power."""
+    c = stats.chi2.isf(alpha, df)
+    f = lambda lam: stats.ncx2.sf(c, df, lam) - power  # noqa: E731
+    hi = 1.0
+    while f(hi) < 0:
+        hi *= 2
+    return optimize.brentq(f, 1e-12, hi, xtol=1e-12, rtol=1e-12)
 
 
 def _smallest_n_vec(ok, size: int, n_min: int = 2, n_max: int = N_MAX) -> np.ndarray:
@@ -384,6 +420,8 @@ class SizeResult:
         width_at_n_minus_1: ci design with n solved: expected width at ``n_topics - 1``.
         n_lower, n_upper, interval, interval_method: the topic-resampling interval on a solved n
             (``resamples > 0`` with a ScoreMatrix), else None.
+        n_initial: ``approx="sakai"`` with n solved: Sakai's normal-theory starting value n'
+            (his tools step n up from ceil(n') until the criterion holds), else None.
     """
 
     design: str
@@ -409,6 +447,7 @@ class SizeResult:
     n_upper: int | None = None
     interval: float | None = None
     interval_method: str | None = None
+    n_initial: float | None = None
 
     def to_dict(self) -> dict:
         return _plain(asdict(self))
@@ -568,8 +607,14 @@ def _topic_set_size(*, design, min_diff, variance, variance_selector, alpha, pow
     def pw(n, delta, s2=sigma2):
         return design_power(design, n, delta, s2, alpha=a_test, systems=systems, approx=method)
 
+    def start(delta, s2):
+        if method != "sakai":
+            return 2
+        return max(2, math.ceil(sakai_initial_n(design, delta, s2, alpha=a_test, power=power,
+                                                systems=systems) - 1e-9))
+
     def solve_n(delta, s2):
-        n = _smallest_n(lambda k: pw(k, delta, s2) >= power, 2)
+        n = _smallest_n(lambda k: pw(k, delta, s2) >= power, start(delta, s2))
         if n is None:
             raise ParameterError(f"no topic count up to {N_MAX} reaches power {power} for "
                                  f"min_diff {delta} and sigma2 {s2:.4g}", parameter="power")
@@ -594,6 +639,9 @@ def _topic_set_size(*, design, min_diff, variance, variance_selector, alpha, pow
         prev = float(pw(n_topics - 1, min_diff)) if n_topics > 2 else None
         if per_pair_var is not None:
             ns = _smallest_n_vec(lambda k: pw(k, min_diff, per_pair_var) >= power, per_pair_var.size)
+            if method == "sakai":  # stepping up from ceil(n') = max(ceil(n'), smallest n)
+                ns = np.maximum(ns, np.ceil(sakai_initial_n(design, min_diff, per_pair_var, alpha=a_test,
+                                                            power=power, systems=systems) - 1e-9))
             per_pair = _quantiles(ns, "n_topics")
     elif solved == "min_diff":
         min_diff = solve_delta(n_topics, sigma2)
@@ -606,11 +654,14 @@ def _topic_set_size(*, design, min_diff, variance, variance_selector, alpha, pow
         achieved = float(pw(n_topics, min_diff))
         if per_pair_var is not None:
             per_pair = _quantiles(np.asarray(pw(n_topics, min_diff, per_pair_var), dtype=float), "power")
+    n_init = None
+    if solved == "n_topics" and method == "sakai":
+        n_init = float(sakai_initial_n(design, min_diff, sigma2, alpha=a_test, power=power, systems=systems))
     return SizeResult(design=design, solved_for=solved, n_topics=int(n_topics), min_diff=float(min_diff),
                       power=achieved, target_power=power if solved != "power" else None,
                       power_at_n_minus_1=prev, width=None, target_width=None, alpha=alpha,
                       alpha_per_test=a_test, correction=correction, comparisons=K, systems=systems,
-                      sigma2=sigma2, variance=vname, method=method, per_pair=per_pair)
+                      sigma2=sigma2, variance=vname, method=method, per_pair=per_pair, n_initial=n_init)
 
 
 def _quantiles(x: np.ndarray, what: str) -> dict:
@@ -630,7 +681,8 @@ def _ci_size(width, n_topics, sigma2, vname, per_pair_var, alpha, a_test, correc
                                  "many topics)", parameter="width")
     if n_topics is None:
         def solve(s2):
-            n = _smallest_n(lambda k: _expected_width(k, s2, a_test) <= width, 2)
+            n0 = 2 if method != "sakai" else max(2, math.ceil(sakai_initial_n("ci", width, s2, alpha=a_test) - 1e-9))
+            n = _smallest_n(lambda k: _expected_width(k, s2, a_test) <= width, n0)
             if n is None:
                 raise ParameterError(f"no topic count up to {N_MAX} gives width {width}", parameter="width")
             return n
@@ -638,6 +690,8 @@ def _ci_size(width, n_topics, sigma2, vname, per_pair_var, alpha, a_test, correc
         prev = float(_expected_width(n_topics - 1, sigma2, a_test)) if n_topics > 2 else None
         if per_pair_var is not None:
             ns = _smallest_n_vec(lambda k: _expected_width(k, per_pair_var, a_test) <= width, per_pair_var.size)
+            if method == "sakai":
+                ns = np.maximum(ns, np.ceil(sakai_initial_n("ci", width, per_pair_var, alpha=a_test) - 1e-9))
             per_pair = _quantiles(ns, "n_topics")
         solved, target = "n_topics", width
     else:
@@ -650,7 +704,9 @@ def _ci_size(width, n_topics, sigma2, vname, per_pair_var, alpha, a_test, correc
                       target_power=None, power_at_n_minus_1=None, width=w, target_width=target,
                       alpha=alpha, alpha_per_test=a_test, correction=correction, comparisons=K,
                       systems=systems, sigma2=sigma2, variance=vname, method=method,
-                      per_pair=per_pair, width_at_n_minus_1=prev)
+                      per_pair=per_pair, width_at_n_minus_1=prev,
+                      n_initial=(float(sakai_initial_n("ci", width, sigma2, alpha=a_test))
+                                 if method == "sakai" and solved == "n_topics" else None))
 
 
 # =============================================================================

@@ -58,8 +58,14 @@ def test_round_trip_n_delta_power(design, approx):
     kw = dict(design=design, variance=0.03, systems=5, approx=approx)
     r = topic_set_size(min_diff=0.07, power=0.8, **kw)
     n = r.n_topics
-    assert r.power >= 0.8 > topic_set_size(min_diff=0.07, n_topics=n - 1, **kw).power
-    assert r.power_at_n_minus_1 < 0.8
+    if approx == "sakai":  # Sakai's tools step up from ceil(n'): n = max(ceil(n'), smallest n)
+        assert n >= math.ceil(r.n_initial - 1e-9)
+        n = plan._smallest_n(lambda k: topic_set_size(min_diff=0.07, n_topics=k, **kw).power >= 0.8, 2)
+        assert r.n_topics == max(n, math.ceil(r.n_initial - 1e-9))
+    else:
+        assert r.power_at_n_minus_1 < 0.8
+    assert topic_set_size(min_diff=0.07, n_topics=n, **kw).power >= 0.8
+    assert topic_set_size(min_diff=0.07, n_topics=n - 1, **kw).power < 0.8
     # min_diff solved at that n gives power exactly 0.8 and is <= 0.07
     d = topic_set_size(n_topics=n, power=0.8, **kw).min_diff
     assert d <= 0.07
@@ -535,3 +541,22 @@ def test_classical_size_interval_from_topic_resampling():
     assert r1.n_lower <= r1.n_topics <= r1.n_upper and "resampling" in r1.interval_method
     plain = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8)
     assert plain.n_lower is None and plain.n_topics == r1.n_topics
+
+
+def test_sakai_initial_values():
+    # noncentrality of the chi-square test at alpha .05, power .80 (the lambda table Sakai's ANOVA
+    # tool starts from): u=1 is (z_.025 + z_.20)^2 = 7.849 by hand (ignoring the far tail, ~1e-5);
+    # for u=2 the root solves the defining equation
+    za, zb = stats.norm.isf(0.025), stats.norm.isf(0.2)
+    assert plan._ncx2_lambda(1, 0.05, 0.8) == pytest.approx((za + zb) ** 2, abs=1e-4)
+    lam2 = plan._ncx2_lambda(2, 0.05, 0.8)
+    assert stats.ncx2.sf(stats.chi2.isf(0.05, 2), 2, lam2) == pytest.approx(0.8, abs=1e-10)
+    # hand calculation: paired-t n' = ((z_.025 + z_.20) / (0.05/sqrt(0.02)))^2 + z_.025^2 / 2
+    n0 = ((za + zb) / (0.05 / math.sqrt(0.02))) ** 2 + za ** 2 / 2
+    r = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8, approx="sakai")
+    assert r.n_initial == pytest.approx(n0, rel=1e-12) and r.n_topics >= math.ceil(n0)
+    # his tools step up from ceil(n'): the answer is max(ceil(n'), smallest n meeting the approximation)
+    smallest = plan._smallest_n(lambda k: design_power("paired-t", k, 0.05, 0.02, approx="sakai") >= 0.8, 2)
+    assert r.n_topics == max(math.ceil(n0), smallest)
+    c = topic_set_size(design="ci", width=0.1, variance=0.02, approx="sakai")
+    assert c.n_initial == pytest.approx(4 * za ** 2 * 0.02 / 0.1 ** 2, rel=1e-12)
