@@ -99,6 +99,30 @@ def test_feldt_interval_in_its_original_form(brennan):
     assert r["erho2"] == pytest.approx(1 - f.ms_e / f.ms_s, rel=1e-12)
 
 
+@pytest.mark.slow
+def test_feldt_interval_coverage_monte_carlo():
+    # under the normal model MS_s / MS_e ~ (1 + T var_s / var_e) F(df_s, df_e), so the Feldt
+    # interval covers the true Erho2 with probability exactly 1 - alpha; 400 data sets,
+    # bound = 4 binomial standard errors. Phi's AJF interval is approximate: printed only.
+    S, T, R, alpha = 10, 20, 400, 0.2
+    var_s, var_t, var_e = 0.01, 0.03, 0.02
+    rng = np.random.default_rng(1965)
+    true_e = var_s / (var_s + var_e / T)
+    true_p = var_s / (var_s + (var_t + var_e) / T)
+    cover_e = cover_p = 0
+    for _ in range(R):
+        x = (rng.normal(0, var_s ** 0.5, (S, 1)) + rng.normal(0, var_t ** 0.5, (1, T))
+             + rng.normal(0, var_e ** 0.5, (S, T)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            r = fit(mat(x)).dstudy(alpha=alpha).rows[0]
+        cover_e += r["erho2_lower"] <= true_e <= r["erho2_upper"]
+        cover_p += r["phi_lower"] <= true_p <= r["phi_upper"]
+    se = math.sqrt(alpha * (1 - alpha) / R)
+    print(f"coverage at nominal {1 - alpha}: Erho2 {cover_e / R:.3f}, Phi {cover_p / R:.3f}")
+    assert abs(cover_e / R - (1 - alpha)) < 4 * se
+
+
 def test_dstudy_formulas_and_arrays(brennan):
     f = fit(brennan)
     n = np.array([1, 12, 50])
