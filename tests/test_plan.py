@@ -560,3 +560,13 @@ def test_sakai_initial_values():
     assert r.n_topics == max(math.ceil(n0), smallest)
     c = topic_set_size(design="ci", width=0.1, variance=0.02, approx="sakai")
     assert c.n_initial == pytest.approx(4 * za ** 2 * 0.02 / 0.1 ** 2, rel=1e-12)
+
+
+def test_budget_frontier_for_plot():
+    b = plan.budget(topic_cost=10, judgment_cost=1, total=5000, judgments={10: 58, 20: 114.6}, topics_needed=40)
+    f = b.frontier()
+    for r in b.rows:
+        sub = f[f["depth"] == r["depth"]]
+        assert sub["n_topics"].max() == r["max_topics"] == math.floor(5000 / r["cost_per_topic"])
+        assert (sub["cost"] <= 5000).all()
+    assert b.cheapest["depth"] == 10 and b.cheapest["total_cost"] == pytest.approx(40 * 68)
