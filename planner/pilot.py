@@ -74,7 +74,7 @@ from scipy import special
 
 from .errors import DegenerateDataWarning, ParameterError
 
-PRIORS = ("npmle", "normal")
+PRIORS = ("normal", "mixture", "npmle")
 
 # bound on the number of float64 values of one working block (pairs chunk x grid)
 _BLOCK = 2_000_000
@@ -163,11 +163,13 @@ def fit_prior(dbar, s2_d, n0, *, prior: str = "npmle", grid: int = 121, max_fit_
     if prior == "normal":
         tau2 = max(0.0, float(np.mean(d * d) - np.mean(se2)))
         return Prior("normal", np.empty(0), np.empty(0), tau2, n0, int(d.size))
-    if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 3:
-        raise ParameterError(f"grid must be an integer >= 3, got {grid!r}", parameter="grid")
     if d.size > max_fit_pairs:
         idx = np.linspace(0, d.size - 1, max_fit_pairs).round().astype(np.int64)
         d, se2 = d[idx], se2[idx]
+    if prior == "mixture":
+        return _fit_mixture(d, se2, n0, max_iter=max_iter, tol=tol)
+    if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 3:
+        raise ParameterError(f"grid must be an integer >= 3, got {grid!r}", parameter="grid")
     x = np.concatenate([d, -d])
     se = np.sqrt(np.concatenate([se2, se2]))
     top = float(np.max(np.abs(x)))
@@ -214,6 +216,39 @@ def pair_variance_model(s2_d, variance: str = "shrunk") -> np.ndarray:
     out = np.full_like(s2_d, pooled) if variance == "pooled" else 0.5 * (s2_d + pooled)
     out[s2_d == 0] = 0.0
     return out
+
+
+def _mixture_sds(d: np.ndarray, se2: np.ndarray) -> np.ndarray:
+    """Component sds of the scale-mixture prior: 0, then a geometric grid (ratio sqrt 2)
+    from ``min(se)/10`` to ``2 max|dbar|``."""
+    lo = max(float(np.sqrt(np.min(se2))) / 10.0, 1e-12)
+    hi = max(2.0 * float(np.max(np.abs(d))), 2.0 * lo)
+    k = int(np.ceil(np.log(hi / lo) / np.log(math.sqrt(2.0)))) + 1
+    return np.concatenate([[0.0], lo * math.sqrt(2.0) ** np.arange(k)])
+
+
+def _mixture_loglik(d, se2, sds):
+    tot = sds[None, :] ** 2 + se2[:, None]
+    return -0.5 * d[:, None] ** 2 / tot - 0.5 * np.log(tot), tot
+
+
+def _fit_mixture(d, se2, n0, *, max_iter, tol) -> Prior:
+    sds = _mixture_sds(d, se2)
+    ll, _ = _mixture_loglik(d, se2, sds)
+    ll -= ll.max(axis=1, keepdims=True)
+    L = np.exp(ll)
+    w = np.full(sds.size, 1.0 / sds.size)
+    prev = -np.inf
+    it = 0
+    for it in range(1, max_iter + 1):
+        f = L @ w
+        obj = float(np.sum(np.log(f)))
+        w = w * (L.T @ (1.0 / f)) / d.size
+        w /= w.sum()
+        if obj - prev < tol * abs(obj) and it > 10:
+            break
+        prev = obj
+    return Prior("mixture", sds, w, float(np.sum(w * sds ** 2)), n0, int(d.size), it)
 
 
 def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "normal", variance: str = "shrunk",
@@ -264,6 +299,32 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
         r[d == 0] = 0.5
         rev[idx] = r
         return {"swap_rate": swap, "reversal_rate": rev}
+    if pr.kind == "mixture":
+        sds = pr.grid[pr.weights > 0]
+        logw = np.log(pr.weights[pr.weights > 0])
+        chunk = max(1, _BLOCK // max(1, sds.size * 4))
+        for lo in range(0, idx.size, chunk):
+            ii = idx[lo:lo + chunk]
+            d = dbar[ii]
+            se2 = s2_d[ii] / n0
+            ll, tot = _mixture_loglik(d, se2, sds)
+            lp = ll + logw[None, :]
+            lp -= lp.max(axis=1, keepdims=True)
+            post = np.exp(lp)
+            post /= post.sum(axis=1, keepdims=True)
+            s2k = sds[None, :] ** 2
+            m = d[:, None] * s2k / tot
+            v = s2k * se2[:, None] / tot
+            for j, n in enumerate(t):
+                var = v + s2_d[ii][:, None] / n
+                h = np.abs(m) / np.sqrt(var)
+                rho = v / var
+                a = np.sqrt((1.0 - rho) / (1.0 + rho))
+                swap[ii, j] = np.sum(post * 4.0 * special.owens_t(h, a), axis=1)
+                r = np.sum(post * _norm_cdf(-h), axis=1)
+                r[d == 0] = 0.5
+                rev[ii, j] = r
+        return {"swap_rate": swap, "reversal_rate": rev}
     g, w = pr.grid, pr.weights
     keep = w > 0
     g, logw = g[keep], np.log(w[keep])
@@ -299,6 +360,7 @@ INTERNAL_METHODS = {
     "predictive-pooled": ("normal", "pooled"),
     "predictive-pair": ("normal", "pair"),
     "predictive-npmle": ("npmle", "pair"),
+    "predictive-mixture": ("mixture", "pair"),
     "analytic": None,
 }
 

@@ -86,6 +86,35 @@ def test_predictive_corrects_plugin_bias_on_normal_model():
     assert np.all(np.abs(err_pred) < 0.25 * np.abs(err_plug))
 
 
+def test_mixture_with_one_component_equals_normal_prior():
+    # a scale mixture with the single component N(0, tau2) is the normal prior N(0, tau2)
+    from planner.pilot import Prior
+
+    rng = np.random.default_rng(4)
+    dbar = rng.normal(0, 0.04, 60)
+    s2 = rng.uniform(0.005, 0.03, 60)
+    normal = fit_prior(dbar, s2, 25, prior="normal")
+    one = Prior("mixture", np.array([math.sqrt(normal.tau2)]), np.array([1.0]), normal.tau2, 25, 60)
+    for variance in ("pair", "shrunk"):
+        a = predictive_pair_rates(dbar, s2, 25, [10, 40], prior=normal, variance=variance)
+        b = predictive_pair_rates(dbar, s2, 25, [10, 40], prior=one, variance=variance)
+        for k in a:
+            assert np.allclose(a[k], b[k], rtol=1e-12, atol=1e-15)
+
+
+def test_mixture_prior_fit():
+    rng = np.random.default_rng(8)
+    # half the pairs have delta exactly 0, half N(0, 0.05^2): the fitted null weight is large
+    delta = np.where(rng.random(2000) < 0.5, 0.0, rng.normal(0, 0.05, 2000))
+    s2 = np.full(2000, 0.01)
+    dbar = delta + rng.normal(size=2000) * np.sqrt(s2 / 25)
+    pr = fit_prior(dbar, s2, 25, prior="mixture")
+    assert pr.weights.sum() == pytest.approx(1.0) and pr.grid[0] == 0.0
+    small = pr.weights[pr.grid < 0.01].sum()
+    assert 0.35 < small < 0.65  # about the 0.5 true null share (plus tiny components)
+    assert pr.tau2 == pytest.approx(0.5 * 0.05 ** 2, rel=0.2)
+
+
 def test_npmle_prior_symmetric_and_normalised():
     rng = np.random.default_rng(5)
     dbar = rng.normal(0, 0.04, 500)
