@@ -15,7 +15,8 @@ Variants (each runs in a fresh subprocess, so that peak memory is its own):
 - ``planner5``: the same plus RBP(rel=2,p=0.8) (planner's own RBP).
 - ``read``: planner's reading alone (``read_runs``), for the breakdown.
 
-Prints wall time (best of ``--repeat``), peak resident memory of the process
+Prints wall time (best of ``--repeat``), the CPU time of that process (less
+sensitive to other load on the machine), peak resident memory of the process
 (ru_maxrss) and the ratio of each variant to ``irm4``. Goal: planner4 / irm4 <= 1.5.
 """
 
@@ -35,6 +36,8 @@ MEASURES5 = MEASURES4 + ["RBP(rel=2,p=0.8)"]
 
 
 def _variant(name: str, folder: Path) -> dict:
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = ru0.ru_utime + ru0.ru_stime
     t0 = time.perf_counter()
     runs = sorted(p for p in (folder / "runs").iterdir() if p.is_file())
     lines = 0
@@ -70,6 +73,8 @@ def _variant(name: str, folder: Path) -> dict:
     else:
         raise SystemExit(f"unknown variant {name}")
     out["seconds"] = time.perf_counter() - t0
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    out["cpu_seconds"] = ru.ru_utime + ru.ru_stime - cpu0
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["runs"] = len(runs)
     return out
@@ -98,13 +103,14 @@ def main(argv=None) -> int:
                 best = r
         results[v] = best
         extra = f", {best['lines']} lines" if "lines" in best else ""
-        print(f"{v:9s} {best['seconds']:7.2f} s   peak RSS {best['peak_rss_mb']:7.1f} MB   "
+        print(f"{v:9s} {best['seconds']:7.2f} s wall  {best['cpu_seconds']:7.2f} s CPU   peak RSS {best['peak_rss_mb']:7.1f} MB   "
               f"({best['runs']} runs{extra})", flush=True)
     if "irm4" in results:
-        base = results["irm4"]["seconds"]
+        base = results["irm4"]
         for v, r in results.items():
             if v != "irm4":
-                print(f"ratio {v}/irm4 = {r['seconds'] / base:.2f}")
+                print(f"ratio {v}/irm4 = {r['seconds'] / base['seconds']:.2f} (wall), "
+                      f"{r['cpu_seconds'] / base['cpu_seconds']:.2f} (CPU)")
     return 0
 
 
