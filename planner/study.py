@@ -1334,7 +1334,9 @@ def _tables(scens: list[dict]) -> dict:
         st = s["settings"]
         flt = st["filter"]
         scen_rows.append({"id": s["id"], "scenario": lab(s), "collection": st["collection"]["label"],
-                          "measure": st["measure"], "method": st["method"], "variance": st["variance"],
+                          "measure": st["measure"], "method": st["method"],
+                          "variance": (str(s["curve"]["variance"]) if str(s["curve"]["variance"]) == st["variance"]
+                                       else f"{s['curve']['variance']} (curve); {st['variance']} (sizes)"),
                           "min_diff": st["min_diff"], "strata": st["strata"],
                           "filter": "none" if not flt else
                           f"lo={flt['lo']:g}, hi={flt['hi']:g}, min_spread={flt['min_spread']:g}",
@@ -1438,7 +1440,7 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     from tqdm import tqdm
 
     bar = tqdm(total=len(tasks), desc=f"study {cfg.name}", unit="scenario", file=sys.stderr,
-               disable=True if quiet else None, leave=False)
+               disable=bool(quiet), leave=False)
     scens: list[dict | None] = [None] * len(tasks)
     try:
         if jobs == 1 or len(tasks) == 1:

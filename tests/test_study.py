@@ -339,3 +339,13 @@ def test_stacked_strata_width_matches_hand_formula(tmp_path, small_scores):
     assert w(n) <= 0.15 < w(n - 1) or (n % 2 == 1)   # smallest n (odd n split unevenly)
     assert t["swap_rate"]["n_topics"] is None and "common to all strata" in t["swap_rate"]["how"]
     assert set(res.tables["honest"]["scenario"]) == {f"{s['name']} / A", f"{s['name']} / B"}
+
+
+def test_progress_bar_on_stderr_unless_quiet(tmp_path, small_scores, capsys):
+    doc = {"collection": {"scores": str(small_scores)}, "method": "analytic", "topics": [5, 10],
+           "resamples": 10, "targets": [{"target": "erho2", "value": 0.9}]}
+    run_study(doc, write=False, quiet=False)
+    cap = capsys.readouterr()
+    assert "study study" in cap.err and "scenario" in cap.err and cap.out == ""
+    run_study(doc, write=False, quiet=True)
+    assert capsys.readouterr().err == ""
