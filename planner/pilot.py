@@ -29,6 +29,11 @@ Terabyte from 25-topic pilots) and, on average, swaps. The *predictive* method
    - ``prior="normal"`` (default): ``G = N(0, tau2)``, ``tau2 = max(0,
      mean(dbar^2) - mean(se2))`` over pairs with ``sigma_d^2 > 0`` (method of
      moments).
+   - ``prior="mixture"``: a scale mixture of normals ``sum_k w_k N(0,
+     s_k^2)`` (unimodal at 0, as in adaptive shrinkage), ``s_k`` = 0 and a
+     geometric grid (ratio sqrt 2) from ``min(se)/10`` to ``2 max|dbar|``,
+     weights by EM; posterior and predictive are the ``w``-weighted normal
+     formulas below. Option only (over-predicted swaps on real data).
    - ``prior="npmle"``: the nonparametric maximum-likelihood prior
      (Kiefer-Wolfowitz), a discrete distribution on a grid of ``grid`` points
      spanning ``[-max|dbar|, max|dbar|]``, fitted by EM on at most
@@ -123,13 +128,13 @@ class Prior:
     """Empirical-Bayes prior on pair differences ``delta``.
 
     Attributes:
-        kind: ``"npmle"`` or ``"normal"``.
-        grid: support points (npmle), or empty.
-        weights: probabilities of the grid points (npmle), or empty.
-        tau2: variance of the prior (for npmle: of the fitted discrete prior).
+        kind: ``"normal"``, ``"mixture"`` or ``"npmle"``.
+        grid: support points (npmle), component sds (mixture), or empty (normal).
+        weights: probabilities of the grid points / components, or empty (normal).
+        tau2: variance of the prior.
         n0: pilot size the prior was fitted for.
         n_pairs: number of pairs used in the fit.
-        iterations: EM iterations used (npmle), 0 for normal.
+        iterations: EM iterations used (npmle, mixture), 0 for normal.
     """
 
     kind: str
@@ -150,7 +155,8 @@ def fit_prior(dbar, s2_d, n0, *, prior: str = "npmle", grid: int = 121, max_fit_
               max_iter: int = 500, tol: float = 1e-7) -> Prior:
     """Fit the symmetric empirical-Bayes prior on ``delta`` (module docstring).
 
-    Memory: ``min(pairs, max_fit_pairs) * 2 * grid`` float64 values for npmle.
+    Memory: ``min(pairs, max_fit_pairs) * 2 * grid`` float64 values for npmle,
+    ``min(pairs, max_fit_pairs) * components`` for mixture.
     """
     dbar, s2_d, n0, _ = _check_pair_inputs(dbar, s2_d, n0, [1])
     if prior not in PRIORS:
@@ -260,7 +266,7 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
         s2_d: per-pair variance (ddof=1) of the per-topic differences on the pilot.
         n0: number of pilot topics.
         topics: topic counts ``n`` to predict for.
-        prior: ``"normal"`` (default), ``"npmle"``, or a fitted :class:`Prior`.
+        prior: ``"normal"`` (default), ``"mixture"``, ``"npmle"``, or a fitted :class:`Prior`.
         variance: ``"shrunk"`` (default), ``"pooled"`` or ``"pair"``: the
             ``sigma_d^2`` of every pair (:func:`pair_variance_model`), used both
             for the pilot's sampling variance ``sigma_d^2 / n0`` and for the
@@ -439,10 +445,10 @@ def observed_rates(x: np.ndarray, topics: np.ndarray, ref_sign: np.ndarray, *, s
     return {"swap_rate": swap / denom, "reversal_rate": rev / denom}
 
 
-def _predict_means(method: str, x_pilot: np.ndarray, dbar, s2, n0, topics, *, scores_pilot, rng,
+def _predict_means(method: str, dbar, s2, n0, topics, *, scores_pilot, rng,
                    prior_options: dict) -> dict[str, np.ndarray]:
     """Predicted mean (over pairs) swap and reversal rate at each n from a pilot."""
-    if method in INTERNAL_METHODS:  # noqa: SIM102
+    if method in INTERNAL_METHODS:
         spec = INTERNAL_METHODS[method]
         if spec is None:
             r = plugin_pair_rates(dbar, s2, topics)
@@ -549,7 +555,8 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
     Methods: ``"predictive"`` (default of :func:`predictive_pair_rates`:
     normal empirical-Bayes prior, shrunk variance), ``"predictive-pooled"``,
     ``"predictive-pair"`` (normal prior with the pooled / each pair's own
-    variance), ``"predictive-npmle"`` (NPMLE prior, pair variance),
+    variance), ``"predictive-npmle"`` / ``"predictive-mixture"`` (NPMLE /
+    scale-mixture prior, pair variance),
     ``"analytic"`` (plug-in normal model with each pair's own variance); the
     names ``"bootstrap"``, ``"subsample"``, ``"parametric"`` are passed to
     ``planner.simulate.predict(pilot_scores, topics=..., method=name, rng=...)``.
@@ -611,7 +618,7 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
         for m in methods:
             if m not in INTERNAL_METHODS and pilot_sm is None:
                 pilot_sm = sm.collapse_variants().take(topics=pi)
-            p = _predict_means(m, xp, dbar, s2, int(pilot), t, scores_pilot=pilot_sm, rng=g_method,
+            p = _predict_means(m, dbar, s2, int(pilot), t, scores_pilot=pilot_sm, rng=g_method,
                                prior_options={"grid": grid})
             for k in STATISTICS:
                 pred[k][m][r] = p[k]
