@@ -619,7 +619,7 @@ def _reml2_direct(x: np.ndarray, name: str) -> dict:
     if swap:
         M, n_s, n_t, y_s, y_t = M.T, n_t, n_s, y_t, y_s
 
-    def parts(theta):
+    def parts(theta, grad=False):
         th_s, th_t = (theta[1], theta[0]) if swap else (theta[0], theta[1])
         p = 1.0 + th_s ** 2 * n_s                         # diagonal block (large side)
         q = 1.0 + th_t ** 2 * n_t
@@ -642,7 +642,28 @@ def _reml2_direct(x: np.ndarray, name: str) -> dict:
         yhy = yy - ww                  # y' H^-1 y
         beta = xhy / xhx
         rhr = yhy - beta * xhy
-        return logdet, xhx, beta, rhr
+        if not grad:
+            return logdet, xhx, beta, rhr
+        # gradient of -2 log L_R in theta_k (k = block): with A^-1 (D Z'v) = D Z' H^-1 v,
+        # d/d theta_k = (2 / theta_k) [tr_k(I - A^-1) - |(A^-1 u)_k|^2 / xhx
+        #                              - (n - 1) |(A^-1 D Z'r)_k|^2 / rhr]
+        a2u = sol[:, 0]                          # A^-1 u, block 2 (Schur side)
+        a1u = (u1 - B @ a2u) / p                 # block 1
+        a2r = sol[:, 1] - beta * sol[:, 0]       # A^-1 D Z'r, r = y - beta
+        a1r = (w1 - beta * u1 - B @ a2r) / p
+        Cinv = linalg.cho_solve(cf, np.eye(C.shape[0]), check_finite=False)
+        tr2 = float(np.trace(Cinv))
+        tr1 = float(np.sum(1.0 / p) + np.einsum("ij,ji->", Cinv, Bp.T @ Bp))
+        g = np.zeros(2)
+        for k, (th, size, tr, au, ar) in enumerate(((th_s, p.size, tr1, a1u, a1r),
+                                                    (th_t, q.size, tr2, a2u, a2r))):
+            if th == 0:
+                continue
+            bracket = (size - tr) - float(au @ au) / xhx - (n - 1) * float(ar @ ar) / rhr
+            g[k] = 2.0 * bracket / th
+        if swap:
+            g = g[::-1]
+        return logdet, xhx, beta, rhr, g
 
     def objective(theta):
         try:
@@ -653,10 +674,19 @@ def _reml2_direct(x: np.ndarray, name: str) -> dict:
             return np.inf
         return logdet + math.log(xhx) + (n - 1) * math.log(rhr / (n - 1))
 
+    def objective_grad(theta):
+        try:
+            logdet, xhx, _, rhr, g = parts(theta, grad=True)
+        except (np.linalg.LinAlgError, ValueError):
+            return np.inf, np.zeros(2)
+        if not (xhx > 0 and rhr > 0):
+            return np.inf, np.zeros(2)
+        return logdet + math.log(xhx) + (n - 1) * math.log(rhr / (n - 1)), g
+
     vs, vt, ve, _ = _moment_start(x)
     start = np.sqrt([vs / ve, vt / ve])
     opts = {"ftol": 1e-14, "gtol": 1e-10, "maxiter": 500}
-    res = optimize.minimize(objective, start, method="L-BFGS-B", options=opts)
+    res = optimize.minimize(objective_grad, start, jac=True, method="L-BFGS-B", options=opts)
     theta, best = np.abs(res.x), float(res.fun)
     # a component whose optimum is the boundary (g = 0): compare with the profile there
     for k in (0, 1):
@@ -669,12 +699,14 @@ def _reml2_direct(x: np.ndarray, name: str) -> dict:
             th[free] = v
             return objective(th)
 
+        if not along(theta[free]) < best + 1e-10 * max(1.0, abs(best)):
+            continue            # the boundary is clearly worse: nothing to refine there
         r1 = optimize.minimize_scalar(along, bracket=(0.5 * theta[free] + 1e-6, theta[free] + 1e-6))
         if r1.fun < best - 1e-10 * max(1.0, abs(best)):
             theta = np.zeros(2)
             theta[free] = abs(r1.x)
             best = float(r1.fun)
-    g = optimize.approx_fprime(theta, objective, 1e-7)
+    g = objective_grad(theta)[1]
     # the gradient vanishes at an interior optimum; at 0 only one-sided moves matter
     converged = bool(np.isfinite(best)) and all(
         abs(g[k]) < 1e-3 * max(1.0, abs(best)) ** 0.5 or (theta[k] == 0 and g[k] >= 0) for k in (0, 1))
