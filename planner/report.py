@@ -337,13 +337,13 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         doc.h(2, "Pool depth")
         doc.p("Judgments per topic = distinct documents in the union of the pooled runs' top k; "
               "judged share = share of a run's top k that carries a judgment (mean over runs).")
-        doc.table(pool)
+        cols = [c for c in ("scenario", "depth", "judgments_per_topic", "judged_share_mean",
+                            "kendall_tau_vs_full", "var_e_ratio", "n_topics_needed", "cost_per_topic",
+                            "total_cost", "tau_ok") if c in pool.columns]
+        doc.table(pool[cols], caption="pool.csv (all columns in tables/pool.csv); n_topics_needed is for "
+                                      "the scenario's first target, re-scored at each depth")
         if "pool_depth" in figures:
             doc.fig("pool_depth", FIGURES["pool_depth"][2])
-    bd = tables.get("budget_choice")
-    if bd is not None and len(bd):
-        doc.h(3, "Topics x depth")
-        doc.table(bd)
         if "budget" in figures:
             doc.fig("budget", FIGURES["budget"][2])
 
@@ -393,7 +393,7 @@ def write_report(result: Any, out: str | os.PathLike, *, force: bool = False,
     JSON-able results (keys used: ``study``, ``description``, ``answer``
     {``text``, ``buys``}, ``honest`` {``paragraphs``}, ``warnings``); then
     ``tables`` (name -> DataFrame; known names: scenarios, targets, curves,
-    components, variants, filtered, pool, budget, budget_choice, honest),
+    components, variants, filtered, allocation, pool, budget, honest),
     ``provenance`` and ``config`` may be given separately.
     """
     import yaml
