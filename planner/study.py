@@ -627,12 +627,15 @@ def _sha256_matrix(m) -> str:
 def _load_runs_qrels(coll: Mapping):
     from .collection import read_qrels, read_runs
 
-    key = (coll["runs"], coll["qrels"])
+    for p, what in ((coll["runs"], "runs"), (coll["qrels"], "qrels")):
+        if not Path(p).exists():
+            raise InputError(f"{what} not found (see the study file's header for where to get it)",
+                             file=p)
+    # cached per process (a grid reads the same runs for every measure); the key holds the
+    # modification times so that edited files are read again
+    key = (coll["runs"], coll["qrels"], os.stat(coll["runs"]).st_mtime_ns, os.stat(coll["qrels"]).st_mtime_ns)
     if key not in _RUNS_CACHE:
-        for p, what in ((coll["runs"], "runs"), (coll["qrels"], "qrels")):
-            if not Path(p).exists():
-                raise InputError(f"{what} not found (see the study file's header for where to get it)",
-                                 file=p)
+        _RUNS_CACHE.clear()
         _RUNS_CACHE[key] = (read_runs(coll["runs"]), read_qrels(coll["qrels"]))
     return _RUNS_CACHE[key]
 
