@@ -151,7 +151,7 @@ class Prior:
                 "n0": int(self.n0), "n_pairs": int(self.n_pairs), "iterations": int(self.iterations)}
 
 
-def fit_prior(dbar, s2_d, n0, *, prior: str = "npmle", grid: int = 121, max_fit_pairs: int = 20_000,
+def fit_prior(dbar, s2_d, n0, *, prior: str = "normal", grid: int = 121, max_fit_pairs: int = 20_000,
               max_iter: int = 500, tol: float = 1e-7) -> Prior:
     """Fit the symmetric empirical-Bayes prior on ``delta`` (module docstring).
 
