@@ -349,3 +349,31 @@ def test_progress_bar_on_stderr_unless_quiet(tmp_path, small_scores, capsys):
     assert "study study" in cap.err and "scenario" in cap.err and cap.out == ""
     run_study(doc, write=False, quiet=True)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.slow
+def test_runs_and_qrels_pool_study(tmp_path, shared_data):
+    # 5 real DL 2019 runs + the NIST qrels; a pool study over depths 5 and 10
+    import shutil
+
+    src = shared_data / "trec-dl2019-passage"
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ("bm25base_p", "idst_bert_p1", "p_bert", "TUW19-p3-f", "ICT-BERT2"):
+        shutil.copy(src / "runs" / f"{name}.run.gz", runs)
+    doc = {"collection": {"runs": str(runs), "qrels": str(src / "qrels.txt")}, "measure": "nDCG@10",
+           "method": "analytic", "topics": [10, 43, 100], "resamples": 50,
+           "targets": [{"target": "erho2", "value": 0.9}], "pool": {"depths": [5, 10], "tau_min": 0.5},
+           "costs": {"topic": 10, "judgment": 1}}
+    res = run_study(doc, out=tmp_path / "rep", quiet=True)
+    out = Path(res.out)
+    pool = pd.read_csv(out / "tables" / "pool.csv")
+    assert pool["depth"].tolist() == [5, 10]
+    assert (pool["judgments_per_topic"].diff().dropna() > 0).all()       # deeper pool, more judgments
+    # cost per topic = topic cost + judgments per topic x judgment cost
+    assert np.allclose(pool["cost_per_topic"], 10 + pool["judgments_per_topic"])
+    assert (out / "figures" / "pool_depth.png").exists() and (out / "figures" / "budget.png").exists()
+    assert res.answer["depth"] in (5, 10)
+    h = res.results["scenarios"][0]["honest"]["judged_share"]
+    assert h["depth"] == 10 and 0 < h["min"] <= h["mean"] <= 1 and h["runs"] == 5
+    assert "Pool bias." in (out / "report.md").read_text()
