@@ -112,6 +112,7 @@ direct REML fit about ``4 S T + min(S, T)^2`` float64 values.
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -134,9 +135,14 @@ _CHUNK_VALUES = 4_000_000          # floats of work space per chunk (32 MB)
 
 # ============================================================================ helpers
 def _as_matrix(scores, parameter: str = "scores") -> ScoreMatrix:
-    """A ScoreMatrix from a ScoreMatrix, a wide DataFrame (rows topics) or a 2-D array (S x T)."""
+    """A ScoreMatrix from a ScoreMatrix, a path (``load_scores``), a wide DataFrame (rows
+    topics) or a 2-D array (S x T)."""
     if isinstance(scores, ScoreMatrix):
         return scores
+    if isinstance(scores, (str, os.PathLike)):
+        from .collection import load_scores
+
+        return load_scores(scores)
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover
@@ -783,7 +789,8 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
     """Fit the two-way crossed variance-components model (module docstring).
 
     Args:
-        scores: a :class:`ScoreMatrix` (or a wide DataFrame / ``(S, T)`` array). A matrix
+        scores: a :class:`ScoreMatrix` (or a path read by ``load_scores``, a wide DataFrame
+            or an ``(S, T)`` array). A matrix
             with variants is averaged over its variants first (use :func:`fit_variants`
             for the three-facet model).
         method: ``"anova"`` (complete matrices), ``"reml"`` (statsmodels MixedLM) or

@@ -513,9 +513,10 @@ def test_bad_parameters(brennan):
 
 
 @pytest.mark.filterwarnings("ignore::planner.errors.DegenerateDataWarning")
-def test_fit_accepts_arrays_and_is_json(brennan):
+def test_fit_accepts_arrays_and_is_json(brennan, shared_data):
     f = fit(brennan.values)
     assert round(f.var_s, 4) == 0.6258
+    assert fit(shared_data / "gt-reference" / "synthetic4.csv").var_s == f.var_s
     d = f.to_dict()
     json.dumps(d)
     assert d["var_e"] == f.var_e and d["truncated"] == []
