@@ -377,3 +377,42 @@ def test_runs_and_qrels_pool_study(tmp_path, shared_data):
     h = res.results["scenarios"][0]["honest"]["judged_share"]
     assert h["depth"] == 10 and 0 < h["min"] <= h["mean"] <= 1 and h["runs"] == 5
     assert "Pool bias." in (out / "report.md").read_text()
+
+
+def test_filter_lists_dropped_topics_with_reason():
+    from planner.scores import ScoreMatrix
+    from planner.study import _apply_filter
+
+    # hand-made: topic 1 all zero (<= lo), topic 2 all one (>= hi), topic 3 range 0.02
+    x = np.array([[0.0, 1.0, 0.50, 0.2, 0.9], [0.0, 1.0, 0.52, 0.6, 0.1], [0.0, 1.0, 0.51, 0.4, 0.5]])
+    m = ScoreMatrix.build(x, ["a", "b", "c"], ["1", "2", "3", "4", "5"], warn=False)
+    f, rows = _apply_filter(m, {"lo": 0.0, "hi": 1.0, "min_spread": 0.05})
+    assert f.topics == ("4", "5")
+    assert [(r["topic"], r["reason"]) for r in rows] == [("1", "all <= lo"), ("2", "all >= hi"),
+                                                          ("3", "spread < min_spread")]
+    assert rows[2]["spread"] == pytest.approx(0.02)
+    assert _apply_filter(m, None) == (m, [])
+
+
+def test_query_variants_three_facet(tmp_path, shared_data):
+    import shutil
+
+    from planner.collection import load_scores
+    from planner.variance import fit_variants, stack_variants
+
+    src = shared_data / "clef-ehealth2016" / "trec_eval"
+    folder = tmp_path / "te"
+    folder.mkdir()
+    for f in sorted(src.iterdir())[:5]:
+        shutil.copy(f, folder)
+    doc = {"collection": {"scores": str(folder), "variant_divisor": 1000}, "measure": "P_10",
+           "method": "analytic", "topics": [10, 50], "variants": [1, 6], "resamples": 20,
+           "targets": [{"target": "erho2", "value": 0.8}]}
+    res = run_study(doc, quiet=True, write=False)
+    s = res.results["scenarios"][0]
+    assert s["data"]["n_topics"] == 50 and s["data"]["n_variants"] == 6
+    vt = res.tables["variants"]
+    assert vt[["n_topics", "n_variants"]].values.tolist() == [[10, 1], [10, 6], [50, 1], [50, 6]]
+    direct = fit_variants(stack_variants(load_scores(folder, measure="P_10"), divisor=1000))
+    assert vt["erho2"].tolist() == pytest.approx([direct.erho2(n, v) for n, v in ((10, 1), (10, 6), (50, 1), (50, 6))],
+                                                 rel=1e-12)
