@@ -793,7 +793,7 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
             or an ``(S, T)`` array). A matrix
             with variants is averaged over its variants first (use :func:`fit_variants`
             for the three-facet model).
-        method: ``"anova"`` (complete matrices), ``"reml"`` (statsmodels MixedLM) or
+        method: ``"anova"`` (complete matrices), ``"reml"`` (see ``reml_engine``) or
             ``"auto"`` (ANOVA when complete, REML when cells are missing).
         drop: fraction in ``[0, 1)`` of lowest-scoring systems to drop first (gt4ireval).
         weights: stratum weights (stratum -> weight, normalised to sum 1) replacing the
