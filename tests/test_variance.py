@@ -460,6 +460,9 @@ def test_single_system_is_an_error():
         fit(one)
     with pytest.raises(InputError, match="2 systems"):
         pair_stats(one)
+    single_topic = ScoreMatrix(np.array([[0.1], [0.4]]), ("a", "b"), ("t1",))
+    with pytest.raises(InputError, match="2 topics"):
+        fit(single_topic)
 
 
 def test_all_zero_topic_warns():
