@@ -410,11 +410,14 @@ def write_report(result: Any, out: str | os.PathLike, *, force: bool = False,
     config = dict(config or results.get("config") or {})
     out = check_target(out, force=force)
     parent = out.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
     tmp = parent / f".{out.name}.tmp-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+    except OSError as exc:
+        raise InputError(f"cannot create the report folder: {exc.strerror}", file=out) from None
     try:
         (tmp / "tables").mkdir()
         for name, df in tables.items():
