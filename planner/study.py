@@ -1219,15 +1219,27 @@ def _answer(scens: list[dict]) -> dict:
     if n_show is not None:
         buys.append(f"At {n_show} topics:")
         rows = s0["curve"]["rows"]
-        for col, lab in (("ci_width_median", "median 95% interval width of a pair's mean difference"),
+        stacked = "stack" in s0["settings"]["collection"]
+        ci_lab = (f"{100 * (1 - s0['settings']['alpha']):g}% interval width of a pair's stratified mean "
+                  "difference (pooled variance per stratum, proportional allocation)" if stacked else
+                  f"median {100 * (1 - s0['settings']['alpha']):g}% interval width of a pair's mean difference")
+        pw_lab = (f"power at min_diff {s0['settings']['min_diff']:g} (normal approximation, stratified)"
+                  if stacked else f"mean power of the paired t-test at min_diff {s0['settings']['min_diff']:g}")
+        for col, lab in (("ci_width_median", ci_lab),
                          ("swap_rate_mean", "mean swap rate over system pairs"),
                          ("reversal_rate_mean", "mean reversal rate over system pairs"),
                          ("kendall_tau_mean", "expected Kendall tau between two topic sets' rankings"),
-                         ("power_mean", f"mean power of the paired t-test at min_diff "
-                                        f"{s0['settings']['min_diff']:g}")):
+                         ("power_mean", pw_lab)):
             v = _interp(rows, col, n_show)
             if v is not None:
                 buys.append(f"{lab}: {v:.3f}")
+        if stacked and s0.get("strata"):
+            labs = list(s0["strata"]["weights"])
+            W = np.array([s0["strata"]["weights"][k] for k in labs])
+            sig = np.sqrt(np.array([s0["strata"]["sigma2"][k] for k in labs]))
+            prop, opt = _allocate(n_show, W), _allocate(n_show, W * sig)
+            buys.append("split: proportional " + ", ".join(f"{k} {int(v)}" for k, v in zip(labs, prop))
+                        + "; Neyman-optimal " + ", ".join(f"{k} {int(v)}" for k, v in zip(labs, opt)))
         buys.append(f"Erho2 = {_erho(s0, n_show):.3f}, Phi = {_phi(s0, n_show):.3f} (D-study)")
         if depth and pool:
             ch = pool["choice"]
@@ -1339,8 +1351,11 @@ def _tables(scens: list[dict]) -> dict:
         scen_rows.append({"id": s["id"], "scenario": lab(s), "collection": st["collection"]["label"],
                           "measure": st["measure"], "method": st["method"],
                           "variance": (str(s["curve"]["variance"]) if str(s["curve"]["variance"]) == st["variance"]
+                                       or "stack" in st["collection"]
                                        else f"{s['curve']['variance']} (curve); {st['variance']} (sizes)"),
-                          "min_diff": st["min_diff"], "strata": st["strata"],
+                          "min_diff": st["min_diff"],
+                          "strata": ("stacked: " + ", ".join(s["data"]["strata"])
+                                     if "stack" in st["collection"] else st["strata"]),
                           "filter": "none" if not flt else
                           f"lo={flt['lo']:g}, hi={flt['hi']:g}, min_spread={flt['min_spread']:g}",
                           "systems": s["data"]["n_systems"], "topics": s["data"]["n_topics"],
