@@ -183,3 +183,63 @@ def test_half_of_dl20_matches_reference(shared_data):
         assert diffs[k].max() <= 1e-9, k
     bad = int((diffs["RBP(rel=2,p=0.8)"] > 1e-9).sum())
     assert bad == ("med_1k" in runs) + 1  # the explained cells of test_dl20_rbp_differences_explained
+
+
+# ------------------------------------------------------------------ CLI
+def _write_collection(d):
+    (d / "runs").mkdir()
+    (d / "runs" / "A.run").write_text(RUN_A)
+    (d / "runs" / "B.run").write_text(RUN_B)
+    (d / "qrels.txt").write_text(QRELS)
+    return d / "runs", d / "qrels.txt"
+
+
+def test_cli_scores_from_runs(tmp_path, capsys):
+    from planner.cli import main
+
+    runs, qrels = _write_collection(tmp_path)
+    assert main(["scores", "--runs", str(runs), "--qrels", str(qrels), "--measure", "RR(rel=2)"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["topic,A,B", "1,0.5,0.5", "2,1.0,0.5"]
+    assert main(["scores", "--runs", str(runs), "--qrels", str(qrels), "--measure", "RR(rel=2)",
+                 "--measure", "RBP(rel=2,p=0.8)"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "system,topic,value,measure" and len(lines) == 9
+    assert main(["scores", "--runs", str(runs), "--qrels", str(qrels), "--measure", "FOO@3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("planner scores: error: measures: unknown measure 'FOO@3'") and err.count("\n") == 1
+
+
+def test_cli_pool(tmp_path, capsys):
+    import json
+
+    from planner.cli import main
+
+    runs, qrels = _write_collection(tmp_path)
+    assert main(["pool", "--runs", str(runs), "--qrels", str(qrels), "--depth", "1,2"]) == 0
+    out = capsys.readouterr().out
+    assert "pool of 2 runs; qrels: 5 judgments" in out and "pool_size_total" in out
+    assert main(["pool", "--runs", str(runs), "--qrels", str(qrels), "--depth", "2", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["depths"] == [2] and {r["topic"]: r["pool_size"] for r in d["topics"]} == {"1": 3, "2": 3}
+    assert main(["pool", "--runs", str(runs), "--qrels", str(qrels), "--depth", "2", "--per", "run"]) == 0
+    assert "judged_share@2" in capsys.readouterr().out
+    assert main(["pool", "--runs", str(runs), "--qrels", str(qrels), "--depth", "0"]) == 2
+    assert "--depth: values must be >= 1" in capsys.readouterr().err
+    (tmp_path / "runs" / "C.run").write_text("1 Q0 a 1 x C\n")
+    assert main(["pool", "--runs", str(runs), "--qrels", str(qrels)]) == 2
+    assert "C.run:1: non-numeric score 'x'" in capsys.readouterr().err
+
+
+def test_folder_mapping_and_dict_inputs_agree(tmp_path):
+    from planner.collection import read_runs
+
+    runs_dir, qrels_path = _write_collection(tmp_path)
+    ms = ["AP(rel=2)", "RBP(rel=2,p=0.8)"]
+    a = score_runs(runs_dir, qrels_path, ms)
+    b = score_runs(read_runs(runs_dir), {"1": {"a": 0, "b": 2, "c": 1}, "2": {"x": 2, "y": 3}}, ms)
+    c = score_runs({"A": read_run(RUN_A).topics, "B": str(runs_dir / "B.run")}, QRELS, ms)
+    for k in ms:
+        np.testing.assert_array_equal(a[k].values, b[k].values)
+        np.testing.assert_array_equal(a[k].values, c[k].values)
+        assert a[k].systems == b[k].systems == c[k].systems == ("A", "B")
+    assert list(read_runs(runs_dir, pattern="B*")) == ["B"]
