@@ -416,3 +416,22 @@ def test_query_variants_three_facet(tmp_path, shared_data):
     direct = fit_variants(stack_variants(load_scores(folder, measure="P_10"), divisor=1000))
     assert vt["erho2"].tolist() == pytest.approx([direct.erho2(n, v) for n, v in ((10, 1), (10, 6), (50, 1), (50, 6))],
                                                  rel=1e-12)
+
+
+def test_topic_strata_resampled_within_strata(tmp_path, small_scores):
+    topics = pd.read_csv(small_scores, dtype={"topic": str})["topic"].tolist()
+    meta = tmp_path / "topics.csv"
+    meta.write_text("topic,stratum\n" + "".join(f"{t},{'A' if i < 12 else 'B'}\n" for i, t in enumerate(topics)))
+    doc = {"collection": {"scores": str(small_scores), "strata": "topics.csv"}, "method": "bootstrap",
+           "strata": ["uniform", "stratified"], "topics": [6, 12], "resamples": 40,
+           "targets": [{"target": "erho2", "value": 0.9}]}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(doc))
+    res = run_study(tmp_path / "s.yaml", quiet=True, write=False)
+    assert [s["settings"]["strata"] for s in res.results["scenarios"]] == ["uniform", "stratified"]
+    assert res.results["scenarios"][0]["data"]["strata"] == ["A", "B"]
+    comp = res.tables["components"]
+    assert any(comp["scenario"].str.endswith("stratum A")) and any(comp["scenario"].str.endswith("stratum B"))
+    # stratified without strata is a config error naming the key
+    with pytest.raises(ConfigError, match="stratified needs topic strata"):
+        run_study({"collection": {"scores": str(small_scores)}, "strata": "stratified", "topics": [6]},
+                  quiet=True, write=False)
