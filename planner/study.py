@@ -1241,6 +1241,14 @@ def _answer(scens: list[dict]) -> dict:
             buys.append("split: proportional " + ", ".join(f"{k} {int(v)}" for k, v in zip(labs, prop))
                         + "; Neyman-optimal " + ", ".join(f"{k} {int(v)}" for k, v in zip(labs, opt)))
         buys.append(f"Erho2 = {_erho(s0, n_show):.3f}, Phi = {_phi(s0, n_show):.3f} (D-study)")
+        T = s0["data"]["n_topics"]
+        today = [(lab, _interp(rows, col, T)) for col, lab in (("ci_width_median", "interval width"),
+                                                              ("swap_rate_mean", "swap rate"),
+                                                              ("kendall_tau_mean", "Kendall tau"),
+                                                              ("power_mean", "power"))]
+        today = [f"{lab} {v:.3f}" for lab, v in today if v is not None]
+        if today and T != n_show:
+            buys.append(f"for comparison, at the collection's own {T} topics: " + ", ".join(today))
         if depth and pool:
             ch = pool["choice"]
             buys.append(f"about {ch['judgments_per_topic']:.0f} judgments per topic, "
