@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = ["plot_curve", "plot_ci_width", "plot_swap_reversal", "plot_kendall_tau", "plot_power",
+           "plot_generalizability",
            "plot_required_topics", "plot_components", "plot_pool_depth", "plot_budget"]
 
 _LINESTYLES = ["-", "--", ":", "-."]
@@ -129,6 +130,30 @@ def plot_power(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | Non
     """Mean power of the paired t-test over pairs at the study's min_diff, against n."""
     return plot_curve(frame, "power_mean", by=by, ax=ax, ylabel="power (mean over pairs)",
                       title="Power of the paired t-test", hline=target)
+
+
+def plot_generalizability(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario") -> "Figure":
+    """D-study Erho2 (solid) and Phi (dashed) against n, with their intervals as bands
+    (columns ``erho2_lo/erho2_hi``, ``phi_lo/phi_hi`` when present)."""
+    fig = plot_curve(frame, "erho2", by=by, ax=ax, ylabel="coefficient",
+                     title="Generalizability Erho2 (solid) and dependability Phi (dashed)",
+                     label_suffix=" Erho2")
+    if "phi" in frame.columns:
+        ax2 = fig.axes[0] if ax is None else ax
+        n_lines = len(ax2.get_lines())
+        for i, (g, sub) in enumerate(_groups(frame, by)):
+            sub = sub.sort_values("n_topics")
+            color = ax2.get_lines()[i].get_color() if i < n_lines else None
+            x = sub["n_topics"].to_numpy(dtype=float)
+            ax2.plot(x, sub["phi"], linestyle="--", marker="x", markersize=3, color=color,
+                     label=(str(g) if g is not None else "") + " Phi")
+            if "phi_lo" in sub.columns and "phi_hi" in sub.columns:
+                lo, hi = sub["phi_lo"].to_numpy(dtype=float), sub["phi_hi"].to_numpy(dtype=float)
+                ok = np.isfinite(lo) & np.isfinite(hi)
+                if ok.any():
+                    ax2.fill_between(x[ok], lo[ok], hi[ok], alpha=0.1, color=color, linewidth=0)
+        ax2.legend(fontsize="small")
+    return fig
 
 
 def plot_required_topics(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figure":

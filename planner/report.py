@@ -50,6 +50,9 @@ FIGURES = {
     "kendall_tau": ("curves", "plot_kendall_tau",
                     "Expected Kendall tau between the rankings from two independent topic sets."),
     "power": ("curves", "plot_power", "Power of the paired t-test at the scenario's min_diff, mean over pairs."),
+    "generalizability": ("curves", "plot_generalizability",
+                         "D-study Erho2 (solid) and Phi (dashed) against topic count, with their "
+                         "intervals as bands (Feldt; Arteaga-Jeyaratnam-Franklin)."),
     "components": ("components", "plot_components", "Variance components (systems, topics, residual)."),
     "pool_depth": ("pool", "plot_pool_depth",
                    "Judgments per topic against pool depth, and the judged share of the runs' top k."),
@@ -242,6 +245,8 @@ def _render_figures(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> dict[
             continue
         if name == "ci_width" and "ci_width_median" not in df.columns:
             continue
+        if name == "generalizability" and ("erho2" not in df.columns or not df["erho2"].notna().any()):
+            continue
         fig = getattr(plots, func)(df)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
@@ -291,7 +296,7 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         doc.h(2, "Curves against topic count")
         doc.p("Rates are means over all system pairs; the interval width is the median (and 90th "
               "percentile) over pairs. Each scenario names the variance that drives its numbers.")
-        for f in ("ci_width", "swap_reversal", "kendall_tau", "power"):
+        for f in ("ci_width", "swap_reversal", "kendall_tau", "power", "generalizability"):
             if f in figures:
                 doc.fig(f, FIGURES[f][2])
         cols = [c for c in ("scenario", "n_topics", "ci_width_median", "swap_rate_mean",

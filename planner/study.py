@@ -1041,6 +1041,15 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
                 r["erho2"] = float(comp.erho2(r["n_topics"]))
             if r.get("phi") is None:
                 r["phi"] = float(comp.phi(r["n_topics"]))
+        try:   # D-study intervals (Feldt for Erho2, Arteaga-Jeyaratnam-Franklin for Phi): plot bands
+            ds = {int(d["n_topics"]): d for d in comp.dstudy(sc["topics"], alpha=sc["alpha"]).rows}
+            for r in rows:
+                d = ds.get(int(r["n_topics"]))
+                if d is not None:
+                    r.update(erho2_lo=d["erho2_lower"], erho2_hi=d["erho2_upper"],
+                             phi_lo=d["phi_lower"], phi_hi=d["phi_upper"])
+        except PlannerError:
+            pass
         targets = []
         for tg in sc["targets"]:
             t, v = tg["target"], float(tg["value"])

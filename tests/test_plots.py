@@ -94,3 +94,12 @@ def test_no_pyplot_figures_left_open():
     before = len(plt.get_fignums())
     plots.plot_power(_curves())
     assert len(plt.get_fignums()) == before
+
+
+def test_generalizability_bands():
+    df = _curves().assign(erho2=[.8, .9, .95, .7, .8, .9], phi=[.6, .7, .8, .5, .6, .7])
+    df = df.assign(erho2_lo=df.erho2 - .05, erho2_hi=df.erho2 + .02, phi_lo=df.phi - .1, phi_hi=df.phi + .05)
+    fig = plots.plot_generalizability(df)
+    ax = fig.axes[0]
+    assert len(ax.get_lines()) == 4                      # Erho2 and Phi per scenario
+    assert sum(isinstance(c, PolyCollection) for c in ax.collections) == 4
