@@ -340,15 +340,10 @@ def _error_to_config(err, source) -> ConfigError:
             return _error_to_config(sub, source)
     expected = EXPECTED.get(name) if isinstance(name, str) else None
     key = _key_path(path[:cut]) if cut else _key_path(path)
-    value = err.instance if cut == len(path) else _get(err, path, cut)
+    value = err.instance
     if expected:
         return ConfigError(f"expected {expected}, got {_short(value)}", key=key, file=source)
     return ConfigError(err.message, key=key, file=source)
-
-
-def _get(err, path, cut):
-    # best effort: the value at the named key (the error instance is deeper)
-    return err.instance
 
 
 def _first_inner_error(err, prefer: str | None = None):
@@ -1002,9 +997,8 @@ def _run_stacked(sc: dict, rng, resamples: int) -> dict:
 
 
 def _run_scenario(sc: dict, rng, resamples: int) -> dict:
-    """Everything for one scenario; returns plain data (picklable) and frames."""
-    import pandas as pd
-
+    """Everything for one scenario: scores, filter, fit, curve, targets, variants, honest
+    statement, pool study; returns plain data (picklable, JSON-able after :func:`jsonable`)."""
     if "stack" in sc["collection"]:
         with warnings.catch_warnings(record=True) as wlist:
             warnings.simplefilter("always")

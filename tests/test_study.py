@@ -13,9 +13,8 @@ import pytest
 import yaml
 
 from planner import cli
-from planner.errors import ConfigError, InputError
-from planner.study import (SCHEMA, _from_curve, _honest, expand_scenarios, load_config, run_study,
-                           schema)
+from planner.errors import ConfigError
+from planner.study import SCHEMA, _from_curve, _honest, load_config, run_study, schema
 
 
 # ----------------------------------------------------------------- fixtures
