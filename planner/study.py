@@ -769,18 +769,6 @@ def _honest(m, rng, resamples: int, alpha: float) -> dict:
             "interval": f"{100 * (1 - alpha):g}% paired bootstrap percentile interval, {resamples} resamples"}
 
 
-def _frame_of(obj):
-    import pandas as pd
-
-    if obj is None:
-        return None
-    if hasattr(obj, "to_frame"):
-        return obj.to_frame()
-    if isinstance(obj, pd.DataFrame):
-        return obj
-    return pd.DataFrame(obj)
-
-
 def _judged_share(coll: Mapping, measure: str, runs_qrels=None) -> dict | None:
     """Judged share of the evaluated runs' top k (k from the measure cutoff, default 10)."""
     import re
