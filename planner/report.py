@@ -94,6 +94,13 @@ def check_target(out: str | os.PathLike, *, force: bool = False) -> Path:
         raise InputError("report folder exists; use --force (force=True) to replace it", file=out)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a folder", file=out)
+    parent = out.resolve().parent
+    try:      # fail before the study runs when the folder cannot be written
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the report folder: {exc.strerror}", file=out) from None
+    if not os.access(parent, os.W_OK):
+        raise InputError("cannot write the report folder here (permission denied)", file=out)
     return out
 
 
