@@ -434,3 +434,11 @@ def test_topic_strata_resampled_within_strata(tmp_path, small_scores):
     with pytest.raises(ConfigError, match="stratified needs topic strata"):
         run_study({"collection": {"scores": str(small_scores)}, "strata": "stratified", "topics": [6]},
                   quiet=True, write=False)
+
+
+def test_unwritable_report_folder_fails_before_running(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert cli.main(["study", "-o", str(blocker / "rep"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot create the report folder" in err and str(blocker / "rep") in err
