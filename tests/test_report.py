@@ -36,11 +36,19 @@ RESULTS = {"study": "hand", "answer": {"text": "Choose **50 topics**.", "buys": 
 class _P(HTMLParser):
     def __init__(self):
         super().__init__()
-        self.tags, self.figs, self.alts = [], [], []
+        self.tags, self.figs, self.alts, self.open, self.mismatched = [], [], [], [], []
+
+    def handle_endtag(self, tag):
+        if self.open and self.open[-1] == tag:
+            self.open.pop()
+        else:
+            self.mismatched.append(tag)
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         self.tags.append(tag)
+        if tag not in ("meta", "img", "br"):
+            self.open.append(tag)
         if tag == "figure":
             self.figs.append(a.get("data-figure"))
         if tag == "img":
@@ -61,6 +69,7 @@ def test_writes_every_artifact_and_html_references_every_figure(tmp_path):
     p.feed((out / "report.html").read_text())
     p.close()
     assert set(p.figs) == expected_figs and set(p.alts) == expected_figs
+    assert p.open == [] and p.mismatched == []          # every element closed, properly nested
     assert p.tags[0] == "html" and "table" in p.tags
     # svg files are real SVG documents
     assert (out / "figures" / "power.svg").read_text().lstrip().startswith("<?xml")
