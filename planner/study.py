@@ -709,6 +709,9 @@ def _apply_filter(m, flt: Mapping | None):
     return f, rows
 
 
+#: topic resamples behind the interval on n of the analytic swap/reversal/Kendall-tau sizes
+INTERVAL_RESAMPLES = 200
+
 _DECREASING = {"swap_rate": "swap_rate_mean", "reversal_rate": "reversal_rate_mean",
                "ci_width": "ci_width_median"}
 _INCREASING = {"kendall_tau": "kendall_tau_mean", "power": "power_mean", "erho2": "erho2", "phi": "phi"}
@@ -1033,7 +1036,8 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
         except PlannerError:
             pass
         targets = []
-        for tg in sc["targets"]:
+        target_streams = r_extra.spawn(len(sc["targets"]))
+        for j, tg in enumerate(sc["targets"]):
             t, v = tg["target"], float(tg["value"])
             row = {"target": t, "value": v, "n_topics": None, "lower": None, "upper": None, "how": ""}
             try:
@@ -1052,6 +1056,20 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
                     sr = _size(m2, design="ci", width=v, variance_selector=sc["variance"], alpha=sc["alpha"])
                     row.update(n_topics=sr.n_topics, how=f"expected {100 * (1 - sc['alpha']):g}% interval "
                                                          f"width, variance {sr.variance}")
+                    cn, chow = _from_curve(rows, t, v)
+                    row["curve_n_topics"] = cn
+                elif sc["method"] in ("analytic", "predictive"):
+                    # exact smallest n by bisection; for analytic also a 95% interval on n from
+                    # INTERVAL_RESAMPLES topic resamples (re-solved analytically)
+                    from .plan import size_for_target
+
+                    nres = INTERVAL_RESAMPLES if sc["method"] == "analytic" else 0
+                    tr = size_for_target(m2, target=t, value=v, method=sc["method"], variance=sc["variance"],
+                                         min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=nres,
+                                         rng=target_streams[j])
+                    row.update(n_topics=tr.n_topics, lower=tr.lower, upper=tr.upper,
+                               how=f"{sc['method']}: smallest n meeting the target (plan.size_for_target)"
+                                   + (f"; 95% interval on n from {nres} topic resamples" if nres else ""))
                     cn, chow = _from_curve(rows, t, v)
                     row["curve_n_topics"] = cn
                 else:
@@ -1206,6 +1224,13 @@ def _answer(scens: list[dict]) -> dict:
     else:
         text = (f"Choose **{need} topics**" + (f" judged to **depth {depth}**" if depth else "")
                 + f" (scenario **{s0['name']}**; targets: {targets_txt}).")
+        binding = max((t for t in s0["targets"] if t["n_topics"] is not None), key=lambda t: t["n_topics"])
+        if not depth:
+            text += f" The binding target is {binding['target']} {binding['value']:g}"
+            if binding.get("lower") is not None and binding.get("upper") is not None:
+                text += (f" (95% interval on n: {int(binding['lower'])} to {int(binding['upper'])}, "
+                         "from the uncertainty of the collection's own estimates)")
+            text += "."
     buys: list[str] = []
     if n_show is not None:
         buys.append(f"At {n_show} topics:")

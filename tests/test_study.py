@@ -256,6 +256,15 @@ def test_study_writes_every_artifact(tmp_path, small_scores):
     assert results["config"]["scenarios"][0]["alpha"] == 0.05       # defaults written back
     assert results["config"]["scenarios"][0]["filter"] == {"lo": 0.0, "hi": 1.0, "min_spread": 0.05}
     assert len(results["scenarios"]) == 2
+    # analytic swap-rate size: exact n (plan.size_for_target) with an interval from topic resamples
+    sw = [t for t in results["scenarios"][0]["targets"] if t["target"] == "swap_rate"][0]
+    from planner.collection import load_scores
+    from planner.plan import size_for_target
+    from planner.simulate import filter_informative
+
+    m = filter_informative(load_scores(small_scores), min_spread=0.05)[0]
+    assert sw["n_topics"] == size_for_target(m, target="swap_rate", value=0.2, resamples=0).n_topics
+    assert sw["lower"] <= sw["n_topics"] <= sw["upper"]
     prov = json.loads((out / "provenance.json").read_text())
     import hashlib
 
