@@ -114,6 +114,7 @@ depend on the other counts requested, on chunking, or on the order.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -136,6 +137,8 @@ _BLOCK = 512  # pairs per matrix product (fixed and aligned: results independent
 _PARAM_BLOCK = 16  # replicates per block in the parametric method
 _NCT_EXACT_MAX = 20_000
 _NCT_STEP = 0.01
+_FAST_DTYPE = np.float32  # resampled means and t-test sums, one stratum (module docstring)
+_SUB_ELEMS = 2 ** 17  # pairs x resamples summarised at a time (cache-sized)
 
 
 # ---------------------------------------------------------------------------- results
@@ -734,22 +737,134 @@ def _draw_stats(mean: np.ndarray, thr: np.ndarray, dbar: np.ndarray, alpha: floa
         power = np.count_nonzero(tmp > thr, axis=1) / R
         del tmp
     # percentile interval, numpy's default (linear) quantile definition
-    # (select ranks l_lo and l_hi; rank l + 1 is the minimum of the part above l)
-    qs = (alpha / 2, 1 - alpha / 2)
-    pos_q = [q * (R - 1) for q in qs]
-    lo_i = [int(math.floor(v)) for v in pos_q]
-    mean.partition(sorted(set(lo_i)), axis=1)
-    ends = []
-    for v, l, stop in zip(pos_q, lo_i, (lo_i[1] + 1, R)):
-        f = v - l
-        a0 = mean[:, l]
-        if f == 0 or l + 1 >= R:
-            ends.append(a0.copy())
-            continue
-        a1 = mean[:, l + 1:stop].min(axis=1) if stop > l + 1 else mean[:, l + 1]
-        ends.append(a0 + (a1 - a0) * f)
+    ends = _linear_quantiles(mean, (alpha / 2, 1 - alpha / 2))
     return {"swap_rate": swap, "reversal_rate": rev, "ci_width": (ends[1] - ends[0]) * scale,
             "power": power, "significant": sig}
+
+
+def _count(mask: np.ndarray) -> np.ndarray:
+    """Per row, the number of True values of a 2-d boolean array (a byte sum)."""
+    return np.add.reduce(mask.view(np.uint8), axis=1, dtype=np.int32).astype(np.intp)
+
+
+def _linear_quantiles(v: np.ndarray, qs: Sequence[float]) -> list[np.ndarray]:
+    """Per row of ``v`` (c, R), ``numpy.quantile(v, q, axis=1)`` (linear), ``qs`` ascending.
+
+    ``v`` is partially sorted in place: for each ``q`` in turn, one partition at
+    the single rank ``l = floor(q (R - 1))`` of the part not yet placed (numpy
+    selects a single rank much faster than several at once), rank ``l + 1``
+    as the minimum of what lies above. Exact order statistics; interpolated in
+    float64 as ``a_l + (a_{l+1} - a_l) f``.
+    """
+    c, R = v.shape
+    vals: dict[int, np.ndarray] = {}
+    done = 0  # ranks < done are in place
+    res = []
+    for q in qs:
+        p = q * (R - 1)
+        l = int(math.floor(p))
+        if l not in vals:
+            v[:, done:].partition(l - done, axis=1)
+            vals[l] = v[:, l].astype(np.float64)
+            done = l + 1
+        f = p - l
+        if f == 0 or l + 1 >= R:
+            res.append(vals[l])
+            continue
+        if l + 1 not in vals:
+            vals[l + 1] = v[:, l + 1:].min(axis=1).astype(np.float64)
+        res.append(vals[l] + (vals[l + 1] - vals[l]) * f)
+    return res
+
+
+def _exact_sums(xg: np.ndarray, WT: np.ndarray, n: int) -> tuple[np.ndarray, float]:
+    """Resampled sums of every system, exactly: ``(Q, unit)`` with ``Q * unit`` the sums.
+
+    ``xg`` (S, T) scores, ``WT`` (T, R) draw counts summing to ``n`` per resample.
+    Scores are rounded to the grid ``unit = 2^-k`` with ``k`` the largest power
+    such that ``n max|x| / unit < 2^50`` (each score moves by at most
+    ``2^-50 n max|x|``, ~4e-14 for n = 50 and scores in [0, 1]); the sums of
+    these integers are then exact in float64 whatever order the matrix product
+    adds them in, so the difference of two systems' sums is exact: exactly 0
+    when the two agree on every drawn topic (a tie), as the sum of the pair's
+    differences would be. Shape (S, R), row-contiguous along resamples.
+    """
+    amax = float(np.max(np.abs(xg))) if xg.size else 0.0
+    if amax == 0.0:
+        return np.zeros((xg.shape[0], WT.shape[1])), 1.0
+    k = 50 - math.frexp(amax * n)[1]
+    q = np.rint(np.ldexp(xg, k))
+    return q @ WT, math.ldexp(1.0, -k)
+
+
+def _fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, dtype):
+    """Per-pair statistics of one stratum for a few pairs, from the systems' sums.
+
+    Works in the units of ``Msys`` (:func:`_exact_sums`): a resample's mean
+    difference is ``m = scale * u`` with ``u = Msys[a] - Msys[b]`` (exact in
+    float64, then rounded to ``dtype``: its sign and zeros are kept exactly).
+    ``Q`` (c, R): the resampled sums of ``kappa d^2`` with ``kappa = c' / (n (1 +
+    c') scale^2)``, ``c' = crit^2 / (n - 1)`` (None: no t-tests). The paired t-test
+    rejects when ``m^2 > crit^2 var / n`` (``var`` the ddof=1 variance of the
+    drawn differences), i.e. ``u^2 > Q``; with every difference shifted by
+    ``delta = min_diff - dbar`` (power) when ``(u + delta')^2 + g > Q``,
+    ``delta' = delta / ((1 + c') scale)``, ``g = c' (delta' )^2`` (the same
+    inequality, rearranged).
+    """
+    c = aa.size
+    R = Msys.shape[1]
+    u = np.empty((c, R), dtype=dtype)
+    # pairs come in runs of equal a and consecutive b (row-major order): no gather
+    start = 0
+    while start < c:
+        stop = start + 1
+        while stop < c and aa[stop] == aa[start] and bb[stop] == bb[stop - 1] + 1:
+            stop += 1
+        np.subtract(Msys[aa[start]][None, :], Msys[bb[start]:bb[stop - 1] + 1], out=u[start:stop],
+                    casting="same_kind")
+        start = stop
+    pos = _count(u > 0)
+    neg = _count(u < 0)
+    zero = R - pos - neg
+    sg = np.sign(dbar)
+    opp = np.where(sg > 0, neg, pos)
+    rev = np.where(sg == 0, 0.5, (opp + 0.5 * zero) / R)
+    if halves:
+        h = R // 2
+        prod = np.sign(u[:, :h]) * np.sign(u[:, h:])
+        swap = (_count(prod < 0) + 0.5 * _count(prod == 0)) / h
+        del prod
+    else:
+        swap = _swap_distinct(pos, neg, R)
+    if Q is None:
+        sig = power = np.full(c, np.nan)
+    else:
+        v = u * u
+        sig = _count(v > Q) / R
+        dprime = (min_diff - dbar) / ((1.0 + cprime) * scale)
+        np.add(u, dprime.astype(dtype)[:, None], out=v)
+        v *= v
+        v += (cprime * dprime * dprime).astype(dtype)[:, None]
+        power = _count(v > Q) / R
+        del v
+    lo, hi = _linear_quantiles(u, (alpha / 2, 1 - alpha / 2))
+    return {"swap_rate": swap, "reversal_rate": rev, "ci_width": (hi - lo) * scale,
+            "power": power, "significant": sig}
+
+
+def _one_blas_thread():
+    """Context limiting BLAS to one thread (``threadpoolctl``, when installed).
+
+    The resampling products are thin (inner dimension ``T``) and interleaved
+    with single-threaded numpy work; between calls OpenBLAS's idle worker
+    threads busy-wait, which on the benchmark doubled the CPU time for a small
+    gain in wall time. Without ``threadpoolctl`` nothing is changed.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _stream(base: np.random.SeedSequence, n: int) -> np.random.Generator:
@@ -953,47 +1068,80 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                     res["reversal_rate"] = np.where(tie, 0.5, predictive_rates["reversal_rate"][sl, j])
                 accumulate(sl, j, res)
     elif method in ("bootstrap", "subsample"):
-        for j, n in enumerate(ns):
-            if not computed[j]:
-                continue
-            nk = allocs[j]
-            g_n = _stream(base, n)
-            Wts = []
-            if method == "bootstrap":
-                for g, c in zip(groups, nk):
-                    Wts.append(g_n.multinomial(int(c), np.full(g.size, 1.0 / g.size), size=resamples)
-                               .astype(np.float64))
-            else:
-                for g, c in zip(groups, nk):
-                    order = np.argsort(g_n.random((resamples, g.size)), axis=1)
-                    wa = np.zeros((resamples, g.size))
-                    wb = np.zeros((resamples, g.size))
-                    rows = np.arange(resamples)[:, None]
-                    wa[rows, order[:, :c]] = 1.0
-                    wb[rows, order[:, c:2 * c]] = 1.0
-                    Wts.append(np.vstack([wa, wb]))
-            Wstr = W if K > 1 else np.ones(1)
-            WT = [np.ascontiguousarray(w.T) for w in Wts]
-            sub = max(1, 2 ** 18 // R_tot)
-            crit = stats.t.ppf(1 - alpha / 2, n - K)
-            for lo in range(0, P, chunk):
-                hi_ = min(P, lo + chunk)
-                for b0 in range(lo, hi_, _BLOCK):
-                    sl = slice(b0, min(hi_, b0 + _BLOCK))
-                    Dk = [x[a[sl]][:, g] - x[b[sl]][:, g] for g in groups]
-                    sums_k = _block_sums(WT, Dk, squares=t_tests)
-                    c = sl.stop - sl.start
-                    res = {k: np.empty(c) for k in PAIR_STATS}
-                    # post-process a few pairs at a time so the (pairs x R) pieces stay in cache
-                    for r0 in range(0, c, sub):
-                        r1 = min(c, r0 + sub)
-                        mean, thr, scale = _mean_thr([(s1[r0:r1], None if s2 is None else s2[r0:r1])
-                                               for s1, s2 in sums_k], nk, Wstr, crit)
-                        part = _draw_stats(mean, thr, dbar[sl][r0:r1], alpha, min_diff, scale=scale,
-                                           halves=method == "subsample")
-                        for k, v in part.items():
-                            res[k][r0:r1] = v
-                    accumulate(sl, j, res)
+        with _one_blas_thread():
+            for j, n in enumerate(ns):
+                if not computed[j]:
+                    continue
+                nk = allocs[j]
+                g_n = _stream(base, n)
+                Wts = []
+                if method == "bootstrap":
+                    for g, c in zip(groups, nk):
+                        Wts.append(g_n.multinomial(int(c), np.full(g.size, 1.0 / g.size), size=resamples)
+                                   .astype(np.float64))
+                else:
+                    for g, c in zip(groups, nk):
+                        order = np.argsort(g_n.random((resamples, g.size)), axis=1)
+                        wa = np.zeros((resamples, g.size))
+                        wb = np.zeros((resamples, g.size))
+                        rows = np.arange(resamples)[:, None]
+                        wa[rows, order[:, :c]] = 1.0
+                        wb[rows, order[:, c:2 * c]] = 1.0
+                        Wts.append(np.vstack([wa, wb]))
+                Wstr = W if K > 1 else np.ones(1)
+                WT = [np.ascontiguousarray(w.T) for w in Wts]
+                sub = max(1, 2 ** 18 // R_tot)
+                crit = stats.t.ppf(1 - alpha / 2, n - K)
+                if K == 1:
+                    # one stratum: means from every system's exact resampled sums
+                    # (one small product per n), a product per block only for the t-tests
+                    g = groups[0]
+                    Msys, unit = _exact_sums(x[:, g], WT[0], int(nk[0]))
+                    WTq = WT[0].astype(_FAST_DTYPE) if t_tests else None
+                    cprime = crit * crit / (n - 1.0)
+                    scale = unit / n
+                    kappa = cprime / (n * (1.0 + cprime) * scale * scale)
+                    sub1 = max(1, _SUB_ELEMS // R_tot)
+                    for lo in range(0, P, chunk):
+                        hi_ = min(P, lo + chunk)
+                        for b0 in range(lo, hi_, _BLOCK):
+                            sl = slice(b0, min(hi_, b0 + _BLOCK))
+                            c = sl.stop - sl.start
+                            Q = None
+                            if t_tests:
+                                d = np.zeros((_BLOCK, g.size))  # aligned, zero-padded: same product shape always
+                                d[:c] = x[a[sl]][:, g] - x[b[sl]][:, g]
+                                d *= d
+                                d *= kappa
+                                Q = d.astype(_FAST_DTYPE) @ WTq
+                            res = {k: np.empty(c) for k in PAIR_STATS}
+                            for r0 in range(0, c, sub1):
+                                r1 = min(c, r0 + sub1)
+                                part = _fast_block(Msys, scale, a[sl][r0:r1], b[sl][r0:r1],
+                                                   None if Q is None else Q[r0:r1], dbar[sl][r0:r1], alpha,
+                                                   min_diff, cprime, method == "subsample", _FAST_DTYPE)
+                                for k, v in part.items():
+                                    res[k][r0:r1] = v
+                            accumulate(sl, j, res)
+                    continue
+                for lo in range(0, P, chunk):
+                    hi_ = min(P, lo + chunk)
+                    for b0 in range(lo, hi_, _BLOCK):
+                        sl = slice(b0, min(hi_, b0 + _BLOCK))
+                        Dk = [x[a[sl]][:, g] - x[b[sl]][:, g] for g in groups]
+                        sums_k = _block_sums(WT, Dk, squares=t_tests)
+                        c = sl.stop - sl.start
+                        res = {k: np.empty(c) for k in PAIR_STATS}
+                        # post-process a few pairs at a time so the (pairs x R) pieces stay in cache
+                        for r0 in range(0, c, sub):
+                            r1 = min(c, r0 + sub)
+                            mean, thr, scale = _mean_thr([(s1[r0:r1], None if s2 is None else s2[r0:r1])
+                                                   for s1, s2 in sums_k], nk, Wstr, crit)
+                            part = _draw_stats(mean, thr, dbar[sl][r0:r1], alpha, min_diff, scale=scale,
+                                               halves=method == "subsample")
+                            for k, v in part.items():
+                                res[k][r0:r1] = v
+                        accumulate(sl, j, res)
     else:  # parametric
         mu_s = x.mean(axis=1)
         sd_e = math.sqrt(comps["var_e"])
