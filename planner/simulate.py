@@ -138,7 +138,7 @@ _PARAM_BLOCK = 16  # replicates per block in the parametric method
 _NCT_EXACT_MAX = 20_000
 _NCT_STEP = 0.01
 _FAST_DTYPE = np.float32  # resampled means and t-test sums, one stratum (module docstring)
-_SUB_ELEMS = 2 ** 17  # pairs x resamples summarised at a time (cache-sized)
+_SUB_ELEMS = 2 ** 18  # pairs x resamples summarised at a time (cache-sized)
 
 
 # ---------------------------------------------------------------------------- results
@@ -777,32 +777,40 @@ def _linear_quantiles(v: np.ndarray, qs: Sequence[float]) -> list[np.ndarray]:
     return res
 
 
-def _exact_sums(xg: np.ndarray, WT: np.ndarray, n: int) -> tuple[np.ndarray, float]:
-    """Resampled sums of every system, exactly: ``(Q, unit)`` with ``Q * unit`` the sums.
+def _score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
+    """Scores as integers on a grid, ``(q, unit)`` with ``x ~= q * unit``, for exact sums.
 
-    ``xg`` (S, T) scores, ``WT`` (T, R) draw counts summing to ``n`` per resample.
-    Scores are rounded to the grid ``unit = 2^-k`` with ``k`` the largest power
-    such that ``n max|x| / unit < 2^50`` (each score moves by at most
-    ``2^-50 n max|x|``, ~4e-14 for n = 50 and scores in [0, 1]); the sums of
-    these integers are then exact in float64 whatever order the matrix product
-    adds them in, so the difference of two systems' sums is exact: exactly 0
-    when the two agree on every drawn topic (a tie), as the sum of the pair's
-    differences would be. Shape (S, R), row-contiguous along resamples.
+    Decimal scores (e.g. trec_eval's 4 decimals) use ``unit = 10^-k``, the
+    fewest decimals that represent every score within ``1e-6 unit``: then
+    sums of decimals that are equal, e.g. 0.3 + 0.5 and 0.4 + 0.4, are equal.
+    Other scores use ``unit = 2^-k``, ``k`` the largest such that
+    ``n_max max|x| / unit < 2^50`` (each score moves by at most
+    ``2^-50 n_max max|x|``, ~4e-14 for n = 50 and scores in [0, 1]). Either way
+    any sum of at most ``n_max`` scores with integer weights is an integer
+    below ``2^50``, exact in float64 whatever order a matrix product adds it in.
     """
     amax = float(np.max(np.abs(xg))) if xg.size else 0.0
     if amax == 0.0:
-        return np.zeros((xg.shape[0], WT.shape[1])), 1.0
-    k = 50 - math.frexp(amax * n)[1]
-    q = np.rint(np.ldexp(xg, k))
-    return q @ WT, math.ldexp(1.0, -k)
+        return np.zeros_like(xg), 1.0
+    for k in range(10):
+        if amax * 10.0 ** k * n_max >= 2.0 ** 50:
+            break
+        y = xg * 10.0 ** k
+        q = np.rint(y)
+        if np.max(np.abs(y - q)) <= 1e-6:
+            return q, 10.0 ** -k
+    k = 50 - math.frexp(amax * n_max)[1]
+    return np.rint(np.ldexp(xg, k)), math.ldexp(1.0, -k)
 
 
 def _fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, dtype):
     """Per-pair statistics of one stratum for a few pairs, from the systems' sums.
 
-    Works in the units of ``Msys`` (:func:`_exact_sums`): a resample's mean
-    difference is ``m = scale * u`` with ``u = Msys[a] - Msys[b]`` (exact in
-    float64, then rounded to ``dtype``: its sign and zeros are kept exactly).
+    ``Msys`` (S, R): every system's resampled sum of its scores on the integer
+    grid of :func:`_score_grid` (exact). A resample's mean difference is
+    ``m = scale * u`` with ``u = Msys[a] - Msys[b]`` (exact in float64, then
+    rounded to ``dtype``: its sign and zeros are kept exactly; a tie, the same
+    sum for both systems, is exactly 0).
     ``Q`` (c, R): the resampled sums of ``kappa d^2`` with ``kappa = c' / (n (1 +
     c') scale^2)``, ``c' = crit^2 / (n - 1)`` (None: no t-tests). The paired t-test
     rejects when ``m^2 > crit^2 var / n`` (``var`` the ddof=1 variance of the
@@ -1068,6 +1076,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                     res["reversal_rate"] = np.where(tie, 0.5, predictive_rates["reversal_rate"][sl, j])
                 accumulate(sl, j, res)
     elif method in ("bootstrap", "subsample"):
+        grid = None
         with _one_blas_thread():
             for j, n in enumerate(ns):
                 if not computed[j]:
@@ -1096,7 +1105,10 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                     # one stratum: means from every system's exact resampled sums
                     # (one small product per n), a product per block only for the t-tests
                     g = groups[0]
-                    Msys, unit = _exact_sums(x[:, g], WT[0], int(nk[0]))
+                    if grid is None:
+                        grid = _score_grid(x[:, g], max(ns))
+                    Msys = grid[0] @ WT[0]  # exact integers
+                    unit = grid[1]
                     WTq = WT[0].astype(_FAST_DTYPE) if t_tests else None
                     cprime = crit * crit / (n - 1.0)
                     scale = unit / n
