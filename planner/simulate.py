@@ -743,8 +743,20 @@ def _draw_stats(mean: np.ndarray, thr: np.ndarray, dbar: np.ndarray, alpha: floa
 
 
 def _count(mask: np.ndarray) -> np.ndarray:
-    """Per row, the number of True values of a 2-d boolean array (a byte sum)."""
-    return np.add.reduce(mask.view(np.uint8), axis=1, dtype=np.int32).astype(np.intp)
+    """Per row, the number of True values of a 2-d boolean array (row-contiguous).
+
+    Bytes are summed in runs of 255 with 8-bit accumulators (no overflow), then
+    the run totals in integers: several times faster than ``count_nonzero``.
+    """
+    c, R = mask.shape
+    m8 = mask.view(np.uint8)
+    full = R // 255 * 255
+    out = np.zeros(c, dtype=np.intp)
+    if full:
+        out += m8[:, :full].reshape(c, full // 255, 255).sum(axis=2, dtype=np.uint8).sum(axis=1, dtype=np.intp)
+    if full < R:
+        out += m8[:, full:].sum(axis=1, dtype=np.intp)
+    return out
 
 
 def _linear_quantiles(v: np.ndarray, qs: Sequence[float]) -> list[np.ndarray]:
@@ -1109,6 +1121,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                         grid = _score_grid(x[:, g], max(ns))
                     Msys = grid[0] @ WT[0]  # exact integers
                     unit = grid[1]
+                    if _FAST_DTYPE == np.float32 and float(np.max(np.abs(Msys), initial=0.0)) < 2.0 ** 23:
+                        Msys = Msys.astype(np.float32)  # still exact: differences subtract exactly in float32
                     WTq = WT[0].astype(_FAST_DTYPE) if t_tests else None
                     cprime = crit * crit / (n - 1.0)
                     scale = unit / n
