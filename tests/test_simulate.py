@@ -527,3 +527,99 @@ def test_named_pair_lookup(adhoc5_small):
         assert c.pair(b, a)["dbar"] == -got["dbar"]
     with pytest.raises(ParameterError, match="unknown system"):
         c.pair("nope", names[0])
+
+
+# ------------------------------------------------------------------ fast resampling path (issue 4, "Speed")
+def test_linear_quantiles_are_numpys_linear_quantiles():
+    rng = np.random.default_rng(0)
+    for R in (2, 3, 40, 2001, 10_000):
+        v = np.round(rng.normal(size=(6, R)), 2)  # rounded: many ties
+        v[0] = 0.0
+        v[1] = rng.exponential(size=R)  # skewed
+        for dtype in (np.float64, np.float32):
+            w = v.astype(dtype)
+            got = simulate._linear_quantiles(w.copy(), (0.025, 0.975))
+            ref = np.quantile(w.astype(np.float64), [0.025, 0.975], axis=1)
+            # same order statistics; numpy interpolates b - (b - a)(1 - f) above f = 0.5
+            np.testing.assert_allclose(got[0], ref[0], rtol=0, atol=1e-12)
+            np.testing.assert_allclose(got[1], ref[1], rtol=0, atol=1e-12)
+
+
+def test_count_rows():
+    rng = np.random.default_rng(1)
+    for R in (1, 254, 255, 256, 10_001):
+        m = rng.random((4, R)) < 0.6
+        m[0] = True
+        assert np.array_equal(simulate._count(m), m.sum(axis=1))
+
+
+def test_score_grid_sums_are_exact():
+    # trec_eval-style decimals: the decimal grid, so equal decimal sums are equal
+    q, unit = simulate._score_grid(np.array([[0.3, 0.5], [0.4, 0.4]]), 50)
+    assert unit == 0.1 and q.tolist() == [[3.0, 5.0], [4.0, 4.0]]
+    # arbitrary floats: a binary grid, scores move by at most 2^-50 n max|x|
+    x = np.random.default_rng(2).random((7, 30))
+    q, unit = simulate._score_grid(x, 50)
+    assert math.log2(unit) == round(math.log2(unit))
+    assert np.max(np.abs(q * unit - x)) <= 2.0 ** -50 * 50 * x.max()
+    assert np.max(np.abs(q)) * 50 < 2.0 ** 50
+
+
+@pytest.mark.filterwarnings("ignore:variance component of systems")
+def test_bootstrap_ties_of_equal_decimal_sums_count_half():
+    # topics t0, t1 give d = -0.1, +0.1 (in floating point: -0.10000000000000003 and
+    # 0.09999999999999998, which do not cancel); t2 gives d = +0.8. With n = 2 draws
+    # (9 equally likely ordered draws): {t0, t1} ties (2/9), {t0, t0} reverses (1/9),
+    # the rest keep the order: reversal = 1/9 + 0.5 * 2/9 = 2/9 (hand calculation).
+    m = _matrix([[0.3, 0.5, 0.9], [0.4, 0.4, 0.1]])
+    R = 4000
+    c = simulate.predict(m, topics=[2], method="bootstrap", resamples=R, rng=3)
+    p = 2 / 9
+    assert abs(c.per_pair["reversal_rate"][0, 0] - p) <= 4 * math.sqrt(p * (1 - p) / R)
+
+
+@pytest.mark.filterwarnings("ignore:variance component of systems")
+def test_identical_systems_tie_with_arbitrary_float_scores():
+    # 7 systems (odd sizes take OpenBLAS's edge kernels): rows 0, 3 and 6 identical
+    x = np.random.default_rng(5).random((7, 12))
+    x[3] = x[0]
+    x[6] = x[0]
+    m = _matrix(x)
+    with pytest.warns(DegenerateDataWarning, match="identical"):
+        c = simulate.predict(m, topics=[6], method="bootstrap", resamples=3000, rng=2)
+    a, b = c.pair_a, c.pair_b
+    same = ((a == 0) & (b == 3)) | ((a == 0) & (b == 6)) | ((a == 3) & (b == 6))
+    assert same.sum() == 3
+    assert np.all(c.per_pair["swap_rate"][same, 0] == 0.5)
+    assert np.all(c.per_pair["ci_width"][same, 0] == 0.0)
+    assert np.all(c.per_pair["significant"][same, 0] == 0.0)
+
+
+def test_fast_path_matches_general_path():
+    # the one-stratum path (system sums, float32 t-test sums) against the general
+    # path (per-pair float64 products) on the same draws: signs and order statistics
+    # are the same; the t-test may differ only for resamples within float32 rounding
+    # of the critical value (none expected here; allowed: 2 of R)
+    rng = np.random.default_rng(7)
+    S, T, n, R = 6, 40, 15, 3000
+    x = rng.random((S, T))
+    a, b = simulate.pair_index(S)
+    W = rng.multinomial(n, np.full(T, 1.0 / T), size=R).astype(float)
+    WT = np.ascontiguousarray(W.T)
+    dbar = (x[a] - x[b]).mean(axis=1)
+    crit = stats.t.ppf(0.975, n - 1)
+    q, unit = simulate._score_grid(x, n)
+    Msys = q @ WT
+    cp = crit * crit / (n - 1)
+    scale = unit / n
+    d = x[a] - x[b]
+    Q = ((d * d * (cp / (n * (1 + cp) * scale * scale))).astype(np.float32) @ WT.astype(np.float32))
+    fast = simulate._fast_block(Msys, scale, a, b, Q, dbar, 0.05, 0.05, cp, False, np.float32)
+    sums = simulate._block_sums([WT], [d])
+    mean, thr, sc = simulate._mean_thr(sums, np.array([n]), np.ones(1), crit)
+    ref = simulate._draw_stats(mean, thr, dbar, 0.05, 0.05, scale=sc)
+    np.testing.assert_array_equal(fast["reversal_rate"], ref["reversal_rate"])
+    np.testing.assert_array_equal(fast["swap_rate"], ref["swap_rate"])
+    np.testing.assert_allclose(fast["ci_width"], ref["ci_width"], rtol=1e-6)
+    for k in ("power", "significant"):
+        assert np.all(np.abs(fast[k] - ref[k]) <= 2 / R), k
