@@ -1111,7 +1111,6 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                     res["reversal_rate"] = np.where(tie, 0.5, predictive_rates["reversal_rate"][sl, j])
                 accumulate(sl, j, res)
     elif method in ("bootstrap", "subsample"):
-        grid = None
         with _one_blas_thread():
             for j, n in enumerate(ns):
                 if not computed[j]:
@@ -1140,10 +1139,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                     # one stratum: means from every system's exact resampled sums
                     # (one small product per n), a product per block only for the t-tests
                     g = groups[0]
-                    if grid is None:
-                        grid = _score_grid(x[:, g], max(ns))
-                    Msys = grid[0] @ WT[0]  # exact integers
-                    unit = grid[1]
+                    qx, unit = _score_grid(x[:, g], int(nk[0]))  # per n: n's numbers depend on n only
+                    Msys = qx @ WT[0]  # exact integers
                     if _FAST_DTYPE == np.float32 and float(np.max(np.abs(Msys), initial=0.0)) < 2.0 ** 23:
                         # (decimal grids: sums of at most n * 10^k; the float64 copy is dropped)
                         Msys = Msys.astype(np.float32)  # still exact: differences subtract exactly in float32

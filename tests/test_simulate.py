@@ -623,3 +623,13 @@ def test_fast_path_matches_general_path():
     np.testing.assert_allclose(fast["ci_width"], ref["ci_width"], rtol=1e-6)
     for k in ("power", "significant"):
         assert np.all(np.abs(fast[k] - ref[k]) <= 2 / R), k
+
+
+def test_count_stream_independent_of_other_counts_float_scores():
+    # arbitrary floats use a binary grid that depends on n: it must be n's own
+    x = np.random.default_rng(9).random((5, 40))
+    m = _matrix(x)
+    one = simulate.predict(m, topics=[10], method="bootstrap", resamples=300, rng=8)
+    two = simulate.predict(m, topics=[10, 40], method="bootstrap", resamples=300, rng=8)
+    for k in one.per_pair:
+        assert np.array_equal(one.per_pair[k][:, 0], two.per_pair[k][:, 0]), k
