@@ -70,7 +70,7 @@ Methods
     0.4 + 0.4) is exactly 0 and counts half. The t-tests need each pair's
     resampled sum of squared differences: one float32 product per block of 512
     pairs (``kappa d^2 @ W.T``, see :func:`_fast_block`); float32 moves ``t^2``
-    by about ``1e-6`` relatively, which changes a test's outcome only for
+    by a few ``1e-6`` relatively at most, which changes a test's outcome only for
     resamples within that distance of the critical value (tested against the
     float64 path: none in 3,000 x 15 pairs; far below the Monte Carlo error
     ``sqrt(p (1 - p) / R)``). The percentiles are read from the means rounded
@@ -944,7 +944,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
         chunk_pairs: pairs per chunk (default: from ``max_memory``; module docstring).
         t_tests: ``bootstrap``/``subsample``: run the paired t-test in every
             resample (power and discriminative power); ``False`` skips them
-            (those columns become NaN) and halves the matrix products.
+            (those columns become NaN) and skips the per-block matrix products
+            of the squared differences.
 
     Raises:
         ParameterError: bad options (named), e.g. ``n > T/2`` is fine for subsample
