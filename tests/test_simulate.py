@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import warnings
@@ -633,3 +634,18 @@ def test_count_stream_independent_of_other_counts_float_scores():
     two = simulate.predict(m, topics=[10, 40], method="bootstrap", resamples=300, rng=8)
     for k in one.per_pair:
         assert np.array_equal(one.per_pair[k][:, 0], two.per_pair[k][:, 0]), k
+
+
+def test_bootstrap_without_threadpoolctl(adhoc5_small, monkeypatch):
+    # threadpoolctl is optional: without it BLAS threads are left alone, same statistics
+    import sys
+
+    kw = dict(topics=[20], method="bootstrap", resamples=500, rng=6)
+    ref = simulate.predict(adhoc5_small, **kw)
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import fails
+    assert isinstance(simulate._one_blas_thread(), contextlib.nullcontext)
+    c = simulate.predict(adhoc5_small, **kw)
+    for k in ("reversal_rate", "swap_rate", "ci_width"):  # exact sums: independent of BLAS threads
+        assert np.array_equal(ref.per_pair[k], c.per_pair[k]), k
+    for k in ("power", "significant"):
+        assert np.all(np.abs(ref.per_pair[k] - c.per_pair[k]) <= 2 / 500), k
