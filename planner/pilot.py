@@ -484,8 +484,12 @@ class Validation:
         rows: one dict per (statistic, method, n): ``statistic``, ``method``,
             ``n_topics``, ``predicted_mean`` and ``observed_mean`` (means over
             repeats), ``rel_error_median``, ``rel_error_p90`` and
-            ``rel_error_mean`` (of ``|pred - obs| / obs`` over repeats), and
-            ``rel_error_of_means`` (``|predicted_mean - observed_mean| / observed_mean``).
+            ``rel_error_mean`` (of ``|pred - obs| / obs`` over repeats),
+            ``rel_error_of_means`` (``|predicted_mean - observed_mean| / observed_mean``),
+            and the decomposition of the error into bias and spread: ``ratio_median``
+            (median over repeats of ``pred / obs``; minus 1 it is the typical bias) and
+            ``log_ratio_sd`` (sd over repeats of ``log(pred / obs)``, ddof=1; with no
+            bias the median relative error is about ``0.674 * log_ratio_sd``).
         predicted: ``{statistic: {method: array (repeats, len(topics))}}``.
         observed: ``{statistic: array (repeats, len(topics))}``.
     """
@@ -636,6 +640,8 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
             p = pred[k][m]
             with np.errstate(divide="ignore", invalid="ignore"):
                 rel = np.where(zero, np.nan, np.abs(p - o) / np.where(zero, 1.0, o))
+                ratio = np.where(zero, np.nan, p / np.where(zero, 1.0, o))
+                ok = np.isfinite(ratio) & (ratio > 0)
             for j, n in enumerate(t):
                 col = rel[:, j]
                 col = col[np.isfinite(col)]
@@ -647,6 +653,10 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
                     "rel_error_p90": float(np.quantile(col, 0.9)) if col.size else math.nan,
                     "rel_error_mean": float(np.mean(col)) if col.size else math.nan,
                     "rel_error_of_means": abs(pm - om) / om if om > 0 else math.nan,
+                    "ratio_median": float(np.median(ratio[:, j][np.isfinite(ratio[:, j])]))
+                    if np.isfinite(ratio[:, j]).any() else math.nan,
+                    "log_ratio_sd": float(np.std(np.log(ratio[:, j][ok[:, j]]), ddof=1))
+                    if ok[:, j].sum() > 1 else math.nan,
                 })
     return Validation(methods=methods, pilot=int(pilot), topics=tuple(int(n) for n in t), repeats=int(repeats),
                       subsets=int(subsets), seed=seed_of(rng), n_systems=S, n_topics=T, measure=sm.measure,

@@ -181,6 +181,29 @@ def test_observed_rates_equal_plain_loop():
         assert got["reversal_rate"][j] == pytest.approx(rv / (40 * a.size), abs=1e-12)
 
 
+def test_disjoint_halves_of_a_collection_estimate_the_population_swap_rate():
+    # Why validate() compares with no finite-population correction: if a collection of N topics
+    # is a sample from the population, two disjoint n-topic subsets of it (even n = N/2, a
+    # complete split) are two independent n-topic samples, so the observed swap rate is unbiased
+    # for the population swap rate 2p(1-p), p = Phi(-|delta| sqrt(n) / sigma_d) (DESIGN.md).
+    # Normal model with known deltas; Monte Carlo bound: 4 standard errors over collections.
+    rng = np.random.default_rng(21)
+    S, N, C = 6, 24, 600
+    mu = np.array([0.0, 0.02, 0.05, 0.06, 0.1, 0.15])
+    sd_e = 0.1  # per-system per-topic noise: sigma_d^2 = 2 sd_e^2
+    a, b = pair_index(S)
+    topics = np.array([6, 12])
+    truth = plugin_pair_rates(mu[a] - mu[b], np.full(a.size, 2 * sd_e ** 2), topics)["swap_rate"].mean(0)
+    vals = np.array([observed_rates(mu[:, None] + rng.normal(0, sd_e, (S, N)), topics, np.zeros(a.size),
+                                    subsets=20, rng=rng)["swap_rate"] for _ in range(C)])
+    se = vals.std(axis=0, ddof=1) / math.sqrt(C)
+    assert np.all(np.abs(vals.mean(axis=0) - truth) < 4 * se), (vals.mean(axis=0), truth, se)
+    # a finite-population-corrected target (variance sigma_d^2/n (1 - n/N), independent sets)
+    # would be far off at n = N/2: the check above can tell the two apart
+    fpc = plugin_pair_rates(mu[a] - mu[b], np.full(a.size, 2 * sd_e ** 2 * (1 - 12 / N)), [12])["swap_rate"].mean()
+    assert abs(vals[:, 1].mean() - fpc) > 8 * se[1]
+
+
 # ------------------------------------------------------------------ validate
 def _toy(seed=0, S=8, T=40):
     rng = np.random.default_rng(seed)
@@ -207,6 +230,10 @@ def test_validate_structure_and_determinism():
     rel = np.abs(v1.predicted["swap_rate"]["analytic"][:, 1] - v1.observed["swap_rate"][:, 1]) \
         / v1.observed["swap_rate"][:, 1]
     assert row.rel_error_median == pytest.approx(np.median(rel))
+    # bias / spread decomposition: median of pred/obs and sd (ddof=1) of log(pred/obs) over repeats
+    ratio = v1.predicted["swap_rate"]["analytic"][:, 1] / v1.observed["swap_rate"][:, 1]
+    assert row.ratio_median == pytest.approx(np.median(ratio))
+    assert row.log_ratio_sd == pytest.approx(np.std(np.log(ratio), ddof=1))
     json.dumps(v1.to_dict(), allow_nan=False)
 
 
@@ -251,6 +278,9 @@ def test_cli_validate_json_and_errors(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["pilot"] == 10 and out["topics"] == [5, 15] and out["seed"] == 3
     assert {r["method"] for r in out["rows"]} == {"predictive", "analytic"}
+    assert main(["validate", "--scores", str(path), "--pilot", "10", "--topics", "5",
+                 "--repeats", "3", "--subsets", "20", "--seed", "3"]) == 0
+    assert "bias = median over repeats of pred/obs - 1" in capsys.readouterr().out
 
     assert main(["validate", "--scores", str(path), "--pilot", "10", "--topics", "5,16"]) == 2
     err = capsys.readouterr().err.strip()
