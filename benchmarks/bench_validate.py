@@ -26,6 +26,12 @@ known exactly (``2p(1-p)``, ``p = Phi(-|delta| sqrt(n) / sqrt(2 var_e))``).
 Prints the median over (collection, split) of observed/truth - 1 and of
 predicted/observed - 1 for the predictive and plug-in methods.
 
+Each matrix also gets a diagnostic that is not part of the goal: the correlation
+over repeats of predicted and observed swap rate, the observed rate's
+coefficient of variation, and the median error against the mean observation
+over all repeats (pilot and remainder are complements within one collection,
+which anti-correlates prediction and observation).
+
 ``--extra-subsets K`` (terabyte, small) also measures each repeat's observation
 a second time with K fresh subset pairs, and prints the Monte Carlo sd of
 log(observed) at ``--subsets`` and the median errors against the K-subset
@@ -125,6 +131,19 @@ def run_suite(args, suite) -> bool:
                     print(f"    {m:>18} {n:>3}  {row['predicted_mean']:.4f}  {row['observed_mean']:.4f}  "
                           f"{row['rel_error_median']:.3f} +- {_median_se(rel[m][:, j], se_rng):.3f}  "
                           f"{row['rel_error_p90']:.3f}  {row['ratio_median'] - 1:+.3f}  {row['log_ratio_sd']:.3f}")
+        # diagnostic (not the goal): the pilot and its remainder are complements within one fixed
+        # collection, so a pilot on which the systems look far apart leaves a remainder on which
+        # they look closer; the error against the mean observation over all repeats (the
+        # collection's own rate) has no such anti-correlation
+        o = v.observed["swap_rate"]
+        print("  swap: corr(pred, obs) over repeats; median |pred / mean_repeats(obs) - 1|:")
+        for m in methods:
+            p = v.predicted["swap_rate"][m]
+            c = [np.corrcoef(p[:, j], o[:, j])[0, 1] for j in range(len(topics))]
+            e = np.median(np.abs(p / o.mean(axis=0) - 1), axis=0)
+            print(f"    {m:>18} corr " + " / ".join(f"{x:+.2f}" for x in c)
+                  + "   error vs collection mean " + " / ".join(f"{x:.3f}" for x in e))
+        print("  observed swap cv over repeats: " + " / ".join(f"{x:.3f}" for x in o.std(0) / o.mean(0)))
         if args.extra_subsets:
             _mc_check(scores, pilot, topics, args.repeats, args.seed, args.subsets, args.extra_subsets, v)
         med = {m: [_row(v, "swap_rate", m, n)["rel_error_median"] for n in topics] for m in methods}
