@@ -190,8 +190,9 @@ def run_synthetic(args) -> None:
               f"{collections} collections x {splits} splits, seed {args.seed}")
         print(f"  population swap rate (truth): " + " / ".join(f"{s:.4f}" for s in truth))
         print(f"  observed / truth - 1 (median):        {f(obs_truth)}")
-        print(f"  predictive / observed - 1 (median):   {f(pred)}")
-        print(f"  plug-in / observed - 1 (median):      {f(plug)}")
+        g = lambda v: " / ".join(f"{s:.3f}" for s in np.median(np.abs(np.asarray(v) - 1), axis=0))  # noqa: E731
+        print(f"  predictive / observed - 1 (median):   {f(pred)}   median |rel. error| {g(pred)}")
+        print(f"  plug-in / observed - 1 (median):      {f(plug)}   median |rel. error| {g(plug)}")
 
 
 def main(argv=None) -> int:
