@@ -818,7 +818,7 @@ def _add_validate(subparsers) -> None:
                    help="random pairs of disjoint held-out topic sets per repeat (500)")
     p.add_argument("--methods", default="predictive,analytic", metavar="M,M,...",
                    help="prediction methods (predictive, predictive-pooled, predictive-pair, predictive-npmle, "
-                        "analytic, or a planner predict "
+                        "predictive-mixture, analytic, or a planner predict "
                         "method: bootstrap, subsample, parametric); default predictive,analytic")
     p.add_argument("--seed", type=int, default=None, metavar="N", help="random seed")
 
