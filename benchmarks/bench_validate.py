@@ -202,7 +202,7 @@ def main(argv=None) -> int:
     ap.add_argument("--subsets", type=int, default=500)
     ap.add_argument("--extra-subsets", type=int, default=0)
     ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--methods", default="predictive,predictive-pooled,predictive-pair,analytic")
+    ap.add_argument("--methods", default="predictive,predictive-shrunk,predictive-pooled,analytic")
     ap.add_argument("--data", default=str(DATA))
     args = ap.parse_args(argv)
     if args.suite == "synthetic":
