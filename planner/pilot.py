@@ -84,6 +84,7 @@ import numpy as np
 from scipy import special
 
 from .errors import DegenerateDataWarning, ParameterError
+from .variance import pair_index  # noqa: F401 - the one pair order (re-exported here)
 
 PRIORS = ("normal", "mixture", "npmle")
 
@@ -376,12 +377,6 @@ INTERNAL_METHODS = {
     "predictive-mixture": ("mixture", "pair"),
     "analytic": None,
 }
-
-
-def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
-    """All pairs ``a < b`` in row-major order (``numpy.triu_indices(S, 1)``)."""
-    a, b = np.triu_indices(n_systems, 1)
-    return a.astype(np.int64), b.astype(np.int64)
 
 
 def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -150,6 +150,7 @@ from scipy import special, stats
 from ._random import as_generator, seed_of
 from .errors import DegenerateDataWarning, ParameterError
 from .scores import ScoreMatrix
+from .variance import pair_index  # noqa: F401 - the one pair order (re-exported here)
 
 METHODS = ("predictive", "analytic", "bootstrap", "subsample", "parametric")
 STRATA_MODES = ("uniform", "stratified", "proportional", "optimal")
@@ -369,12 +370,6 @@ def _topics_list(topics) -> tuple[int, ...]:
     if len(set(out)) != len(out):
         raise ParameterError("repeated topic count", parameter="topics")
     return out
-
-
-def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
-    """All pairs ``a < b`` in row-major order (``numpy.triu_indices(S, 1)``)."""
-    a, b = np.triu_indices(n_systems, 1)
-    return a.astype(np.intp), b.astype(np.intp)
 
 
 def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

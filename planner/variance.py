@@ -126,7 +126,7 @@ __all__ = [
     "fit", "VarianceComponents", "DStudy", "TopicsNeeded",
     "fit_variants", "VariantComponents", "VariantDStudy", "stack_variants",
     "pair_stats", "PairStats", "pair_variance", "parse_selector", "within_system_variance",
-    "pair_variance_summary",
+    "pair_variance_summary", "pair_index",
 ]
 
 _METHODS = ("auto", "anova", "reml")
@@ -959,6 +959,15 @@ class PairStats:
                 "b": self.b.tolist(), "dbar": self.dbar.tolist(), "s2_d": self.s2_d.tolist()}
 
 
+def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs ``a < b`` in row-major order (``numpy.triu_indices(S, 1)``), as ``intp``.
+
+    The one pair order every module uses (pair_stats, planner.simulate, planner.pilot).
+    """
+    a, b = np.triu_indices(n_systems, 1)
+    return a.astype(np.intp), b.astype(np.intp)
+
+
 def pair_stats(scores) -> PairStats:
     """Mean and variance of per-topic differences for every pair of systems.
 
@@ -970,7 +979,7 @@ def pair_stats(scores) -> PairStats:
     x = m.topic_scores()
     S, T = x.shape
     _check_size(x, m)
-    a, b = np.triu_indices(S, 1)
+    a, b = pair_index(S)
     if not np.isnan(x).any():
         mean = x.mean(axis=1)
         xc = x - mean[:, None]
