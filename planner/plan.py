@@ -77,6 +77,7 @@ from scipy import optimize, special, stats
 
 from ._random import as_generator, seed_of
 from .errors import DegenerateDataWarning, ParameterError
+from .variance import _anova_components as _variance_anova  # noqa: PLC2701 - same package
 
 DESIGNS = ("paired-t", "two-sample", "anova", "ci")
 PAIRED_DESIGNS = ("paired-t", "ci")
@@ -270,17 +271,8 @@ def _pairs(S: int):
 
 def _anova_components(vals: np.ndarray) -> dict[str, float]:
     """Two-way ANOVA (method of moments) components of a complete (S, T) matrix."""
-    S, T = vals.shape
-    mu = vals.mean()
-    ms = vals.mean(axis=1)
-    mt = vals.mean(axis=0)
-    ss_s = T * ((ms - mu) ** 2).sum()
-    ss_t = S * ((mt - mu) ** 2).sum()
-    resid = vals - ms[:, None] - mt[None, :] + mu
-    ss_e = (resid ** 2).sum()
-    ms_s, ms_t, ms_e = ss_s / (S - 1), ss_t / (T - 1), ss_e / ((S - 1) * (T - 1))
-    return {"var_s": max((ms_s - ms_e) / T, 0.0), "var_t": max((ms_t - ms_e) / S, 0.0),
-            "var_e": ms_e}
+    c = _variance_anova(vals)
+    return {k: c[k] for k in ("var_s", "var_t", "var_e")}
 
 
 def _within_system_variance(vals: np.ndarray) -> float:

@@ -150,6 +150,7 @@ from scipy import special, stats
 from ._random import as_generator, seed_of
 from .errors import DegenerateDataWarning, ParameterError
 from .scores import ScoreMatrix
+from .variance import _anova_components as anova_components  # noqa: PLC2701 - same package
 from .variance import pair_index  # noqa: F401 - the one pair order (re-exported here)
 
 METHODS = ("predictive", "analytic", "bootstrap", "subsample", "parametric")
@@ -397,25 +398,6 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarra
         dbar[small] = d.mean(axis=1)
         s2[small] = d.var(axis=1, ddof=1)
     return dbar, np.maximum(s2, 0.0)
-
-
-def anova_components(x: np.ndarray) -> dict:
-    """Two-way ANOVA (method of moments) components of a complete ``(S, T)`` matrix.
-
-    ``var_s = (MS_s - MS_e)/T``, ``var_t = (MS_t - MS_e)/S``, ``var_e = MS_e``,
-    negatives truncated to 0 (DESIGN.md). Returns a dict with those and the mean squares.
-    """
-    S, T = x.shape
-    mu = x.mean()
-    ms = x.mean(axis=1)
-    mt = x.mean(axis=0)
-    ss_s = T * ((ms - mu) ** 2).sum()
-    ss_t = S * ((mt - mu) ** 2).sum()
-    resid = x - ms[:, None] - mt[None, :] + mu
-    ss_e = (resid ** 2).sum()
-    ms_s, ms_t, ms_e = ss_s / (S - 1), ss_t / (T - 1), ss_e / ((S - 1) * (T - 1))
-    return {"var_s": max(0.0, (ms_s - ms_e) / T), "var_t": max(0.0, (ms_t - ms_e) / S),
-            "var_e": float(ms_e), "ms_s": float(ms_s), "ms_t": float(ms_t), "ms_e": float(ms_e)}
 
 
 def _components(m: ScoreMatrix) -> dict:

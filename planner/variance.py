@@ -523,6 +523,29 @@ def _anova2(x: np.ndarray) -> dict:
             "grand_mean": m, "n_systems": S, "n_topics": T, "n_cells": S * T, "converged": True}
 
 
+def _anova_components(x: np.ndarray) -> dict:
+    """Two-way ANOVA (method of moments) components of a complete ``(S, T)`` array, unchunked.
+
+    ``var_s = (MS_s - MS_e)/T``, ``var_t = (MS_t - MS_e)/S``, ``var_e = MS_e``; ``var_s``
+    and ``var_t`` truncated to 0 (also when undefined, S or T < 2). Returns those and the mean
+    squares as floats, with no validation or warnings: the array-level helper planner.plan and
+    planner.simulate use (bootstrap resamples, strata). :func:`fit` uses :func:`_anova2`
+    (same definitions, residual summed in memory-bounded chunks), which agrees to rounding
+    (about 1e-14 relative on the TREC matrices), not bit for bit.
+    """
+    S, T = x.shape
+    mu = x.mean()
+    ms = x.mean(axis=1)
+    mt = x.mean(axis=0)
+    ss_s = T * ((ms - mu) ** 2).sum()
+    ss_t = S * ((mt - mu) ** 2).sum()
+    resid = x - ms[:, None] - mt[None, :] + mu
+    ss_e = (resid ** 2).sum()
+    ms_s, ms_t, ms_e = ss_s / (S - 1), ss_t / (T - 1), ss_e / ((S - 1) * (T - 1))
+    return {"var_s": float(max(0.0, (ms_s - ms_e) / T)), "var_t": float(max(0.0, (ms_t - ms_e) / S)),
+            "var_e": float(ms_e), "ms_s": float(ms_s), "ms_t": float(ms_t), "ms_e": float(ms_e)}
+
+
 def _moment_start(x: np.ndarray) -> tuple[float, float, float, float]:
     """(var_s, var_t, var_e, mean) to start REML from: the ANOVA estimates on a complete
     matrix, rough moment estimates from the observed cells otherwise; floored at 1% of var_e."""
