@@ -48,21 +48,9 @@ def print_json(obj) -> None:
 
 
 def _jsonable(obj):
-    import math
+    from ._json import plain  # lazy: numpy is not imported at CLI start-up
 
-    import numpy as np
-
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
+    return plain(obj)
 
 
 def parse_int_list(text: str, *, option: str, minimum: int = 1) -> list[int]:

@@ -75,6 +75,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy import optimize, special, stats
 
+from ._json import plain
 from ._random import as_generator, seed_of
 from .errors import DegenerateDataWarning, ParameterError
 from .variance import _anova_components as _variance_anova  # noqa: PLC2701 - same package
@@ -446,15 +447,8 @@ class SizeResult:
 
 
 def _plain(obj):
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _plain(obj.tolist())
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
+    """Plain-Python copy for ``to_dict()``; NaN and inf are kept (planner._json)."""
+    return plain(obj, finite=False)
 
 
 def _check_prob(x, name, *, lo_open=True, hi_open=True):

@@ -147,6 +147,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy import special, stats
 
+from ._json import plain as _plain
 from ._random import as_generator, seed_of
 from .errors import DegenerateDataWarning, ParameterError
 from .scores import ScoreMatrix
@@ -316,25 +317,6 @@ class Curve:
             if r["n_topics"] == n:
                 return r
         raise ParameterError(f"no row for {n} topics", parameter="n")
-
-
-def _plain(obj):
-    if obj is None:
-        return None
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _plain(obj.tolist())
-    if isinstance(obj, (np.bool_, bool)):
-        return bool(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        v = float(obj)
-        return v if math.isfinite(v) else None
-    return obj
 
 
 # ------------------------------------------------------------------ input helpers
