@@ -84,7 +84,7 @@ import numpy as np
 from scipy import special
 
 from .errors import DegenerateDataWarning, ParameterError
-from .variance import pair_index  # noqa: F401 - the one pair order (re-exported here)
+from .variance import pair_index, pair_moments  # noqa: F401 - re-exported here
 
 PRIORS = ("normal", "mixture", "npmle")
 
@@ -377,23 +377,6 @@ INTERNAL_METHODS = {
     "predictive-mixture": ("mixture", "pair"),
     "analytic": None,
 }
-
-
-def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``dbar`` and ``s2_d`` (ddof=1) of ``d[t] = x[a,t] - x[b,t]`` for every pair.
-
-    Computed from the differences themselves (so identical systems give exactly
-    0), in chunks of ``2e6 // T`` pairs: memory ``2e6`` float64 values.
-    """
-    T = x.shape[1]
-    dbar = np.empty(a.size)
-    s2 = np.empty(a.size)
-    chunk = max(1, _BLOCK // max(1, T))
-    for lo in range(0, a.size, chunk):
-        d = x[a[lo:lo + chunk]] - x[b[lo:lo + chunk]]
-        dbar[lo:lo + chunk] = d.mean(axis=1)
-        s2[lo:lo + chunk] = d.var(axis=1, ddof=1)
-    return dbar, s2
 
 
 #: mean differences with ``|d| <= TIE_TOL`` are ties (floating-point rounding of equal means)

@@ -79,6 +79,7 @@ from ._json import plain
 from ._random import as_generator, seed_of
 from .errors import DegenerateDataWarning, ParameterError
 from .variance import _anova_components as _variance_anova  # noqa: PLC2701 - same package
+from .variance import pair_index, pair_moments
 
 DESIGNS = ("paired-t", "two-sample", "anova", "ci")
 PAIRED_DESIGNS = ("paired-t", "ci")
@@ -267,7 +268,7 @@ def _values(scores) -> np.ndarray:
 
 
 def _pairs(S: int):
-    return np.triu_indices(S, k=1)
+    return pair_index(S)
 
 
 def _anova_components(vals: np.ndarray) -> dict[str, float]:
@@ -284,8 +285,7 @@ def _within_system_variance(vals: np.ndarray) -> float:
 
 def _pair_diff_stats(vals: np.ndarray):
     a, b = _pairs(vals.shape[0])
-    d = vals[a] - vals[b]
-    return a, b, d.mean(axis=1), d.var(axis=1, ddof=1)
+    return (a, b) + pair_moments(vals, a, b)
 
 
 def _parse_selector(selector: str) -> tuple[str, float | None]:

@@ -153,6 +153,7 @@ from .errors import DegenerateDataWarning, ParameterError
 from .scores import ScoreMatrix
 from .variance import _anova_components as anova_components  # noqa: PLC2701 - same package
 from .variance import pair_index  # noqa: F401 - the one pair order (re-exported here)
+from .variance import pair_moments as _direct_pair_moments
 
 METHODS = ("predictive", "analytic", "bootstrap", "subsample", "parametric")
 STRATA_MODES = ("uniform", "stratified", "proportional", "optimal")
@@ -366,8 +367,7 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarra
     S, T = x.shape
     P = a.size
     if P * T <= 4_000_000:
-        d = x[a] - x[b]
-        return d.mean(axis=1), d.var(axis=1, ddof=1)
+        return _direct_pair_moments(x, a, b)
     mean = x.mean(axis=1)
     xc = x - mean[:, None]
     C = (xc @ xc.T) / (T - 1)
@@ -376,9 +376,7 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarra
     dbar = mean[a] - mean[b]
     small = np.flatnonzero(s2 <= 1e-9 * (diag[a] + diag[b]) + 1e-300)
     if small.size:
-        d = x[a[small]] - x[b[small]]
-        dbar[small] = d.mean(axis=1)
-        s2[small] = d.var(axis=1, ddof=1)
+        dbar[small], s2[small] = _direct_pair_moments(x, a[small], b[small])
     return dbar, np.maximum(s2, 0.0)
 
 

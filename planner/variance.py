@@ -126,11 +126,12 @@ __all__ = [
     "fit", "VarianceComponents", "DStudy", "TopicsNeeded",
     "fit_variants", "VariantComponents", "VariantDStudy", "stack_variants",
     "pair_stats", "PairStats", "pair_variance", "parse_selector", "within_system_variance",
-    "pair_variance_summary", "pair_index",
+    "pair_variance_summary", "pair_index", "pair_moments",
 ]
 
 _METHODS = ("auto", "anova", "reml")
 _CHUNK_VALUES = 4_000_000          # floats of work space per chunk (32 MB)
+_PAIR_BLOCK = 2_000_000            # floats of differences per chunk in pair_moments (16 MB)
 
 
 # ============================================================================ helpers
@@ -989,6 +990,25 @@ def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
     """
     a, b = np.triu_indices(n_systems, 1)
     return a.astype(np.intp), b.astype(np.intp)
+
+
+def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``dbar`` and ``s2_d`` (ddof=1) of ``d[t] = x[a,t] - x[b,t]`` for every pair.
+
+    Computed from the differences themselves (so identical systems give exactly
+    0), in chunks of ``2e6 // T`` pairs: memory ``2e6`` float64 values. Per pair the
+    same numbers as one unchunked ``d.mean(axis=1)``, ``d.var(axis=1, ddof=1)``; used by
+    planner.pilot, planner.plan and the direct path of ``planner.simulate.pair_moments``.
+    """
+    T = x.shape[1]
+    dbar = np.empty(a.size)
+    s2 = np.empty(a.size)
+    chunk = max(1, _PAIR_BLOCK // max(1, T))
+    for lo in range(0, a.size, chunk):
+        d = x[a[lo:lo + chunk]] - x[b[lo:lo + chunk]]
+        dbar[lo:lo + chunk] = d.mean(axis=1)
+        s2[lo:lo + chunk] = d.var(axis=1, ddof=1)
+    return dbar, s2
 
 
 def pair_stats(scores) -> PairStats:
