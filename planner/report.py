@@ -236,6 +236,8 @@ def _inline(text: str) -> str:
 
 # ------------------------------------------------------------------ figures
 def _render_figures(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> dict[str, bytes]:
+    import matplotlib
+
     from . import plots
 
     pngs: dict[str, bytes] = {}
@@ -260,7 +262,9 @@ def _render_figures(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> dict[
         pngs[name] = buf.getvalue()
         (folder / f"{name}.png").write_bytes(pngs[name])
         fig.set_layout_engine("none")     # keep the layout computed for the PNG (saves a pass)
-        fig.savefig(folder / f"{name}.svg", format="svg", metadata={"Date": None, "Creator": None})
+        # a fixed hash salt makes matplotlib's clip-path ids, and so the SVG bytes, reproducible
+        with matplotlib.rc_context({"svg.hashsalt": "planner"}):
+            fig.savefig(folder / f"{name}.svg", format="svg", metadata={"Date": None, "Creator": None})
     return pngs
 
 

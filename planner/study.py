@@ -1233,14 +1233,14 @@ def _answer(scens: list[dict]) -> dict:
             text += "."
     buys: list[str] = []
     if n_show is not None:
-        buys.append(f"At {n_show} topics:")
         rows = s0["curve"]["rows"]
         stacked = "stack" in s0["settings"]["collection"]
         ci_lab = (f"{100 * (1 - s0['settings']['alpha']):g}% interval width of a pair's stratified mean "
                   "difference (pooled variance per stratum, proportional allocation)" if stacked else
                   f"median {100 * (1 - s0['settings']['alpha']):g}% interval width of a pair's mean difference")
         pw_lab = (f"power at min_diff {s0['settings']['min_diff']:g} (normal approximation, stratified)"
-                  if stacked else f"mean power of the paired t-test at min_diff {s0['settings']['min_diff']:g}")
+                  if stacked else f"mean power over pairs of the paired t-test at min_diff "
+                  f"{s0['settings']['min_diff']:g} (a power target is met on the median pair's variance)")
         for col, lab in (("ci_width_median", ci_lab),
                          ("swap_rate_mean", "mean swap rate over system pairs"),
                          ("reversal_rate_mean", "mean reversal rate over system pairs"),
@@ -1290,6 +1290,8 @@ def _answer(scens: list[dict]) -> dict:
                          f"({lo[0]}) to {hi[1]} ({hi[0]}).")
             if len(reach) < len(per):
                 text += f" {len(per) - len(reach)} scenario(s) do not reach all targets."
+    if buys:
+        text += f" What {n_show} topics buy (scenario {s0['name']}):"
     return {"scenario": s0["id"], "n_topics": need, "depth": depth, "text": text, "buys": buys}
 
 
