@@ -1224,6 +1224,10 @@ def _answer(scens: list[dict]) -> dict:
     else:
         text = (f"Choose **{need} topics**" + (f" judged to **depth {depth}**" if depth else "")
                 + f" (scenario **{s0['name']}**; targets: {targets_txt}).")
+        full = _scenario_need(s0)
+        if depth and full is not None and full != need:
+            text += (f" That count is the pool study's for the scores re-computed with depth-{depth} "
+                     f"judgments; with the full judgments the scenario needs {full}.")
         binding = max((t for t in s0["targets"] if t["n_topics"] is not None), key=lambda t: t["n_topics"])
         if not depth:
             text += f" The binding target is {binding['target']} {binding['value']:g}"
