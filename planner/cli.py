@@ -632,10 +632,12 @@ def _cmd_budget(args) -> int:
                           judgments={d: float(jm[d]) for d in depths}, topics_needed=need,
                           source=f"pool statistics of data set {args.dataset} ({len(pool.pool_runs)} pooled runs)")
     if args.json:
-        print_json({"budget": res.to_dict(), "pool_study": None if study is None else study.to_dict(),
+        print_json({"target": target, "value": value, "variance": None if args.topics is not None else args.variance,
+                    "budget": res.to_dict(), "pool_study": None if study is None else study.to_dict(),
                     "growth": None if growth is None else growth.to_dict()})
         return 0
-    what = f"{target} {value}" if args.topics is None else f"{args.topics} topics (fixed)"
+    what = (f"{target} {value} (analytic, variance {args.variance})" if args.topics is None
+            else f"{args.topics} topics (fixed)")
     print(f"budget for {what}; judgments from {res.judgments_source}")
     print(f"{'depth':>6} {'judg/topic':>10} {'cost/topic':>10} {'max topics':>10} {'needed':>7} "
           f"{'total cost':>11} {'tau':>6}")
