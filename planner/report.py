@@ -62,24 +62,10 @@ FIGURES = {
 
 # ------------------------------------------------------------------ JSON
 def jsonable(obj):
-    """Plain-Python, JSON-able copy of ``obj`` (numpy scalars/arrays, tuples, NaN -> None)."""
-    import numpy as np
+    """Plain-Python, JSON-able copy of ``obj`` (``to_dict()`` results, numpy, paths; NaN -> None)."""
+    from ._json import plain
 
-    if hasattr(obj, "to_dict") and not isinstance(obj, dict) and not hasattr(obj, "columns"):
-        obj = obj.to_dict()
-    if isinstance(obj, Mapping):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
+    return plain(obj)
 
 
 def dump_json(obj) -> str:
