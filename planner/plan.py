@@ -79,6 +79,7 @@ from ._json import plain
 from ._random import as_generator, seed_of
 from .errors import DegenerateDataWarning, ParameterError
 from .variance import _anova_components as _variance_anova  # noqa: PLC2701 - same package
+from .variance import _within_system, parse_selector  # noqa: PLC2701 - same package
 from .variance import pair_index, pair_moments
 
 DESIGNS = ("paired-t", "two-sample", "anova", "ci")
@@ -277,47 +278,26 @@ def _anova_components(vals: np.ndarray) -> dict[str, float]:
     return {k: c[k] for k in ("var_s", "var_t", "var_e")}
 
 
-def _within_system_variance(vals: np.ndarray) -> float:
-    """V_E1: one-way ANOVA residual with systems as the factor."""
-    S, T = vals.shape
-    return float(((vals - vals.mean(axis=1, keepdims=True)) ** 2).sum() / (S * (T - 1)))
-
-
 def _pair_diff_stats(vals: np.ndarray):
     a, b = _pairs(vals.shape[0])
     return (a, b) + pair_moments(vals, a, b)
 
 
 def _parse_selector(selector: str) -> tuple[str, float | None]:
-    if not isinstance(selector, str):
-        raise ParameterError(f"expected a variance selector string, got {selector!r}",
-                             parameter="variance")
-    if selector.startswith("percentile:"):
-        try:
-            q = float(selector.split(":", 1)[1])
-        except ValueError:
-            raise ParameterError(f"bad percentile in {selector!r}", parameter="variance") from None
-        if not 0 <= q <= 100:
-            raise ParameterError(f"percentile must be in [0, 100], got {q}", parameter="variance")
-        return "percentile", q
-    if selector not in ("pair", "pooled", "within-system"):
-        raise ParameterError(f"unknown variance selector {selector!r}; expected pair, pooled, "
-                             "within-system or percentile:q", parameter="variance")
-    return selector, None
+    return parse_selector(selector, parameter="variance")
 
 
 def pair_variances(scores, selector: str = "pooled", *, design: str = "paired") -> np.ndarray:
     """One variance per system pair (all pairs a < b in order), as DESIGN.md defines them.
 
-    Uses :func:`planner.variance.pair_variance` when that module provides it, and
-    the same definitions computed here otherwise.
+    A ScoreMatrix goes to :func:`planner.variance.pair_variance`; a complete (S, T)
+    array (the resampling loops) is computed here with the same definitions and the
+    ANOVA residual for ``pooled``.
     """
     kind, q = _parse_selector(selector)
-    try:  # the variance module's implementation, when it exists
-        from .variance import pair_variance  # type: ignore
-    except ImportError:
-        pair_variance = None
-    if pair_variance is not None and hasattr(scores, "topic_scores"):
+    if hasattr(scores, "topic_scores"):
+        from .variance import pair_variance
+
         return np.asarray(pair_variance(scores, selector, design=design), dtype=float)
     vals = _values(scores)
     a, b, _, s2d = _pair_diff_stats(vals)
@@ -328,7 +308,7 @@ def pair_variances(scores, selector: str = "pooled", *, design: str = "paired") 
         if kind == "pooled":
             return np.full(K, 2 * _anova_components(vals)["var_e"])
         if kind == "within-system":
-            return np.full(K, 2 * _within_system_variance(vals))
+            return np.full(K, 2 * _within_system(vals))
         return np.full(K, np.percentile(s2d, q))
     if design == "independent":
         var_sys = vals.var(axis=1, ddof=1)
@@ -337,7 +317,7 @@ def pair_variances(scores, selector: str = "pooled", *, design: str = "paired") 
         if kind == "pooled":
             return np.full(K, _anova_components(vals)["var_e"])
         if kind == "within-system":
-            return np.full(K, _within_system_variance(vals))
+            return np.full(K, _within_system(vals))
         return np.full(K, np.percentile((var_sys[a] + var_sys[b]) / 2, q))
     raise ParameterError(f"unknown design {design!r}; expected paired or independent", parameter="design")
 
@@ -1149,10 +1129,8 @@ class DepthStudy:
 
 
 def _components(m) -> dict[str, float]:
-    try:
-        from .variance import fit
-    except ImportError:
-        return _anova_components(_values(m))
+    from .variance import fit
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         f = fit(m)

@@ -149,9 +149,10 @@ from scipy import special, stats
 
 from ._json import plain as _plain
 from ._random import as_generator, seed_of
-from .errors import DegenerateDataWarning, ParameterError
+from .errors import DegenerateDataWarning, ParameterError, PlannerError
 from .scores import ScoreMatrix
 from .variance import _anova_components as anova_components  # noqa: PLC2701 - same package
+from .variance import _within_system, parse_selector  # noqa: PLC2701 - same package
 from .variance import pair_index  # noqa: F401 - the one pair order (re-exported here)
 from .variance import pair_moments as _direct_pair_moments
 
@@ -381,44 +382,23 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarra
 
 
 def _components(m: ScoreMatrix) -> dict:
-    """Variance components from :func:`planner.variance.fit` (ANOVA), or the local fallback."""
-    try:
-        from .variance import fit
-    except ImportError:
-        return anova_components(m.topic_scores())
+    """Variance components from :func:`planner.variance.fit` (ANOVA); the plain ANOVA
+    mean squares of the scores when ``fit`` refuses the matrix (constant scores)."""
+    from .variance import fit
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateDataWarning)
             vc = fit(m, method="anova")
         return {"var_s": float(vc.var_s), "var_t": float(vc.var_t), "var_e": float(vc.var_e),
                 "ms_s": float(vc.ms_s), "ms_t": float(vc.ms_t), "ms_e": float(vc.ms_e)}
-    except Exception:  # variance module incomplete: use the local ANOVA (same definitions)
+    except PlannerError:  # e.g. a constant matrix: the ANOVA of the scores (all zero)
         return anova_components(m.topic_scores())
-
-
-def _within_system(x: np.ndarray) -> float:
-    """V_E1: one-way ANOVA residual with systems as the factor (mean of per-system variances)."""
-    return float(x.var(axis=1, ddof=1).mean())
-
-
-def _parse_selector(variance: str) -> tuple[str, float | None]:
-    if variance in ("pair", "pooled", "within-system"):
-        return variance, None
-    if isinstance(variance, str) and variance.startswith("percentile:"):
-        try:
-            q = float(variance.split(":", 1)[1])
-        except ValueError:
-            q = -1.0
-        if not 0.0 <= q <= 100.0:
-            raise ParameterError(f"percentile must be in [0, 100], got {variance!r}", parameter="variance")
-        return "percentile", q
-    raise ParameterError(f"unknown variance selector {variance!r}; expected pair, pooled, "
-                         "within-system or percentile:q", parameter="variance")
 
 
 def _select_variance(selector: str, s2: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Per-pair variance of the per-topic differences under a selector (paired design)."""
-    kind, q = _parse_selector(selector)
+    kind, q = parse_selector(selector, parameter="variance")
     if kind == "pair":
         return s2
     if kind == "pooled":
@@ -932,7 +912,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
         raise ParameterError("bin edges must be an increasing list of at least 2 numbers", parameter="bins")
     if method in ("analytic", "predictive"):
         variance = "pair" if variance is None else variance
-        _parse_selector(variance)
+        parse_selector(variance, parameter="variance")
         if method == "predictive" and variance != "pair":
             raise ParameterError("the predictive method uses each pair's own variance (variance='pair')",
                                  parameter="variance")

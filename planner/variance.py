@@ -1075,6 +1075,15 @@ def within_system_variance(scores) -> float:
     m = _as_matrix(scores)
     x = m.topic_scores()
     _check_size(x, m)
+    v = _within_system(x)
+    if not math.isfinite(v):
+        raise InputError("no system has 2 observed topics", file=m.source)
+    return v
+
+
+def _within_system(x: np.ndarray) -> float:
+    """``V_E1`` of an (S, T) array, missing cells as NaN (nan when no system has 2
+    observed topics); for complete arrays the mean of the per-system variances."""
     obs = ~np.isnan(x)
     n_s = obs.sum(axis=1)
     with warnings.catch_warnings():
@@ -1082,15 +1091,16 @@ def within_system_variance(scores) -> float:
         mean = np.nanmean(x, axis=1)
     ss = float(np.nansum((x - mean[:, None]) ** 2))
     dof = int(np.sum(np.maximum(n_s - 1, 0)))
-    if dof <= 0:
-        raise InputError("no system has 2 observed topics", file=m.source)
-    return ss / dof
+    return ss / dof if dof > 0 else math.nan
 
 
-def parse_selector(selector: str) -> tuple[str, float | None]:
-    """``"pair" | "pooled" | "within-system" | "percentile:q"`` -> (kind, q)."""
+def parse_selector(selector: str, *, parameter: str = "selector") -> tuple[str, float | None]:
+    """``"pair" | "pooled" | "within-system" | "percentile:q"`` -> (kind, q), ``0 <= q <= 100``.
+
+    The one parser of variance selectors (planner.plan and planner.simulate use it
+    with ``parameter="variance"``, the name of their option)."""
     if not isinstance(selector, str):
-        raise ParameterError(f"expected a string, got {selector!r}", parameter="selector")
+        raise ParameterError(f"expected a variance selector string, got {selector!r}", parameter=parameter)
     s = selector.strip().lower()
     if s in ("pair", "pooled", "within-system"):
         return s, None
@@ -1099,12 +1109,11 @@ def parse_selector(selector: str) -> tuple[str, float | None]:
             q = float(s.split(":", 1)[1])
         except ValueError:
             q = math.nan
-        if not 0 < q <= 100:
-            raise ParameterError(f"percentile must be in (0, 100], got {selector!r}",
-                                 parameter="selector")
+        if not 0 <= q <= 100:
+            raise ParameterError(f"percentile must be in [0, 100], got {selector!r}", parameter=parameter)
         return "percentile", q
     raise ParameterError(f"unknown variance selector {selector!r}; expected pair, pooled, "
-                         "within-system or percentile:q", parameter="selector")
+                         "within-system or percentile:q", parameter=parameter)
 
 
 def pair_variance(scores, selector: str = "pair", *, design: str = "paired",
