@@ -18,6 +18,20 @@ ad hoc (AP) matrices (48-50 topics): 20-topic pilots, n = 10 and 14 (Web 2010,
 28 held out) or 10 and 15 (30 held out). A check that choices made on Terabyte
 carry over; no goal is defined for it.
 
+``bounds``: how close to 10% can any predictor built from a 25-topic pilot get
+on Terabyte? Same splits and held-out observations as ``terabyte`` (same
+``--seed``, ``--repeats``, ``--subsets``), and these predictors of the mean swap
+rate: ``pair`` (the default predictive method, for reference); ``jackknife``
+(the same, bias-corrected by the delete-one-topic jackknife over the pilot's
+topics: ``n0 f(pilot) - (n0 - 1) mean_i f(pilot without topic i)``);
+``oracle-variance`` (the predictive method given every pair's variance over
+all 149 topics, held-out ones included); ``oracle-means`` (the plug-in model
+given every pair's mean difference over all 149 topics, with the pilot's
+variances). The two oracles use information no pilot has; they bound what a
+better variance model or a better prior on the differences could achieve. For
+each predictor the table also gives the median error after dividing out its own
+median bias (an oracle correction): what it would reach with no bias at all.
+
 ``synthetic``: is the held-out observation an unbiased estimate of the
 population swap rate that the prediction targets? Collections of N topics are
 drawn from a normal model with the system means and ``var_e`` (ANOVA residual
@@ -41,6 +55,7 @@ Run by hand (not by pytest):
 
     /work/venv/bin/python benchmarks/bench_validate.py [--repeats 100] [--seed 2026]
     /work/venv/bin/python benchmarks/bench_validate.py --suite small --repeats 300 --seed 11
+    /work/venv/bin/python benchmarks/bench_validate.py --suite bounds --repeats 300 --seed 11
     /work/venv/bin/python benchmarks/bench_validate.py --suite synthetic
 """
 
@@ -156,6 +171,54 @@ def run_suite(args, suite) -> bool:
     return ok_all
 
 
+def _jackknife(xp, a, b, n0, t):
+    """Delete-one-topic jackknife bias correction of the predictive mean swap rate."""
+    def f(z, k):
+        d, s2 = pair_moments(z, a, b)
+        return predictive_pair_rates(d, s2, k, t)["swap_rate"].mean(0)
+    loo = np.mean([f(np.delete(xp, i, axis=1), n0 - 1) for i in range(n0)], axis=0)
+    return n0 * f(xp, n0) - (n0 - 1) * loo
+
+
+def run_bounds(args) -> None:
+    from planner._random import child_streams
+
+    names = ("pair", "jackknife", "oracle-variance", "oracle-means")
+    for name, pilot, topics in SUITES["terabyte"]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            x = load_scores(Path(args.data) / name).topic_scores()
+        S, T = x.shape
+        a, b = pair_index(S)
+        t = np.asarray(topics)
+        d_all, s2_all = pair_moments(x, a, b)
+        P = {m: np.empty((args.repeats, t.size)) for m in names}
+        O = np.empty((args.repeats, t.size))
+        for r, g in enumerate(child_streams(args.seed, args.repeats)):  # the splits of validate()
+            order = g.permutation(T)
+            pi, hi = np.sort(order[:pilot]), np.sort(order[pilot:])
+            g_obs, _ = g.spawn(2)
+            dbar, s2 = pair_moments(x[:, pi], a, b)
+            O[r] = observed_rates(x[:, hi], t, _sign(dbar), subsets=args.subsets, rng=g_obs)["swap_rate"]
+            P["pair"][r] = predictive_pair_rates(dbar, s2, pilot, t)["swap_rate"].mean(0)
+            P["jackknife"][r] = _jackknife(x[:, pi], a, b, pilot, t)
+            P["oracle-variance"][r] = predictive_pair_rates(dbar, s2_all, pilot, t)["swap_rate"].mean(0)
+            P["oracle-means"][r] = plugin_pair_rates(d_all, s2, t)["swap_rate"].mean(0)
+        f = lambda v: " / ".join(f"{z:.3f}" for z in v)  # noqa: E731
+        print(f"\n{name}: {S} systems x {T} topics, pilot {pilot}, n = {list(topics)}, {args.repeats} repeats, "
+              f"{args.subsets} subset pairs, seed {args.seed}")
+        print("  swap rate: predictor, median rel. error, bias (median pred/obs - 1), median rel. error with "
+              "the bias removed (pred / median(pred/obs)), sd log(pred/obs), sd log(pred), corr(pred, obs)")
+        for m in names:
+            ratio = P[m] / O
+            med = np.median(ratio, axis=0)
+            c = [np.corrcoef(P[m][:, j], O[:, j])[0, 1] for j in range(t.size)]
+            print(f"    {m:>16}  {f(np.median(np.abs(ratio - 1), axis=0))}   {f(med - 1)}   "
+                  f"{f(np.median(np.abs(ratio / med - 1), axis=0))}   "
+                  f"{f(np.std(np.log(ratio), axis=0, ddof=1))}   {f(np.std(np.log(P[m]), axis=0, ddof=1))}   {f(c)}")
+        print(f"  sd log(observed): {f(np.std(np.log(O), axis=0, ddof=1))}")
+
+
 def run_synthetic(args) -> None:
     cases = [("trec-terabyte/terabyte2006_ap.csv", 149, 25, (25, 50, 62)),
              ("trec-web/web2010_ap.csv", 149, 25, (25, 50, 62)),
@@ -197,7 +260,7 @@ def run_synthetic(args) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--suite", choices=("terabyte", "small", "synthetic"), default="terabyte")
+    ap.add_argument("--suite", choices=("terabyte", "small", "bounds", "synthetic"), default="terabyte")
     ap.add_argument("--repeats", type=int, default=100)
     ap.add_argument("--subsets", type=int, default=500)
     ap.add_argument("--extra-subsets", type=int, default=0)
@@ -207,6 +270,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.suite == "synthetic":
         run_synthetic(args)
+        return 0
+    if args.suite == "bounds":
+        run_bounds(args)
         return 0
     ok = run_suite(args, args.suite)
     return 0 if ok or args.suite != "terabyte" else 1
