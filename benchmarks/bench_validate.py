@@ -251,7 +251,7 @@ def run_synthetic(args) -> None:
         print(f"\nsynthetic normal model with the system means and var_e of {name}: {S} systems, "
               f"collections of N = {N} topics, pilot {n0}, n = {list(topics)}, "
               f"{collections} collections x {splits} splits, seed {args.seed}")
-        print(f"  population swap rate (truth): " + " / ".join(f"{s:.4f}" for s in truth))
+        print("  population swap rate (truth): " + " / ".join(f"{s:.4f}" for s in truth))
         print(f"  observed / truth - 1 (median):        {f(obs_truth)}")
         g = lambda v: " / ".join(f"{s:.3f}" for s in np.median(np.abs(np.asarray(v) - 1), axis=0))  # noqa: E731
         print(f"  predictive / observed - 1 (median):   {f(pred)}   median |rel. error| {g(pred)}")

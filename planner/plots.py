@@ -168,7 +168,7 @@ def plot_required_topics(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> 
         vals = np.array([float(sub["n_topics"].get(s, np.nan)) if s in sub.index else np.nan for s in scen])
         y = np.arange(len(scen)) + j * h
         shown = np.where(np.isfinite(vals), vals, 0.0)
-        bars = ax.barh(y, shown, height=h, label=tg)
+        ax.barh(y, shown, height=h, label=tg)
         for yi, v in zip(y, vals):
             ax.text(v if np.isfinite(v) else 0, yi, f" {int(v)}" if np.isfinite(v) else " not reached",
                     va="center", fontsize="small")

@@ -257,8 +257,6 @@ def _render_figures(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> dict[
 # ------------------------------------------------------------------ the report
 def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenance: Mapping,
                figures: Mapping[str, bytes]) -> _Doc:
-    import pandas as pd
-
     doc = _Doc()
     name = results.get("study", "study")
     doc.h(1, f"Study: {name}")

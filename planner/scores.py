@@ -321,7 +321,7 @@ class ScoreMatrix:
             dup = df.duplicated(subset=keys)
             if dup.any():
                 row = df[dup].iloc[0]
-                raise InputError(f"repeated cell: " + ", ".join(f"{k} {row[k]!r}" for k in keys),
+                raise InputError("repeated cell: " + ", ".join(f"{k} {row[k]!r}" for k in keys),
                                  file=source)
             systems = list(dict.fromkeys(df["system"].astype(str)))
             topics = list(dict.fromkeys(df["topic"].astype(str)))

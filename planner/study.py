@@ -952,8 +952,8 @@ def _run_stacked(sc: dict, rng, resamples: int) -> dict:
                 if (t == "ci_width" and w <= v) or (t == "power" and p >= v):
                     n_found = n
                     break
-            row.update(n_topics=n_found, how=f"stratified, proportional allocation, pooled "
-                                               f"sigma_k^2 = 2 var_e,k per stratum")
+            row.update(n_topics=n_found, how="stratified, proportional allocation, pooled "
+                                               "sigma_k^2 = 2 var_e,k per stratum")
         elif t in ("erho2", "phi"):
             k_ = v / (1 - v)
             num = wc["var_e"] if t == "erho2" else wc["var_t"] + wc["var_e"]
