@@ -807,8 +807,8 @@ def _add_validate(subparsers) -> None:
     p.add_argument("--subsets", type=int, default=500, metavar="K",
                    help="random pairs of disjoint held-out topic sets per repeat (500)")
     p.add_argument("--methods", default="predictive,analytic", metavar="M,M,...",
-                   help="prediction methods (predictive, predictive-shrunk, predictive-pooled, predictive-pair, predictive-npmle, "
-                        "predictive-mixture, analytic, or a planner predict "
+                   help="prediction methods (predictive, predictive-integrated, predictive-shrunk, "
+                        "predictive-pooled, predictive-pair, predictive-npmle, predictive-mixture, analytic, or a planner predict "
                         "method: bootstrap, subsample, parametric); default predictive,analytic")
     p.add_argument("--seed", type=int, default=None, metavar="N", help="random seed")
 

@@ -992,23 +992,37 @@ def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
     return a.astype(np.intp), b.astype(np.intp)
 
 
-def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *, kurtosis: bool = False):
     """``dbar`` and ``s2_d`` (ddof=1) of ``d[t] = x[a,t] - x[b,t]`` for every pair.
 
     Computed from the differences themselves (so identical systems give exactly
-    0), in chunks of ``2e6 // T`` pairs: memory ``2e6`` float64 values. Per pair the
-    same numbers as one unchunked ``d.mean(axis=1)``, ``d.var(axis=1, ddof=1)``; used by
-    planner.pilot, planner.plan and the direct path of ``planner.simulate.pair_moments``.
+    0), in chunks of ``2e6 // T`` pairs: memory ``2e6`` float64 values (twice that
+    with ``kurtosis``). Per pair the same numbers as one unchunked
+    ``d.mean(axis=1)``, ``d.var(axis=1, ddof=1)``; used by planner.pilot,
+    planner.plan and the direct path of ``planner.simulate.pair_moments``.
+
+    With ``kurtosis=True`` a third array is returned: each pair's sample excess
+    kurtosis ``m4 / m2^2 - 3`` of the differences (``m2``, ``m4`` central moments
+    with divisor ``T``, as ``scipy.stats.kurtosis(d, axis=1, bias=True)``), 0 for
+    pairs whose differences are constant.
     """
     T = x.shape[1]
     dbar = np.empty(a.size)
     s2 = np.empty(a.size)
+    kurt = np.empty(a.size) if kurtosis else None
     chunk = max(1, _PAIR_BLOCK // max(1, T))
     for lo in range(0, a.size, chunk):
         d = x[a[lo:lo + chunk]] - x[b[lo:lo + chunk]]
         dbar[lo:lo + chunk] = d.mean(axis=1)
         s2[lo:lo + chunk] = d.var(axis=1, ddof=1)
-    return dbar, s2
+        if kurtosis:
+            c = d - dbar[lo:lo + chunk, None]
+            c *= c
+            m2 = c.mean(axis=1)
+            m4 = (c * c).mean(axis=1)
+            ok = m2 > 0
+            kurt[lo:lo + chunk] = np.where(ok, m4 / np.where(ok, m2 * m2, 1.0) - 3.0, 0.0)
+    return (dbar, s2, kurt) if kurtosis else (dbar, s2)
 
 
 def pair_stats(scores) -> PairStats:

@@ -11,8 +11,8 @@ from scipy import stats
 
 from planner.cli import main
 from planner.errors import ParameterError
-from planner.pilot import (fit_prior, observed_rates, pair_index, pair_moments, pair_variance_model,
-                           plugin_pair_rates, predictive_pair_rates, validate)
+from planner.pilot import (MIN_DF, fit_prior, observed_rates, pair_index, pair_moments, pair_variance_model,
+                           plugin_pair_rates, predictive_pair_rates, validate, variance_df)
 from planner.scores import ScoreMatrix
 
 
@@ -141,6 +141,53 @@ def test_pair_rate_bad_inputs():
         predictive_pair_rates([0.1], [0.01], 25, [25], variance="within")
 
 
+def test_variance_df_formula():
+    # normal differences (kappa = 0): n0 - 1; Satterthwaite match of var(s2) = sigma^4 (2/(n0-1) + kappa/n0)
+    assert variance_df(25).tolist() == [24.0]
+    # g2 = 1 at n0 = 25 -> G2 = (26 * 1 + 6) * 24 / (23 * 22) = 768 / 506
+    G2 = 768 / 506
+    assert variance_df(25, [1.0, -1.5])[0] == pytest.approx(2 * 24 / (2 + 24 * G2 / 25))
+    assert variance_df(25, [-1.5])[0] == pytest.approx(24.0)  # G2 = -33 * 24 / 506 < 0 -> kappa 0
+    assert variance_df(25, [40.0])[0] == MIN_DF  # very heavy tails: floor keeps E[sigma^2] finite
+    # the floor is never above normal theory: n0 - 1 = 2 at n0 = 3
+    assert variance_df(3, [1.0])[0] == 2.0 and variance_df(3)[0] == 2.0
+    with pytest.raises(ParameterError, match="n0"):
+        variance_df(1)
+    with pytest.raises(ParameterError, match="kurtosis"):
+        variance_df(25, [np.nan])
+
+
+def test_integrated_variance_equals_quadrature_over_chi2():
+    # reference: scipy.integrate.quad of the plug-in-variance predictive rate over the density of
+    # sigma^2 = s2 nu / X, X ~ chi2(nu), with the prior fitted once from s2 (as documented)
+    from scipy import integrate
+
+    rng = np.random.default_rng(5)
+    dbar = rng.normal(0, 0.05, 30)
+    s2 = rng.uniform(0.005, 0.03, 30)
+    n0, nu = 20, np.linspace(3.0, 19.0, 30)
+    pr = fit_prior(dbar, s2, n0)
+    r = predictive_pair_rates(dbar, s2, n0, [10, 40], df=nu, quantiles=400)
+    for i in (0, 11, 29):
+        for j, n in enumerate((10, 40)):
+            def f(x, key):
+                one = predictive_pair_rates(dbar[i:i + 1], [s2[i] * nu[i] / x], n0, [n], prior=pr)
+                return one[key][0, 0] * stats.chi2.pdf(x, nu[i])
+            for key in ("swap_rate", "reversal_rate"):
+                ref = integrate.quad(f, 0, np.inf, args=(key,), limit=200)[0]
+                assert r[key][i, j] == pytest.approx(ref, rel=2e-3), (i, n, key)
+    # more certain variance -> closer to the plug-in-variance rates; zero-variance pairs stay 0
+    plain = predictive_pair_rates(dbar, s2, n0, [10, 40])
+    big = predictive_pair_rates(dbar, s2, n0, [10, 40], df=1e7)
+    assert np.allclose(big["swap_rate"], plain["swap_rate"], atol=1e-5)
+    z = predictive_pair_rates([0.1, 0.02], [0.0, 0.01], n0, [10], df=[3.0, 3.0])
+    assert z["swap_rate"][0, 0] == 0.0 and z["reversal_rate"][0, 0] == 0.0
+    with pytest.raises(ParameterError, match="df"):
+        predictive_pair_rates(dbar, s2, n0, [10], df=0.0)
+    with pytest.raises(ParameterError, match="quantiles"):
+        predictive_pair_rates(dbar, s2, n0, [10], df=5.0, quantiles=0)
+
+
 # ------------------------------------------------------------ held-out rates
 def test_pair_moments_match_loop():
     rng = np.random.default_rng(2)
@@ -152,6 +199,11 @@ def test_pair_moments_match_loop():
         d = x[i] - x[j]
         assert dbar[k] == pytest.approx(d.mean()) and s2[k] == pytest.approx(d.var(ddof=1))
     assert s2[-1] == 0.0 and dbar[-1] == 0.0
+    # excess kurtosis with population moments, as scipy.stats.kurtosis(bias=True); 0 when constant
+    d2, s22, kurt = pair_moments(x, a, b, kurtosis=True)
+    assert np.array_equal(d2, dbar) and np.array_equal(s22, s2)
+    ref = stats.kurtosis(x[a] - x[b], axis=1, bias=True)
+    assert kurt[:-1] == pytest.approx(ref[:-1]) and kurt[-1] == 0.0
 
 
 def test_observed_rates_equal_plain_loop():
@@ -235,6 +287,26 @@ def test_validate_structure_and_determinism():
     assert row.ratio_median == pytest.approx(np.median(ratio))
     assert row.log_ratio_sd == pytest.approx(np.std(np.log(ratio), ddof=1))
     json.dumps(v1.to_dict(), allow_nan=False)
+
+
+def test_validate_integrated_method_uses_each_pilots_kurtosis():
+    # predictive-integrated = predictive_pair_rates with df = variance_df(pilot, kurtosis of the
+    # pilot's differences), recomputed here on the split of repeat r (child stream r of the seed)
+    from planner._random import child_streams
+
+    sm = _toy(seed=4)
+    v = validate(sm, pilot=12, topics=[5, 10], repeats=3, rng=11, subsets=20,
+                 methods=("predictive", "predictive-integrated"))
+    x = sm.topic_scores()
+    a, b = pair_index(x.shape[0])
+    for r, g in enumerate(child_streams(11, 3)):
+        pi = np.sort(g.permutation(x.shape[1])[:12])
+        dbar, s2, kurt = pair_moments(x[:, pi], a, b, kurtosis=True)
+        ref = predictive_pair_rates(dbar, s2, 12, [5, 10], df=variance_df(12, kurt))
+        for k in ("swap_rate", "reversal_rate"):
+            assert v.predicted[k]["predictive-integrated"][r] == pytest.approx(ref[k].mean(axis=0), rel=1e-12)
+    # a less certain variance predicts more swaps here (12-topic pilots, shrinkage towards 0)
+    assert np.all(v.predicted["swap_rate"]["predictive-integrated"] > v.predicted["swap_rate"]["predictive"])
 
 
 def test_validate_bad_inputs():
