@@ -118,7 +118,7 @@ def _mc_check(scores, pilot, topics, repeats, seed, subsets, extra, v):
           + " / ".join(f"{s:.4f}" for s in mc))
     for m, p in v.predicted["swap_rate"].items():
         e = np.median(np.abs(p / o2 - 1), axis=0)
-        print(f"    {m:>18} median rel. error against the {extra}-subset observation: "
+        print(f"    {m:>21} median rel. error against the {extra}-subset observation: "
               + " / ".join(f"{s:.3f}" for s in e))
 
 
@@ -143,7 +143,7 @@ def run_suite(args, suite) -> bool:
             for m in methods:
                 for j, n in enumerate(topics):
                     row = _row(v, stat, m, n)
-                    print(f"    {m:>18} {n:>3}  {row['predicted_mean']:.4f}  {row['observed_mean']:.4f}  "
+                    print(f"    {m:>21} {n:>3}  {row['predicted_mean']:.4f}  {row['observed_mean']:.4f}  "
                           f"{row['rel_error_median']:.3f} +- {_median_se(rel[m][:, j], se_rng):.3f}  "
                           f"{row['rel_error_p90']:.3f}  {row['ratio_median'] - 1:+.3f}  {row['log_ratio_sd']:.3f}")
         # diagnostic (not the goal): the pilot and its remainder are complements within one fixed
@@ -156,7 +156,7 @@ def run_suite(args, suite) -> bool:
             p = v.predicted["swap_rate"][m]
             c = [np.corrcoef(p[:, j], o[:, j])[0, 1] for j in range(len(topics))]
             e = np.median(np.abs(p / o.mean(axis=0) - 1), axis=0)
-            print(f"    {m:>18} corr " + " / ".join(f"{x:+.2f}" for x in c)
+            print(f"    {m:>21} corr " + " / ".join(f"{x:+.2f}" for x in c)
                   + "   error vs collection mean " + " / ".join(f"{x:.3f}" for x in e))
         print("  observed swap cv over repeats: " + " / ".join(f"{x:.3f}" for x in o.std(0) / o.mean(0)))
         if args.extra_subsets:

@@ -834,14 +834,15 @@ def _cmd_validate(args) -> int:
         return 0
     print(f"{args.scores}: {v.n_systems} systems x {v.n_topics} topics; pilot {v.pilot}, "
           f"{v.repeats} repeats, {v.subsets} held-out subset pairs each, seed {v.seed}")
+    w = max(6, *(len(m) for m in v.methods))
     for stat in ("swap_rate", "reversal_rate"):
         print(f"\n{stat.replace('_', ' ')} (mean over pairs); error = |pred - obs| / obs over repeats")
-        print(f"{'method':>18} {'n':>5} {'predicted':>10} {'observed':>10} {'err_median':>10} {'err_p90':>8} "
+        print(f"{'method':>{w}} {'n':>5} {'predicted':>10} {'observed':>10} {'err_median':>10} {'err_p90':>8} "
               f"{'bias':>7} {'sd_log':>7}")
         for r in v.rows:
             if r["statistic"] != stat:
                 continue
-            print(f"{r['method']:>18} {r['n_topics']:>5d} {r['predicted_mean']:10.4f} {r['observed_mean']:10.4f} "
+            print(f"{r['method']:>{w}} {r['n_topics']:>5d} {r['predicted_mean']:10.4f} {r['observed_mean']:10.4f} "
                   f"{r['rel_error_median']:10.3f} {r['rel_error_p90']:8.3f} {r['ratio_median'] - 1:+7.3f} "
                   f"{r['log_ratio_sd']:7.3f}")
         print("bias = median over repeats of pred/obs - 1; sd_log = sd over repeats of log(pred/obs)")
