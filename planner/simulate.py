@@ -111,8 +111,10 @@ resamples (``R_tot = R``, or ``2R`` for subsample), bytes:
 
 - kept results: ``8 * P * N * k`` (``k = 5`` with ``keep_pairs=True``, else 1:
   the interval widths, needed for the medians) plus ``32 * P`` for the pair statistics;
-- analytic / predictive: ``~ 8 * 12 * C * K`` per chunk of ``C`` pairs (``K``
-  strata), ``C`` chosen so that this stays under ``max_memory`` (default 256 MiB);
+- analytic: ``~ 8 * 12 * C * K`` per chunk of ``C`` pairs (``K`` strata); predictive
+  (``K = 1``): ``~ 8 * 26 * C`` (its rates are computed per chunk and topic count, with
+  the prior fitted once over all pairs); ``C`` chosen so that this stays under
+  ``max_memory`` (default 256 MiB);
 - bootstrap / subsample, one stratum (``strata="uniform"``):
   ``20 * R_tot * T + 12 * S * R_tot + 4 * 512 * R_tot + 16 * S * T + 4 MiB``: the
   draw counts (float64, transposed, float32), every system's resampled sums
@@ -980,7 +982,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     R_tot = 2 * resamples if method == "subsample" else resamples
     if chunk_pairs is None:
         if method in ("analytic", "predictive"):
-            per = 8 * 12 * max(1, K)
+            # predictive: about 14 more float64 values per pair for its rates (one n at a time)
+            per = 8 * (12 * max(1, K) + (14 if method == "predictive" else 0))
             fixed = 0
         elif method == "parametric":
             per = 8 * 6 * R_tot
@@ -1012,12 +1015,11 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
             blk_bins[k][b0:b0 + nb, :, j] = np.bincount(code, weights=vp, minlength=nb * (B + 1)) \
                 .reshape(nb, B + 1)[:, :B]
 
-    predictive_rates = None
+    prior = None
     if method == "predictive":
-        from .pilot import predictive_pair_rates
+        from .pilot import fit_prior, predictive_pair_rates
 
-        computed_ns = [n for n in ns]
-        predictive_rates = predictive_pair_rates(dbar, s2, T, computed_ns)
+        prior = fit_prior(dbar, s2, T)  # once, over all pairs; the rates are then per chunk and n
 
     if method in ("analytic", "predictive"):
         # per-stratum variances of each pair under the selector
@@ -1042,11 +1044,12 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                 nk = allocs[j]
                 Wk = W if K > 1 else np.ones(1)
                 res = _analytic_chunk(dbar[sl], sig2_k, Wk, nk.astype(float), n - K, n, alpha, min_diff)
-                if predictive_rates is not None:
+                if prior is not None:
+                    pr = predictive_pair_rates(dbar[sl], s2[sl], T, [n], prior=prior)
                     # identical systems (dbar = 0, s2_d = 0) are ties here too (0.5)
                     tie = (dbar[sl] == 0) & (s2[sl] == 0)
-                    res["swap_rate"] = np.where(tie, 0.5, predictive_rates["swap_rate"][sl, j])
-                    res["reversal_rate"] = np.where(tie, 0.5, predictive_rates["reversal_rate"][sl, j])
+                    res["swap_rate"] = np.where(tie, 0.5, pr["swap_rate"][:, 0])
+                    res["reversal_rate"] = np.where(tie, 0.5, pr["reversal_rate"][:, 0])
                 accumulate(sl, j, res)
     elif method in ("bootstrap", "subsample"):
         with _one_blas_thread():

@@ -212,6 +212,30 @@ def test_same_seed_identical_whatever_chunk_size(adhoc5, method, R):
     assert other.to_dict()["rows"] != ref.to_dict()["rows"]
 
 
+@pytest.mark.parametrize("method", ["predictive", "analytic"])
+def test_closed_form_methods_identical_whatever_chunk_size(adhoc5, method):
+    # the predictive rates are computed per chunk of pairs (memory bound of the module
+    # docstring) with one prior fitted over all pairs: the same numbers as one call over all pairs
+    from planner.pilot import predictive_pair_rates
+    from planner.variance import pair_index, pair_moments
+
+    ref = simulate.predict(adhoc5, topics=[10, 25, 50], method=method)
+    for chunk in (1, 1024):
+        c = simulate.predict(adhoc5, topics=[10, 25, 50], method=method, chunk_pairs=chunk)
+        for k in ref.per_pair:
+            assert np.array_equal(ref.per_pair[k], c.per_pair[k], equal_nan=True), (method, chunk, k)
+        assert c.to_dict() == ref.to_dict()
+    if method == "predictive":
+        x = adhoc5.topic_scores()
+        a, b = pair_index(x.shape[0])
+        dbar, s2 = pair_moments(x, a, b)
+        whole = predictive_pair_rates(dbar, s2, x.shape[1], [10, 25, 50])
+        tie = (dbar == 0) & (s2 == 0)
+        for k in ("swap_rate", "reversal_rate"):
+            expect = np.where(tie[:, None], 0.5, whole[k])
+            assert np.allclose(ref.per_pair[k], expect, rtol=1e-12, atol=0), k
+
+
 def test_count_stream_independent_of_other_counts(adhoc5_small):
     one = simulate.predict(adhoc5_small, topics=[25], method="bootstrap", resamples=300, rng=8)
     two = simulate.predict(adhoc5_small, topics=[10, 25], method="bootstrap", resamples=300, rng=8)
