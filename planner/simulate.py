@@ -121,9 +121,11 @@ resamples (``R_tot = R``, or ``2R`` for subsample), bytes:
   (float64, then float32 when exact), the float32 t-test sums of one block of
   512 pairs, the score grid, and the cache-sized pieces being summarised;
   independent of ``P``;
-- bootstrap / subsample, ``K > 1`` strata: ``8 * (2 * R_tot * T + 2 * 512 * R_tot
-  + 512 * T) + 4 MiB``: the draw counts (and their transpose), the resampled
-  sums of one block of 512 pairs, and the pieces being summarised;
+- bootstrap / subsample, ``K > 1`` strata: ``8 * (2 * R_tot * T + K * S * R_tot
+  + S * T + 512 * R_tot * K + 512 * T) + 4 MiB``: the draw counts (and their
+  transpose), every system's resampled sums per stratum, the score grid, the
+  t-test sums of squares of one block of 512 pairs, and the pieces being
+  summarised;
 - parametric: ``8 * (4 * R * C + 16 * S * (S + n))`` per chunk of ``C`` pairs.
 
 The matrix products run on aligned blocks of exactly 512 pairs (the last
@@ -587,14 +589,15 @@ def _analytic_chunk(dbar, sig2_k, W, nk, df, n, alpha, min_diff):
 
 
 # ------------------------------------------------------------------ resampling engine
-def _block_sums(WT: list[np.ndarray], Dk: list[np.ndarray], squares: bool = True) -> list[tuple]:
+def _block_sums(WT: list[np.ndarray], Dk: list[np.ndarray], squares: bool = True,
+                sums: bool = True) -> list[tuple]:
     """Per stratum, the resampled sums of ``d`` and ``d^2`` of one block of pairs.
 
     ``WT[k]``: (T_k, R) draw counts in stratum k (transposed); ``Dk[k]``: (c, T_k)
     differences of at most ``_BLOCK`` pairs, zero-padded to exactly ``_BLOCK``
     rows so that every product has the same shape (bit-identical results
     whatever the chunking). Returns ``[(s1, s2)]`` with shapes (c, R)
-    (``s2`` is ``None`` with ``squares=False``).
+    (``s2`` is ``None`` with ``squares=False``, ``s1`` with ``sums=False``).
     """
     c = Dk[0].shape[0]
     out = []
@@ -604,7 +607,7 @@ def _block_sums(WT: list[np.ndarray], Dk: list[np.ndarray], squares: bool = True
             pad = np.zeros((_BLOCK, d.shape[1]))
             pad[:c] = d
             d = pad
-        out.append(((d @ WT[k])[:c], ((d * d) @ WT[k])[:c] if squares else None))
+        out.append(((d @ WT[k])[:c] if sums else None, ((d * d) @ WT[k])[:c] if squares else None))
     return out
 
 
@@ -990,7 +993,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
             fixed = 8 * _PARAM_BLOCK * S * (S + max(ns))
         else:
             per = 8 * (6 * R_tot + 2 * T)
-            fixed = 8 * R_tot * T
+            fixed = 8 * R_tot * (T + (K * S if K > 1 else 0))
         chunk = max(_BLOCK, (max_memory - fixed) // per // _BLOCK * _BLOCK)
     else:
         chunk = -(-int(chunk_pairs) // _BLOCK) * _BLOCK
@@ -1112,19 +1115,30 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                                     res[k][r0:r1] = v
                             accumulate(sl, j, res)
                     continue
+                # several strata: every system's exact resampled sums per stratum (one
+                # product per stratum and n); per block of pairs only the t-tests' sums of
+                # squares need a product
+                Msk = []
+                for g, c_k, w in zip(groups, nk, WT):
+                    qx, unit = _score_grid(x[:, g], int(c_k))
+                    Msk.append((qx @ w, unit))
                 for lo in range(0, P, chunk):
                     hi_ = min(P, lo + chunk)
                     for b0 in range(lo, hi_, _BLOCK):
                         sl = slice(b0, min(hi_, b0 + _BLOCK))
-                        Dk = [x[a[sl]][:, g] - x[b[sl]][:, g] for g in groups]
-                        sums_k = _block_sums(WT, Dk, squares=t_tests)
+                        aa, bb = a[sl], b[sl]
+                        s2k = [None] * K
+                        if t_tests:
+                            Dk = [x[aa][:, g] - x[bb][:, g] for g in groups]
+                            s2k = [s2 for _, s2 in _block_sums(WT, Dk, sums=False)]
                         c = sl.stop - sl.start
                         res = {k: np.empty(c) for k in PAIR_STATS}
                         # post-process a few pairs at a time so the (pairs x R) pieces stay in cache
                         for r0 in range(0, c, sub):
                             r1 = min(c, r0 + sub)
-                            mean, thr, scale = _mean_thr([(s1[r0:r1], None if s2 is None else s2[r0:r1])
-                                                   for s1, s2 in sums_k], nk, Wstr, crit)
+                            sums = [((M[aa[r0:r1]] - M[bb[r0:r1]]) * unit, None if s2 is None else s2[r0:r1])
+                                    for (M, unit), s2 in zip(Msk, s2k)]
+                            mean, thr, scale = _mean_thr(sums, nk, Wstr, crit)
                             part = _draw_stats(mean, thr, dbar[sl][r0:r1], alpha, min_diff, scale=scale,
                                                halves=method == "subsample")
                             for k, v in part.items():

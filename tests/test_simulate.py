@@ -650,6 +650,55 @@ def test_fast_path_matches_general_path():
         assert np.all(np.abs(fast[k] - ref[k]) <= 2 / R), k
 
 
+def test_stratified_bootstrap_equals_plain_loop_on_the_same_draws():
+    # K = 2 strata: predict's path (per-stratum system sums on an exact score grid, a product
+    # per block only for the t-tests) against a plain per-pair loop over the same draws
+    # (the draws of topic count n come from stream n of the seed, stratum by stratum)
+    rng = np.random.default_rng(21)
+    S, T, n, R = 5, 24, 12, 400
+    x = np.round(rng.random((S, T)), 2)  # 2 decimals: exact ties occur
+    x[4] = x[3]  # identical systems
+    strata = ["p"] * 8 + ["q"] * 16
+    m = _matrix(x, strata=strata)
+    with pytest.warns(DegenerateDataWarning, match="identical"):
+        c = simulate.predict(m, topics=[n], method="bootstrap", strata="proportional", resamples=R, rng=5,
+                             min_diff=0.05)
+    base = np.random.default_rng(5).bit_generator.seed_seq.spawn(1)[0]
+    g_n = simulate._stream(base, n)
+    groups = [np.arange(8), np.arange(8, 24)]
+    nk = [4, 8]  # proportional: 12 * 8/24, 12 * 16/24
+    Wk = [8 / 24, 16 / 24]
+    draws = [g_n.multinomial(k, np.full(g.size, 1.0 / g.size), size=R) for g, k in zip(groups, nk)]
+    crit = stats.t.ppf(0.975, n - 2)
+    for p_, (i, j) in enumerate(zip(c.pair_a, c.pair_b)):
+        d = x[i] - x[j]
+        dbar = d.mean()
+        means = np.empty(R)
+        sig = np.empty(R)
+        pw = np.empty(R)
+        for r in range(R):
+            mk, se2 = 0.0, 0.0
+            for g, k, w, dr in zip(groups, nk, Wk, draws):
+                vals = np.repeat(d[g], dr[r])
+                mk += w * vals.mean()
+                se2 += w * w * vals.var(ddof=1) / k
+            means[r] = mk
+            sig[r] = mk * mk > crit * crit * se2
+            pw[r] = (mk + 0.05 - dbar) ** 2 > crit * crit * se2
+        if np.all(d == 0):
+            continue  # identical systems: reported as ties by predict (checked elsewhere)
+        # exact ties (mean 0) count half; the loop's float sums may miss an exact 0, so compare
+        # the signs of resamples whose |mean| is clearly non-zero and count the rest as ties
+        tie = np.abs(means) < 1e-12
+        opp = (np.sign(means) != np.sign(dbar)) & ~tie
+        rev = (opp.sum() + 0.5 * tie.sum()) / R
+        assert c.per_pair["reversal_rate"][p_, 0] == pytest.approx(rev, abs=1e-12), (i, j)
+        lo, hi = np.quantile(means, [0.025, 0.975])
+        assert c.per_pair["ci_width"][p_, 0] == pytest.approx(hi - lo, abs=1e-12), (i, j)
+        assert abs(c.per_pair["significant"][p_, 0] - sig.mean()) <= 1 / R, (i, j)
+        assert abs(c.per_pair["power"][p_, 0] - pw.mean()) <= 1 / R, (i, j)
+
+
 def test_count_stream_independent_of_other_counts_float_scores():
     # arbitrary floats use a binary grid that depends on n: it must be n's own
     x = np.random.default_rng(9).random((5, 40))
