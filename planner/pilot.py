@@ -32,7 +32,7 @@ Terabyte from 25-topic pilots) and, on average, swaps. The *predictive* method
    averaged over the variance's own uncertainty: ``sigma_d^2 = s2_d nu / X``,
    ``X ~ chi2(nu)``, with ``nu`` from :func:`variance_df` (fewer degrees of
    freedom for heavy-tailed differences). It predicts more swaps than ``"pair"``
-   (+4 to +6% on the held-out checks): closer on TREC 2006 Terabyte, where
+   (+4 to +7% on the held-out checks): closer on TREC 2006 Terabyte, where
    ``"pair"`` under-predicts, and further off on the TREC Web and ad hoc
    matrices, where ``"pair"`` already over-predicts (docs/validation.md). It is
    an option, not the default.
@@ -344,7 +344,11 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
                                                             max_fit_pairs=max_fit_pairs)
     if df is None:
         return _rates_given_variance(dbar, s2_d, n0, t, pr)
-    nu = np.broadcast_to(np.asarray(df, dtype=np.float64), dbar.shape)
+    nu = np.asarray(df, dtype=np.float64)
+    if nu.ndim > 1 or (nu.ndim == 1 and nu.size != dbar.size):
+        raise ParameterError(f"df must be a number or one value per pair ({dbar.size}), got shape {nu.shape}",
+                             parameter="df")
+    nu = np.broadcast_to(nu, dbar.shape)
     if not np.all(np.isfinite(nu) & (nu > 0)):
         raise ParameterError("df must be positive and finite", parameter="df")
     if isinstance(quantiles, bool) or not isinstance(quantiles, (int, np.integer)) or quantiles < 1:

@@ -184,6 +184,8 @@ def test_integrated_variance_equals_quadrature_over_chi2():
     assert z["swap_rate"][0, 0] == 0.0 and z["reversal_rate"][0, 0] == 0.0
     with pytest.raises(ParameterError, match="df"):
         predictive_pair_rates(dbar, s2, n0, [10], df=0.0)
+    with pytest.raises(ParameterError, match="one value per pair"):
+        predictive_pair_rates(dbar, s2, n0, [10], df=[5.0, 6.0])
     with pytest.raises(ParameterError, match="quantiles"):
         predictive_pair_rates(dbar, s2, n0, [10], df=5.0, quantiles=0)
 
