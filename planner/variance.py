@@ -996,7 +996,7 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *, kurtosis: bool 
     """``dbar`` and ``s2_d`` (ddof=1) of ``d[t] = x[a,t] - x[b,t]`` for every pair.
 
     Computed from the differences themselves (so identical systems give exactly
-    0), in chunks of ``2e6 // T`` pairs: memory ``2e6`` float64 values (twice that
+    0), in chunks of ``2e6 // T`` pairs: memory ``2e6`` float64 values (three times that
     with ``kurtosis``). Per pair the same numbers as one unchunked
     ``d.mean(axis=1)``, ``d.var(axis=1, ddof=1)``; used by planner.pilot,
     planner.plan and the direct path of ``planner.simulate.pair_moments``.
