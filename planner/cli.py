@@ -123,7 +123,7 @@ def _add_size(subparsers) -> None:
                    help="multiple-comparison correction over all pairs of --systems")
     p.add_argument("--method", default="analytic",
                    help="--target: analytic (default) or a predict method (predictive, bootstrap, "
-                        "subsample, parametric)")
+                        "subsample, parametric, or a predictive variant such as predictive-shrunk)")
     p.add_argument("--resamples", type=int, default=None,
                    help="topic resamples of the interval on n (default 200 for --target; 0 for "
                         "--design, where it needs --scores)")
@@ -322,8 +322,11 @@ def _add_predict(subparsers) -> None:
     p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
     p.add_argument("--topics", required=True, metavar="N,N,...", help="topic counts, e.g. 25,50,100")
     p.add_argument("--method", default="predictive",
-                   choices=["predictive", "analytic", "bootstrap", "subsample", "parametric"],
-                   help="default predictive (pilot-aware); see docs/simulate.md")
+                   metavar="METHOD",
+                   help="predictive (default, pilot-aware), analytic, bootstrap, subsample, parametric, "
+                        "or a predictive variant as named by `planner validate` (predictive-shrunk, "
+                        "predictive-pooled, predictive-integrated, predictive-npmle, predictive-mixture); "
+                        "see docs/simulate.md")
     p.add_argument("--variance", default=None, metavar="SEL",
                    help="analytic: pair (default) | pooled | within-system | percentile:q")
     p.add_argument("--min-diff", type=float, default=0.05, metavar="D", help="difference for the power (0.05)")

@@ -49,6 +49,11 @@ Methods
     which accounts for the noise in ``dbar`` (empirical-Bayes posterior
     predictive); identical systems are ties (0.5) as in every method; the
     other statistics as ``analytic`` with ``variance="pair"``.
+``predictive-shrunk``, ``predictive-pooled``, ``predictive-integrated``, ``predictive-npmle``, ``predictive-mixture``
+    The variants :func:`planner.pilot.validate` compares, under the same names
+    (:data:`PREDICTIVE`: prior, pair variance, averaged over the variance's
+    uncertainty or not); only the swap and reversal rates differ from
+    ``predictive``. ``predictive-pair`` is ``predictive``.
 ``bootstrap``
     ``R`` resamples of ``n`` topics drawn with replacement (uniformly, or within
     strata). For every resample, every pair: the mean difference ``m`` and the
@@ -112,9 +117,13 @@ resamples (``R_tot = R``, or ``2R`` for subsample), bytes:
 - kept results: ``8 * P * N * k`` (``k = 5`` with ``keep_pairs=True``, else 1:
   the interval widths, needed for the medians) plus ``32 * P`` for the pair statistics;
 - analytic: ``~ 8 * 12 * C * K`` per chunk of ``C`` pairs (``K`` strata); predictive
-  (``K = 1``): ``~ 8 * 26 * C`` (its rates are computed per chunk and topic count, with
-  the prior fitted once over all pairs); ``C`` chosen so that this stays under
-  ``max_memory`` (default 256 MiB);
+  and its variants (``K = 1``): ``~ 8 * 28 * C`` (the rates are computed per chunk and
+  topic count, with the prior fitted once over all pairs); ``C`` chosen so that this
+  stays under ``max_memory`` (default 256 MiB). ``predictive-integrated`` also keeps
+  ``16 * P`` (each pair's kurtosis and degrees of freedom, from
+  :func:`planner.variance.pair_moments`, which works in blocks of about ``3 * 2e6``
+  float64 values); the npmle and mixture priors add their fit, ``8 * 2 * 121 *
+  min(P, 20000)`` for npmle, and work in blocks of ``2e6`` float64 values;
 - bootstrap / subsample, one stratum (``strata="uniform"``):
   ``20 * R_tot * T + 12 * S * R_tot + 4 * 512 * R_tot + 16 * S * T + 4 MiB``: the
   draw counts (float64, transposed, float32), every system's resampled sums
@@ -159,8 +168,15 @@ from .variance import _anova_components as anova_components  # noqa: PLC2701 - s
 from .variance import _within_system, parse_selector  # noqa: PLC2701 - same package
 from .variance import pair_index  # noqa: F401 - the one pair order (re-exported here)
 from .variance import pair_moments as _direct_pair_moments
+from .pilot import INTERNAL_METHODS as _PILOT_METHODS
 
-METHODS = ("predictive", "analytic", "bootstrap", "subsample", "parametric")
+#: the pilot-aware methods (the names ``planner validate`` uses): name -> (prior,
+#: variance, integrate) of :func:`planner.pilot.predictive_pair_rates`
+PREDICTIVE = {k: v for k, v in _PILOT_METHODS.items() if v is not None}
+METHODS = ("predictive", "analytic", "bootstrap", "subsample", "parametric") \
+    + tuple(k for k in PREDICTIVE if k != "predictive")
+#: methods computed in closed form (no resampling, no seed)
+CLOSED_FORM = ("analytic",) + tuple(PREDICTIVE)
 STRATA_MODES = ("uniform", "stratified", "proportional", "optimal")
 DEFAULT_BINS = (0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, math.inf)
 PAIR_STATS = ("swap_rate", "reversal_rate", "ci_width", "power", "significant")
@@ -870,7 +886,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
         scores: a :class:`ScoreMatrix` (or a path for :func:`planner.load_scores`).
         topics: topic counts ``n`` (integers >= 2).
         method: ``"predictive"`` (default), ``"analytic"``, ``"bootstrap"``,
-            ``"subsample"`` or ``"parametric"`` (module docstring).
+            ``"subsample"``, ``"parametric"``, or a predictive variant of
+            :data:`PREDICTIVE` (module docstring).
         variance: for ``analytic``: ``"pair"`` (default), ``"pooled"``,
             ``"within-system"`` or ``"percentile:q"``. The resampling methods use
             the data (``"empirical"``) or the components (``parametric``:
@@ -915,12 +932,13 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     edges = np.asarray(bins, dtype=float)
     if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
         raise ParameterError("bin edges must be an increasing list of at least 2 numbers", parameter="bins")
-    if method in ("analytic", "predictive"):
+    if method in CLOSED_FORM:
         variance = "pair" if variance is None else variance
         parse_selector(variance, parameter="variance")
-        if method == "predictive" and variance != "pair":
-            raise ParameterError("the predictive method uses each pair's own variance (variance='pair')",
-                                 parameter="variance")
+        if method in PREDICTIVE and variance != "pair":
+            raise ParameterError(f"method {method!r} computes its other statistics with each pair's own "
+                                 "variance (variance='pair'); its swap and reversal rates use the "
+                                 "variance its name says", parameter="variance")
     else:
         expect = "pooled" if method == "parametric" else "empirical"
         if variance not in (None, expect):
@@ -928,7 +946,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                                  f"{'components' if method == 'parametric' else 'data'} "
                                  f"({expect!r}); got {variance!r}", parameter="variance")
         variance = expect
-    if method in ("predictive", "parametric") and strata != "uniform":
+    if (method in PREDICTIVE or method == "parametric") and strata != "uniform":
         raise ParameterError(f"method {method!r} supports only strata='uniform'", parameter="strata")
 
     x = m.topic_scores()
@@ -966,7 +984,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
         computed.append(True)
 
     gen = as_generator(rng)
-    base = gen.bit_generator.seed_seq.spawn(1)[0] if method not in ("analytic", "predictive") else None
+    base = gen.bit_generator.seed_seq.spawn(1)[0] if method not in CLOSED_FORM else None
 
     N = len(ns)
     # per-pair results stored (N, P): one contiguous row per topic count
@@ -984,9 +1002,10 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     # chunk size from the memory budget
     R_tot = 2 * resamples if method == "subsample" else resamples
     if chunk_pairs is None:
-        if method in ("analytic", "predictive"):
-            # predictive: about 14 more float64 values per pair for its rates (one n at a time)
-            per = 8 * (12 * max(1, K) + (14 if method == "predictive" else 0))
+        if method in CLOSED_FORM:
+            # predictive: about 14 more float64 values per pair for its rates (one n at a time),
+            # 2 more with the variance integrated (its sums)
+            per = 8 * (12 * max(1, K) + (0 if method == "analytic" else 16))
             fixed = 0
         elif method == "parametric":
             per = 8 * 6 * R_tot
@@ -1019,12 +1038,16 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                 .reshape(nb, B + 1)[:, :B]
 
     prior = None
-    if method == "predictive":
-        from .pilot import fit_prior, predictive_pair_rates
+    if method in PREDICTIVE:
+        from .pilot import fit_prior, pair_variance_model, predictive_pair_rates, variance_df
 
-        prior = fit_prior(dbar, s2, T)  # once, over all pairs; the rates are then per chunk and n
+        prior_kind, pvar, integrate = PREDICTIVE[method]
+        s2_pred = pair_variance_model(s2, pvar)
+        # the prior once, over all pairs; the rates are then per chunk and n
+        prior = fit_prior(dbar, s2_pred, T, prior=prior_kind)
+        nu = variance_df(T, _direct_pair_moments(x, a, b, kurtosis=True)[2]) if integrate else None
 
-    if method in ("analytic", "predictive"):
+    if method in CLOSED_FORM:
         # per-stratum variances of each pair under the selector
         sig_all = _select_variance(variance, s2, x) if K == 1 else None
         for lo in range(0, P, chunk):
@@ -1048,7 +1071,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                 Wk = W if K > 1 else np.ones(1)
                 res = _analytic_chunk(dbar[sl], sig2_k, Wk, nk.astype(float), n - K, n, alpha, min_diff)
                 if prior is not None:
-                    pr = predictive_pair_rates(dbar[sl], s2[sl], T, [n], prior=prior)
+                    pr = predictive_pair_rates(dbar[sl], s2_pred[sl], T, [n], prior=prior,
+                                               df=None if nu is None else nu[sl])
                     # identical systems (dbar = 0, s2_d = 0) are ties here too (0.5)
                     tie = (dbar[sl] == 0) & (s2[sl] == 0)
                     res["swap_rate"] = np.where(tie, 0.5, pr["swap_rate"][:, 0])
@@ -1229,7 +1253,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                  pair_a=a, pair_b=b,
                  dbar=dbar, s2_d=s2, systems=m.systems, measure=m.measure, n_collection_topics=T,
                  min_diff=float(min_diff), alpha=float(alpha),
-                 resamples=None if method in ("analytic", "predictive") else resamples,
+                 resamples=None if method in CLOSED_FORM else resamples,
                  strata=strata, weights=None if strata == "uniform" else dict(zip(labels, W.tolist())),
                  extrapolation=extrap, components=comps)
 
@@ -1321,7 +1345,7 @@ def default_grid(n_collection_topics: int, method: str) -> tuple[int, ...]:
     """Topic counts used when a scenario call gets none: for the analytic methods
     5, 10, ..., 100, then steps of 20 to 300 and of 50 to 1000; for the random
     methods 12 evenly spaced counts from 5 to ``2 T``."""
-    if method in ("analytic", "predictive"):
+    if method in CLOSED_FORM:
         return tuple(list(range(5, 101, 5)) + list(range(120, 301, 20)) + list(range(350, 1001, 50)))
     hi = max(6, 2 * n_collection_topics)
     if method == "subsample":

@@ -22,6 +22,8 @@ Cartesian product in the order the keys are listed here)::
     collection*: {...}             # overrides the top-level collection
     measure*: nDCG@10              # measure name (embedded data, trec_eval, runs + qrels)
     method*: analytic              # analytic | bootstrap | subsample | parametric | predictive
+                                   # or a variant named as in `planner validate`
+                                   # (predictive-shrunk, predictive-integrated, ...)
     variance*: pair                # pair | pooled | within-system | percentile:Q
     min_diff*: 0.05                # difference that matters (power, detectable differences)
     strata*: uniform               # uniform | stratified (resampling within strata)
@@ -77,11 +79,14 @@ import numpy as np
 
 from ._random import child_streams
 from .errors import ConfigError, InputError, ParameterError, PlannerError
+from .simulate import CLOSED_FORM as _CLOSED_FORM
+from .simulate import METHODS as _SIM_METHODS
 
 __all__ = ["SCHEMA", "StudyConfig", "StudyResult", "load_config", "expand_scenarios",
            "run_study", "schema", "quickstart_path"]
 
-METHODS = ["analytic", "bootstrap", "subsample", "parametric", "predictive"]
+# planner.simulate.predict's methods, analytic first (the default)
+METHODS = ["analytic"] + [m for m in _SIM_METHODS if m != "analytic"]
 TARGETS = ["swap_rate", "reversal_rate", "kendall_tau", "ci_width", "power", "erho2", "phi"]
 GRID_KEYS = ("collection", "measure", "method", "variance", "min_diff", "strata", "filter")
 DEFAULT_TOPICS = [10, 20, 30, 40, 50, 75, 100, 150, 200]
@@ -1058,7 +1063,7 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
                                                          f"width, variance {sr.variance}")
                     cn, chow = _from_curve(rows, t, v)
                     row["curve_n_topics"] = cn
-                elif sc["method"] in ("analytic", "predictive"):
+                elif sc["method"] in _CLOSED_FORM:
                     # exact smallest n by bisection; for analytic also a 95% interval on n from
                     # INTERVAL_RESAMPLES topic resamples (re-solved analytically)
                     from .plan import size_for_target

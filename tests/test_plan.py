@@ -439,6 +439,22 @@ def test_target_through_simulator_method():
         assert stat(r.n_topics - 1) > 0.1
 
 
+@pytest.mark.parametrize("method", ["predictive", "predictive-shrunk", "predictive-integrated"])
+def test_target_through_predictive_variants(method):
+    # the pilot-aware variants (named as in `planner validate`) are closed forms: the
+    # solved n is the smallest on their own curve, and the variants give different n
+    from planner.simulate import predict
+
+    m = _toy(seed=6, S=6, T=30)
+    r = plan.size_for_target(m, target="swap_rate", value=0.05, method=method, resamples=0, n_max=2000)
+    assert r.method == method and r.n_topics is not None
+
+    def stat(n):
+        return predict(m, topics=[n], method=method).rows[0]["swap_rate_mean"]
+    assert stat(r.n_topics) <= 0.05 < stat(r.n_topics - 1)
+    assert r.achieved == stat(r.n_topics)
+
+
 def test_anova_two_systems_equals_two_sample_t():
     # Sakai ("Topic set size design for paired and unpaired data", ICTIR 2018): one-way ANOVA
     # with two groups is strictly equivalent to the two-sample t-test (F = t^2, lambda = nc^2)

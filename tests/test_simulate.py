@@ -212,11 +212,14 @@ def test_same_seed_identical_whatever_chunk_size(adhoc5, method, R):
     assert other.to_dict()["rows"] != ref.to_dict()["rows"]
 
 
-@pytest.mark.parametrize("method", ["predictive", "analytic"])
+@pytest.mark.parametrize("method", ["predictive", "analytic", "predictive-integrated", "predictive-shrunk",
+                                    "predictive-pooled", "predictive-npmle", "predictive-mixture"])
 def test_closed_form_methods_identical_whatever_chunk_size(adhoc5, method):
     # the predictive rates are computed per chunk of pairs (memory bound of the module
-    # docstring) with one prior fitted over all pairs: the same numbers as one call over all pairs
-    from planner.pilot import predictive_pair_rates
+    # docstring) with one prior fitted over all pairs: the same numbers as one call over all
+    # pairs of planner.pilot.predictive_pair_rates, with the prior, variance and (integrated)
+    # degrees of freedom that the method's name stands for in `planner validate`
+    from planner.pilot import INTERNAL_METHODS, predictive_pair_rates, variance_df
     from planner.variance import pair_index, pair_moments
 
     ref = simulate.predict(adhoc5, topics=[10, 25, 50], method=method)
@@ -225,15 +228,36 @@ def test_closed_form_methods_identical_whatever_chunk_size(adhoc5, method):
         for k in ref.per_pair:
             assert np.array_equal(ref.per_pair[k], c.per_pair[k], equal_nan=True), (method, chunk, k)
         assert c.to_dict() == ref.to_dict()
-    if method == "predictive":
+    assert ref.method == method and ref.variance == "pair" and ref.seed is None
+    if method != "analytic":
+        prior, variance, integrate = INTERNAL_METHODS[method]
         x = adhoc5.topic_scores()
         a, b = pair_index(x.shape[0])
-        dbar, s2 = pair_moments(x, a, b)
-        whole = predictive_pair_rates(dbar, s2, x.shape[1], [10, 25, 50])
+        dbar, s2, kurt = pair_moments(x, a, b, kurtosis=True)
+        df = variance_df(x.shape[1], kurt) if integrate else None
+        whole = predictive_pair_rates(dbar, s2, x.shape[1], [10, 25, 50], prior=prior, variance=variance, df=df)
         tie = (dbar == 0) & (s2 == 0)
         for k in ("swap_rate", "reversal_rate"):
             expect = np.where(tie[:, None], 0.5, whole[k])
             assert np.allclose(ref.per_pair[k], expect, rtol=1e-12, atol=0), k
+        # the other statistics are the analytic ones with each pair's own variance
+        an = simulate.predict(adhoc5, topics=[10, 25, 50], method="analytic")
+        for k in ("ci_width", "power", "significant"):
+            assert np.array_equal(ref.per_pair[k], an.per_pair[k]), k
+
+
+def test_predictive_variants_differ_and_take_no_other_variance(adhoc5_small):
+    # each variant really changes the swap rates (a name that silently fell back to the
+    # default would pass the test above only if the references were wrong too)
+    base = simulate.predict(adhoc5_small, topics=[25], method="predictive").row(25)["swap_rate_mean"]
+    for m in ("predictive-integrated", "predictive-shrunk", "predictive-pooled", "predictive-npmle"):
+        assert simulate.predict(adhoc5_small, topics=[25], method=m).row(25)["swap_rate_mean"] != base, m
+    assert simulate.predict(adhoc5_small, topics=[25], method="predictive-pair").row(25)["swap_rate_mean"] == base
+    with pytest.raises(ParameterError, match="each pair's own variance") as e:
+        simulate.predict(adhoc5_small, topics=[25], method="predictive-shrunk", variance="pooled")
+    assert e.value.parameter == "variance"
+    with pytest.raises(ParameterError, match="strata") as e:
+        simulate.predict(adhoc5_small, topics=[25], method="predictive-integrated", strata="stratified")
 
 
 def test_count_stream_independent_of_other_counts(adhoc5_small):
@@ -456,6 +480,22 @@ def test_cli_predict_json(shared_data, capsys):
     assert out["rows"] == json.loads(json.dumps(ref.to_dict()["rows"]))
 
 
+def test_cli_predict_validated_variant_json(shared_data, capsys):
+    # a variant that `planner validate` compared can be used for the curves themselves
+    from planner.cli import main
+    from planner.collection import load_scores
+
+    f = shared_data / "trec-adhoc" / "adhoc5_ap.csv"
+    assert main(["predict", "--scores", str(f), "--topics", "25,50", "--method", "predictive-integrated",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "predictive-integrated" and out["variance"] == "pair" and out["seed"] is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        ref = simulate.predict(load_scores(f), topics=[25, 50], method="predictive-integrated")
+    assert out["rows"] == json.loads(json.dumps(ref.to_dict()["rows"]))
+
+
 def test_cli_predict_text_and_filter(shared_data, capsys):
     from planner.cli import main
 
@@ -473,6 +513,8 @@ def test_cli_predict_text_and_filter(shared_data, capsys):
     (["--topics", "25", "--allocation", "optimal"], "--allocation: needs --strata FILE"),
     (["--topics", "25", "--method", "bootstrap", "--variance", "pooled"], "--variance:"),
     (["--topics", "25", "--filter", "0"], "--filter: expected LO:HI"),
+    (["--topics", "25", "--method", "predictive-bogus"], "method: unknown method 'predictive-bogus'"),
+    (["--topics", "25", "--method", "predictive-shrunk", "--variance", "pooled"], "--variance:"),
 ])
 def test_cli_predict_bad_input_exit_2(shared_data, capsys, argv, msg):
     from planner.cli import main

@@ -451,3 +451,26 @@ def test_unwritable_report_folder_fails_before_running(tmp_path, capsys):
     assert cli.main(["study", "-o", str(blocker / "rep"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "cannot create the report folder" in err and str(blocker / "rep") in err
+
+
+def test_study_takes_a_validated_predictive_variant(small_scores):
+    # a method name `planner validate` prints is a study method too: its curve is
+    # planner.simulate.predict's, and the swap target is solved on that curve's method
+    from planner.collection import load_scores
+    from planner.plan import size_for_target
+    from planner.simulate import predict
+
+    doc = {"collection": {"scores": str(small_scores)}, "method": ["predictive", "predictive-integrated"],
+           "topics": [10, 40], "resamples": 20, "targets": [{"target": "swap_rate", "value": 0.1}]}
+    res = run_study(doc, quiet=True, write=False)
+    by = {s["settings"]["method"]: s for s in res.results["scenarios"]}
+    assert set(by) == {"predictive", "predictive-integrated"}
+    m = load_scores(small_scores)
+    ref = predict(m, topics=[10, 40], method="predictive-integrated")
+    got = by["predictive-integrated"]["curve"]["rows"]
+    assert [r["swap_rate_mean"] for r in got] == pytest.approx([r["swap_rate_mean"] for r in ref.rows], rel=1e-12)
+    assert got[0]["swap_rate_mean"] != by["predictive"]["curve"]["rows"][0]["swap_rate_mean"]
+    t = by["predictive-integrated"]["targets"][0]
+    assert t["n_topics"] == size_for_target(m, target="swap_rate", value=0.1, method="predictive-integrated",
+                                            resamples=0).n_topics
+    assert t["how"].startswith("predictive-integrated:")
