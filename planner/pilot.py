@@ -321,7 +321,8 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
             future sets' ``sigma_d^2 / n``.
         df: ``None`` (default) plugs that ``sigma_d^2`` in as known. Otherwise the
             degrees of freedom of each pair's variance (scalar or shape
-            ``(pairs,)``, e.g. from :func:`variance_df`): the rates are averaged
+            ``(pairs,)``, e.g. from :func:`variance_df`; or their
+            :func:`variance_scales`, for repeated calls): the rates are averaged
             over ``sigma_d^2 = v nu / X``, ``X ~ chi2(nu)`` (the posterior of a
             variance estimated as ``v`` with ``nu`` df under the scale-invariant
             prior), at the ``quantiles`` midpoint quantiles ``u = (i + 1/2) /
@@ -344,24 +345,54 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
                                                             max_fit_pairs=max_fit_pairs)
     if df is None:
         return _rates_given_variance(dbar, s2_d, n0, t, pr)
+    if isinstance(df, VarianceScales):
+        if df.factors.shape[1] not in (1, dbar.size):
+            raise ParameterError(f"scales are for {df.factors.shape[1]} pairs, got {dbar.size}", parameter="df")
+        factors = df.factors
+    else:
+        factors = variance_scales(df, quantiles, pairs=dbar.size).factors
+    out = {"swap_rate": np.zeros((dbar.size, t.size)), "reversal_rate": np.zeros((dbar.size, t.size))}
+    for f in factors:
+        r = _rates_given_variance(dbar, s2_d * f, n0, t, pr)
+        for key in out:
+            out[key] += r[key]
+    for key in out:
+        out[key] /= factors.shape[0]
+    return out
+
+
+@dataclass(frozen=True)
+class VarianceScales:
+    """Quadrature of :func:`predictive_pair_rates` over each pair's variance (see
+    :func:`variance_scales`): ``factors[i, p] = nu_p / X_i`` with ``X_i`` the
+    ``(1 - u_i)``-quantile of ``chi2(nu_p)``, ``u_i = (i + 1/2) / quantiles``."""
+
+    factors: np.ndarray  # (quantiles, pairs)
+
+
+def variance_scales(df, quantiles: int = 16, *, pairs: int | None = None) -> VarianceScales:
+    """The multipliers of ``s2_d`` at which :func:`predictive_pair_rates` evaluates the rates
+    when averaging over ``sigma_d^2 = s2_d nu / X``, ``X ~ chi2(nu)``.
+
+    ``df``: a number or one value per pair (``pairs`` of them when given). Passing the
+    result as ``df=`` to :func:`predictive_pair_rates` gives the same numbers as passing
+    the degrees of freedom, without recomputing the chi-square quantiles (the costly
+    part) in repeated calls on the same pairs.
+    """
     nu = np.asarray(df, dtype=np.float64)
-    if nu.ndim > 1 or (nu.ndim == 1 and nu.size != dbar.size):
-        raise ParameterError(f"df must be a number or one value per pair ({dbar.size}), got shape {nu.shape}",
+    if nu.ndim > 1 or (nu.ndim == 1 and pairs is not None and nu.size != pairs):
+        raise ParameterError(f"df must be a number or one value per pair ({pairs}), got shape {nu.shape}",
                              parameter="df")
-    nu = np.broadcast_to(nu, dbar.shape)
+    if pairs is not None:
+        nu = np.broadcast_to(nu, (pairs,))
     if not np.all(np.isfinite(nu) & (nu > 0)):
         raise ParameterError("df must be positive and finite", parameter="df")
     if isinstance(quantiles, bool) or not isinstance(quantiles, (int, np.integer)) or quantiles < 1:
         raise ParameterError(f"quantiles must be a positive integer, got {quantiles!r}", parameter="quantiles")
-    out = {"swap_rate": np.zeros((dbar.size, t.size)), "reversal_rate": np.zeros((dbar.size, t.size))}
-    for u in (np.arange(quantiles) + 0.5) / quantiles:
-        # X = the (1-u)-quantile of chi2(nu), so s2_d nu / X is the u-quantile of sigma_d^2
-        r = _rates_given_variance(dbar, s2_d * (nu / special.chdtri(nu, u)), n0, t, pr)
-        for key in out:
-            out[key] += r[key]
-    for key in out:
-        out[key] /= quantiles
-    return out
+    u = (np.arange(quantiles) + 0.5) / quantiles
+    # X = the (1-u)-quantile of chi2(nu), so s2_d nu / X is the u-quantile of sigma_d^2
+    nu = np.atleast_1d(nu)[None, :]
+    return VarianceScales(nu / special.chdtri(nu, u[:, None]))
 
 
 def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior) -> dict[str, np.ndarray]:

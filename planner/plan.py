@@ -78,6 +78,7 @@ from scipy import optimize, special, stats
 from ._json import plain
 from ._random import as_generator, seed_of
 from .errors import DegenerateDataWarning, ParameterError
+from .pilot import INTERNAL_METHODS as _PILOT_METHODS
 from .variance import _anova_components as _variance_anova  # noqa: PLC2701 - same package
 from .variance import _within_system, parse_selector  # noqa: PLC2701 - same package
 from .variance import pair_index, pair_moments
@@ -792,6 +793,39 @@ def _batch_stat(target: str, n: np.ndarray, dbar: np.ndarray, var: np.ndarray, m
     raise ParameterError(f"unknown target {target!r}", parameter="target")
 
 
+#: float64 values of one block of resamples in the pilot-aware interval (16 quadrature
+#: scales and a pair mean per pair and resample)
+_PRED_BLOCK = 4_000_000
+
+
+def _predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt, n0: int, spec):
+    """``stat(n)`` -> the target at ``n[i]`` under the pilot-aware model of resample ``i``.
+
+    ``D``, ``V``: ``(B, P)`` pair means and own variances of ``B`` topic resamples of
+    ``n0`` topics; ``kurt``: their kurtoses (``spec`` integrated) or ``None``;
+    ``spec``: ``(prior, variance, integrate)`` of :data:`planner.pilot.INTERNAL_METHODS`.
+    As in :func:`planner.simulate.predict`, pairs identical on every topic are ties (0.5).
+    Each resample's prior is fitted once; every call costs ``B`` predictive evaluations.
+    """
+    from .pilot import fit_prior, pair_variance_model, predictive_pair_rates, variance_df, variance_scales
+
+    kind, pvar, integrate = spec
+    B = D.shape[0]
+    s2m = [pair_variance_model(V[i], pvar) for i in range(B)]
+    priors = [fit_prior(D[i], s2m[i], n0, prior=kind) for i in range(B)]
+    dfs = [variance_scales(variance_df(n0, kurt[i]), pairs=D.shape[1]) if integrate else None for i in range(B)]
+    key = "reversal_rate" if target == "reversal_rate" else "swap_rate"
+
+    def stat(n: np.ndarray) -> np.ndarray:
+        out = np.empty(B)
+        for i in range(B):
+            r = predictive_pair_rates(D[i], s2m[i], n0, [int(n[i])], prior=priors[i], df=dfs[i])[key][:, 0]
+            r = np.where((D[i] == 0) & (V[i] == 0), 0.5, r)
+            out[i] = r.mean()
+        return 1.0 - 2.0 * out if target == "kendall_tau" else out
+    return stat
+
+
 def _meets(direction: str, x: float, value: float) -> bool:
     return x <= value if direction == "<=" else x >= value
 
@@ -821,9 +855,16 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         n_max: largest n searched.
         rng: seed or Generator for the resampling (one child stream per resample).
 
+    The interval re-solves each resample with the analytic formulas, or, for the swap,
+    reversal and Kendall tau targets of a pilot-aware method (``predictive`` and its
+    variants), with that method's own model (prior refitted on every resample;
+    ``predictive-integrated`` costs about 16 times more).
+
     Memory: ``K T`` floats for the ``K = S (S-1) / 2`` pair differences of one resample, plus
     ``3 B K`` (``B = resamples``) for the resampled pair means and variances, which are solved
-    together (a few more ``B K`` temporaries per step of the search).
+    together (a few more ``B K`` temporaries per step of the search); the pilot-aware
+    re-solve works on blocks of resamples of about 4e6 float64 values (``B K`` more for
+    ``predictive-integrated``'s kurtoses).
     """
     if target not in TARGETS:
         raise ParameterError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}",
@@ -849,6 +890,10 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     resamples = int(resamples)
     if resamples < 0:
         raise ParameterError(f"must be >= 0, got {resamples}", parameter="resamples")
+    pred_spec = _PILOT_METHODS.get(method) if method != "analytic" else None
+    if pred_spec is not None and variance != "pair":
+        raise ParameterError(f"method {method!r} uses each pair's own variance (variance='pair'); "
+                             f"got {variance!r}", parameter="variance")
     vals = _values(scores)
     seed = seed_of(rng)
     gen = as_generator(rng)
@@ -883,21 +928,41 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         V = np.empty((resamples, K))
         M = np.empty((resamples, K), dtype=bool)
         comp = {k: np.empty(resamples) for k in ("var_s", "var_t", "var_e")}
+        # the pilot-aware methods' swap, reversal and tau are re-solved with their own model
+        pred = pred_spec is not None and target in ("swap_rate", "reversal_rate", "kendall_tau")
+        kurt = np.empty((resamples, K)) if pred and pred_spec[2] else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateDataWarning)
             for i, g in enumerate(gen.spawn(resamples)):
-                mb = _Model(vals[:, g.integers(0, T, T)], variance, drop_identical=False)
+                vb = vals[:, g.integers(0, T, T)]
+                mb = _Model(vb, variance, drop_identical=False)
                 D[i], V[i], M[i] = mb.dbar, mb.var, mb.keep_if_dropped
                 for k in comp:
                     comp[k][i] = mb.comp[k]
+                if kurt is not None:
+                    a_, b_ = pair_index(vb.shape[0])
+                    kurt[i] = pair_moments(vb, a_, b_, kurtosis=True)[2]
         sign = 1.0 if direction == "<=" else -1.0
-        ns = _smallest_n_vec(lambda n: sign * _batch_stat(target, n, D, V, M, comp, **opts) <= sign * value,
-                             resamples, 2, n_max)
+        if pred:
+            # blocks of resamples, each solved on its own (the problems are independent),
+            # so the chi-square quadrature of an integrated variance is kept for one block
+            step = max(1, min(resamples, _PRED_BLOCK // (17 * K)))
+            parts = []
+            for lo_ in range(0, resamples, step):
+                blk = slice(lo_, min(resamples, lo_ + step))
+                stat = _predictive_batch(target, D[blk], V[blk], None if kurt is None else kurt[blk], T,
+                                         pred_spec)
+                parts.append(_smallest_n_vec(lambda n, f=stat: sign * f(n) <= sign * value,
+                                             blk.stop - blk.start, 2, n_max))
+            ns = np.concatenate(parts)
+        else:
+            ns = _smallest_n_vec(lambda n: sign * _batch_stat(target, n, D, V, M, comp, **opts) <= sign * value,
+                                 resamples, 2, n_max)
         tail = (1 - interval) / 2
         lo, hi = np.quantile(ns, [tail, 1 - tail], method="inverted_cdf")
         lower = None if not np.isfinite(lo) else int(lo)
         upper = None if not np.isfinite(hi) else int(hi)
-        imethod = f"topic resampling ({resamples} resamples, analytic re-solve)"
+        imethod = f"topic resampling ({resamples} resamples, {method if pred else 'analytic'} re-solve)"
     return TargetResult(target=target, value=value, direction=direction, n_topics=n_star,
                         achieved=achieved, at_n_minus_1=prev, lower=lower, upper=upper,
                         interval=interval, interval_method=imethod, method=method,

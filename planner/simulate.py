@@ -117,9 +117,10 @@ resamples (``R_tot = R``, or ``2R`` for subsample), bytes:
 - kept results: ``8 * P * N * k`` (``k = 5`` with ``keep_pairs=True``, else 1:
   the interval widths, needed for the medians) plus ``32 * P`` for the pair statistics;
 - analytic: ``~ 8 * 12 * C * K`` per chunk of ``C`` pairs (``K`` strata); predictive
-  and its variants (``K = 1``): ``~ 8 * 28 * C`` (the rates are computed per chunk and
-  topic count, with the prior fitted once over all pairs); ``C`` chosen so that this
-  stays under ``max_memory`` (default 256 MiB). ``predictive-integrated`` also keeps
+  and its variants (``K = 1``): ``~ 8 * 28 * C``, ``8 * 44 * C`` for
+  ``predictive-integrated`` (the rates are computed per chunk and topic count, with the
+  prior fitted once over all pairs); ``C`` chosen so that this stays under
+  ``max_memory`` (default 256 MiB). ``predictive-integrated`` also keeps
   ``16 * P`` (each pair's kurtosis and degrees of freedom, from
   :func:`planner.variance.pair_moments`, which works in blocks of about ``3 * 2e6``
   float64 values); the npmle and mixture priors add their fit, ``8 * 2 * 121 *
@@ -1004,8 +1005,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     if chunk_pairs is None:
         if method in CLOSED_FORM:
             # predictive: about 14 more float64 values per pair for its rates (one n at a time),
-            # 2 more with the variance integrated (its sums)
-            per = 8 * (12 * max(1, K) + (0 if method == "analytic" else 16))
+            # 18 more with the variance integrated (its sums and 16 quadrature scales)
+            per = 8 * (12 * max(1, K) + (0 if method == "analytic" else 32 if PREDICTIVE[method][2] else 16))
             fixed = 0
         elif method == "parametric":
             per = 8 * 6 * R_tot
@@ -1039,7 +1040,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
 
     prior = None
     if method in PREDICTIVE:
-        from .pilot import fit_prior, pair_variance_model, predictive_pair_rates, variance_df
+        from .pilot import fit_prior, pair_variance_model, predictive_pair_rates, variance_df, variance_scales
 
         prior_kind, pvar, integrate = PREDICTIVE[method]
         s2_pred = pair_variance_model(s2, pvar)
@@ -1066,13 +1067,16 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                         s2g = np.full_like(s2g, _select_variance(variance, pair_moments(xg, a, b)[1], xg)[0])
                     cols.append(s2g)
                 sig2_k = np.stack(cols, axis=1)
+            # the quadrature over each pair's variance: once per chunk, for every n
+            scales = variance_scales(nu[sl], pairs=sl.stop - sl.start) if prior is not None and nu is not None \
+                else None
             for j, n in enumerate(ns):
                 nk = allocs[j]
                 Wk = W if K > 1 else np.ones(1)
                 res = _analytic_chunk(dbar[sl], sig2_k, Wk, nk.astype(float), n - K, n, alpha, min_diff)
                 if prior is not None:
                     pr = predictive_pair_rates(dbar[sl], s2_pred[sl], T, [n], prior=prior,
-                                               df=None if nu is None else nu[sl])
+                                               df=scales)
                     # identical systems (dbar = 0, s2_d = 0) are ties here too (0.5)
                     tie = (dbar[sl] == 0) & (s2[sl] == 0)
                     res["swap_rate"] = np.where(tie, 0.5, pr["swap_rate"][:, 0])

@@ -1069,7 +1069,8 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
                     from .plan import size_for_target
 
                     nres = INTERVAL_RESAMPLES if sc["method"] == "analytic" else 0
-                    tr = size_for_target(m2, target=t, value=v, method=sc["method"], variance=sc["variance"],
+                    tr = size_for_target(m2, target=t, value=v, method=sc["method"],
+                                         variance=sc["variance"] if sc["method"] == "analytic" else "pair",
                                          min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=nres,
                                          rng=target_streams[j])
                     row.update(n_topics=tr.n_topics, lower=tr.lower, upper=tr.upper,

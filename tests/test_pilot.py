@@ -371,3 +371,28 @@ def test_cli_validate_json_and_errors(tmp_path, capsys):
     assert err.count("\n") == 0 and "--methods" in err
     assert main(["validate", "--scores", str(tmp_path / "missing.csv"), "--pilot", "10", "--topics", "5"]) == 2
     assert "missing.csv" in capsys.readouterr().err
+
+
+def test_variance_scales_are_the_same_quadrature_as_df():
+    # precomputed chi-square scales (for repeated calls on the same pairs) give the same
+    # rates as the degrees of freedom, and refuse scales made for other pairs
+    from planner.pilot import VarianceScales, variance_scales
+
+    rng = np.random.default_rng(2)
+    dbar = rng.normal(0, 0.05, 40)
+    s2 = rng.gamma(2.0, 0.01, 40)
+    nu = rng.uniform(3, 24, 40)
+    ref = predictive_pair_rates(dbar, s2, 25, [10, 50], df=nu, quantiles=8)
+    sc = variance_scales(nu, 8, pairs=40)
+    assert isinstance(sc, VarianceScales) and sc.factors.shape == (8, 40)
+    got = predictive_pair_rates(dbar, s2, 25, [10, 50], df=sc)
+    for k in ref:
+        np.testing.assert_array_equal(got[k], ref[k])
+    # a scalar df is the same for every pair
+    one = predictive_pair_rates(dbar, s2, 25, [10], df=variance_scales(7.5))
+    np.testing.assert_allclose(one["swap_rate"], predictive_pair_rates(dbar, s2, 25, [10], df=7.5)["swap_rate"],
+                               rtol=1e-14)
+    with pytest.raises(ParameterError, match="scales are for 40 pairs"):
+        predictive_pair_rates(dbar[:30], s2[:30], 25, [10], df=sc)
+    with pytest.raises(ParameterError, match="one value per pair"):
+        variance_scales(nu[:5], pairs=40)

@@ -455,6 +455,45 @@ def test_target_through_predictive_variants(method):
     assert r.achieved == stat(r.n_topics)
 
 
+@pytest.mark.parametrize("method,target,value", [("predictive", "swap_rate", 0.05),
+                                                  ("predictive-integrated", "kendall_tau", 0.9),
+                                                  ("predictive-pooled", "reversal_rate", 0.05)])
+def test_predictive_interval_resolves_each_resample_with_the_same_method(method, target, value):
+    # the interval on n of a pilot-aware method comes from the same model as its point
+    # estimate: each topic resample, solved by planner.simulate.predict on the resampled
+    # matrix, gives the n whose quantiles are the interval (not the plug-in model's n)
+    import warnings
+
+    from planner._random import as_generator
+    from planner.errors import DegenerateDataWarning
+    from planner.simulate import predict
+
+    m = _toy(seed=4, S=5, T=24)
+    B = 12
+    r = plan.size_for_target(m, target=target, value=value, method=method, resamples=B, rng=3, n_max=5000)
+    assert r.interval_method == f"topic resampling ({B} resamples, {method} re-solve)"
+    key = {"swap_rate": "swap_rate_mean", "reversal_rate": "reversal_rate_mean",
+           "kendall_tau": "kendall_tau_mean"}[target]
+    sign = 1 if target != "kendall_tau" else -1
+    ns = []
+    for g in as_generator(3).spawn(B):
+        vb = m.values[:, g.integers(0, m.n_topics, m.n_topics)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            mb = ScoreMatrix.build(vb, list(m.systems), [str(t) for t in range(m.n_topics)])
+            n = plan._smallest_n(lambda k: sign * predict(mb, topics=[k], method=method).rows[0][key]
+                                 <= sign * value, 2, 5000)
+        ns.append(np.inf if n is None else n)
+    lo, hi = np.quantile(ns, [0.025, 0.975], method="inverted_cdf")
+    conv = lambda v: None if not np.isfinite(v) else int(v)  # noqa: E731 - None: not reached up to n_max
+    assert (r.lower, r.upper) == (conv(lo), conv(hi))
+    assert r.lower is not None
+    an = plan.size_for_target(m, target=target, value=value, resamples=B, rng=3, n_max=5000)
+    assert an.interval_method.endswith("analytic re-solve)")
+    with pytest.raises(ParameterError, match="each pair's own variance"):
+        plan.size_for_target(m, target=target, value=value, method=method, variance="pooled", resamples=0)
+
+
 def test_anova_two_systems_equals_two_sample_t():
     # Sakai ("Topic set size design for paired and unpaired data", ICTIR 2018): one-way ANOVA
     # with two groups is strictly equivalent to the two-sample t-test (F = t^2, lambda = nc^2)
