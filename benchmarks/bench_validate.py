@@ -86,12 +86,6 @@ SUITES = {
 }
 
 
-def _median_se(x: np.ndarray, rng: np.random.Generator, b: int = 2000) -> float:
-    """Bootstrap standard error of the median of ``x`` (over repeats)."""
-    idx = rng.integers(0, x.size, size=(b, x.size))
-    return float(np.std(np.median(x[idx], axis=1), ddof=1))
-
-
 def _row(v, stat, m, n):
     return next(r for r in v.rows if r["statistic"] == stat and r["method"] == m and r["n_topics"] == n)
 
@@ -135,16 +129,14 @@ def run_suite(args, suite) -> bool:
         secs = time.perf_counter() - t0
         print(f"\n{name}: {v.n_systems} systems x {v.n_topics} topics, pilot {pilot}, {v.repeats} repeats, "
               f"{v.subsets} subset pairs, seed {args.seed}: {secs:.1f} s")
-        se_rng = np.random.default_rng(0)
         for stat in ("swap_rate", "reversal_rate"):
-            rel = v.rel_error(stat)
             print(f"  {stat}: method, n, predicted mean, observed mean, median rel. error (+- bootstrap se), "
                   "p90, bias (median pred/obs - 1), sd log(pred/obs)")
             for m in methods:
                 for j, n in enumerate(topics):
                     row = _row(v, stat, m, n)
                     print(f"    {m:>21} {n:>3}  {row['predicted_mean']:.4f}  {row['observed_mean']:.4f}  "
-                          f"{row['rel_error_median']:.3f} +- {_median_se(rel[m][:, j], se_rng):.3f}  "
+                          f"{row['rel_error_median']:.3f} +- {row['rel_error_median_se']:.3f}  "
                           f"{row['rel_error_p90']:.3f}  {row['ratio_median'] - 1:+.3f}  {row['log_ratio_sd']:.3f}")
         # diagnostic (not the goal): the pilot and its remainder are complements within one fixed
         # collection, so a pilot on which the systems look far apart leaves a remainder on which
@@ -168,6 +160,9 @@ def run_suite(args, suite) -> bool:
             ok_all &= goal and better
             print(f"  predictive swap median rel. error <= 10% at every n: {'yes' if goal else 'NO'}; "
                   f"smaller than analytic at every n: {'yes' if better else 'NO'}")
+        rec = v.recommend("swap_rate")
+        print(f"  best swap predictor here: {rec['method']} ({rec['rule']}; "
+              f"{'clearly' if rec['clear'] else 'not clearly, close: ' + ', '.join(rec['close'])})")
     return ok_all
 
 

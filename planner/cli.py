@@ -840,15 +840,23 @@ def _cmd_validate(args) -> int:
     w = max(6, *(len(m) for m in v.methods))
     for stat in ("swap_rate", "reversal_rate"):
         print(f"\n{stat.replace('_', ' ')} (mean over pairs); error = |pred - obs| / obs over repeats")
-        print(f"{'method':>{w}} {'n':>5} {'predicted':>10} {'observed':>10} {'err_median':>10} {'err_p90':>8} "
-              f"{'bias':>7} {'sd_log':>7}")
+        print(f"{'method':>{w}} {'n':>5} {'predicted':>10} {'observed':>10} {'err_median':>10} {'(se)':>7} "
+              f"{'err_p90':>8} {'bias':>7} {'sd_log':>7}")
         for r in v.rows:
             if r["statistic"] != stat:
                 continue
             print(f"{r['method']:>{w}} {r['n_topics']:>5d} {r['predicted_mean']:10.4f} {r['observed_mean']:10.4f} "
-                  f"{r['rel_error_median']:10.3f} {r['rel_error_p90']:8.3f} {r['ratio_median'] - 1:+7.3f} "
+                  f"{r['rel_error_median']:10.3f} {r['rel_error_median_se']:7.3f} {r['rel_error_p90']:8.3f} "
+                  f"{r['ratio_median'] - 1:+7.3f} "
                   f"{r['log_ratio_sd']:7.3f}")
         print("bias = median over repeats of pred/obs - 1; sd_log = sd over repeats of log(pred/obs)")
+        rec = v.recommend(stat)
+        if rec["method"] is not None:
+            how = ("ahead of every other method by more than 2 standard errors at every n" if rec["clear"]
+                   else "not clearly ahead of " + ", ".join(rec["close"]) + ": within 2 standard errors at "
+                   "some n, more --repeats narrow them" if rec["close"] else "the only method")
+            print(f"best here: {rec['method']} ({rec['rule']}; {how}); "
+                  f"use it with: planner predict --method {rec['method']}")
     return 0
 
 

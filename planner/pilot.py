@@ -562,6 +562,23 @@ def _predict_means(method: str, dbar, s2, kurt, n0, topics, *, scores_pilot, rng
 
 
 STATISTICS = ("swap_rate", "reversal_rate")
+
+#: bootstrap resamples (of the repeats) behind each median error's standard error
+MEDIAN_SE_RESAMPLES = 1000
+
+
+def median_se(x: np.ndarray, resamples: int = MEDIAN_SE_RESAMPLES) -> float:
+    """Bootstrap standard error of the median of ``x`` (the relative errors over repeats).
+
+    ``resamples`` resamples of the values with replacement, from a generator with the
+    fixed seed 0, so the same errors always give the same standard error (and the
+    validation's own random streams are not touched). NaN for fewer than 2 values.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.size < 2:
+        return math.nan
+    idx = np.random.default_rng(0).integers(0, x.size, size=(resamples, x.size))
+    return float(np.std(np.median(x[idx], axis=1), ddof=1))
 _EXTERNAL_METHODS = ("bootstrap", "subsample", "parametric")
 
 
@@ -582,6 +599,7 @@ class Validation:
             ``n_topics``, ``predicted_mean`` and ``observed_mean`` (means over
             repeats), ``rel_error_median``, ``rel_error_p90`` and
             ``rel_error_mean`` (of ``|pred - obs| / obs`` over repeats),
+            ``rel_error_median_se`` (bootstrap standard error of that median, :func:`median_se`),
             ``rel_error_of_means`` (``|predicted_mean - observed_mean| / observed_mean``),
             and the decomposition of the error into bias and spread: ``ratio_median``
             (median over repeats of ``pred / obs``; minus 1 it is the typical bias) and
@@ -611,8 +629,47 @@ class Validation:
         with np.errstate(divide="ignore", invalid="ignore"):
             return {m: np.abs(p - obs) / obs for m, p in self.predicted[statistic].items()}
 
+    def recommend(self, statistic: str = "swap_rate") -> dict:
+        """The method that predicted ``statistic`` best on this collection.
+
+        Rule: the method whose median relative error is the lowest at every ``n``
+        (``rule = "lowest at every n"``); when no method is, the one whose largest
+        median error over the ``n`` is the lowest (``"lowest largest median
+        error"``). ``clear`` is True when, at every ``n``, its median error is below
+        every other method's by more than twice their combined bootstrap standard
+        error ``sqrt(se1^2 + se2^2)`` (conservative: the methods are compared on the
+        same splits); otherwise ``close`` lists the methods within that margin.
+        Every method named here is a :func:`planner.simulate.predict` method.
+
+        Returns: ``{"statistic", "method", "rule", "clear", "close", "median_errors"}``
+        (``median_errors``: ``{method: [error at each n]}``); ``method`` is None
+        when no median error is finite.
+        """
+        if statistic not in STATISTICS:
+            raise ParameterError(f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}",
+                                 parameter="statistic")
+        rows = [r for r in self.rows if r["statistic"] == statistic]
+        med = {m: np.array([r["rel_error_median"] for r in rows if r["method"] == m]) for m in self.methods}
+        se = {m: np.array([r["rel_error_median_se"] for r in rows if r["method"] == m]) for m in self.methods}
+        ok = [m for m in self.methods if np.all(np.isfinite(med[m]))]
+        out = {"statistic": statistic, "method": None, "rule": None, "clear": False, "close": [],
+               "median_errors": {m: [float(v) for v in med[m]] for m in self.methods}}
+        if not ok:
+            return out
+        every = [m for m in ok if all(np.all(med[m] <= med[o]) for o in ok)]
+        if every:
+            best, rule = every[0], "lowest at every n"
+        else:
+            best, rule = min(ok, key=lambda m: (float(np.max(med[m])), self.methods.index(m))), \
+                "lowest largest median error"
+        close = [o for o in ok if o != best
+                 and np.any(med[o] - med[best] <= 2.0 * np.sqrt(se[o] ** 2 + se[best] ** 2))]
+        out.update(method=best, rule=rule, clear=not close and len(ok) > 1, close=close)
+        return out
+
     def to_dict(self) -> dict:
         return {
+            "recommended": {k: self.recommend(k) for k in STATISTICS},
             "methods": list(self.methods), "pilot": int(self.pilot), "topics": [int(n) for n in self.topics],
             "repeats": int(self.repeats), "subsets": int(self.subsets), "seed": self.seed,
             "n_systems": int(self.n_systems), "n_topics": int(self.n_topics), "measure": self.measure,
@@ -753,6 +810,7 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
                     "statistic": k, "method": m, "n_topics": int(n),
                     "predicted_mean": pm, "observed_mean": om,
                     "rel_error_median": float(np.median(col)) if col.size else math.nan,
+                    "rel_error_median_se": median_se(col),
                     "rel_error_p90": float(np.quantile(col, 0.9)) if col.size else math.nan,
                     "rel_error_mean": float(np.mean(col)) if col.size else math.nan,
                     "rel_error_of_means": abs(pm - om) / om if om > 0 else math.nan,

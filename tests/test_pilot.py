@@ -396,3 +396,75 @@ def test_variance_scales_are_the_same_quadrature_as_df():
         predictive_pair_rates(dbar[:30], s2[:30], 25, [10], df=sc)
     with pytest.raises(ParameterError, match="one value per pair"):
         variance_scales(nu[:5], pairs=40)
+
+
+def test_median_se_is_the_bootstrap_se_of_the_median():
+    from planner.pilot import median_se
+
+    x = np.random.default_rng(5).normal(0.0, 1.0, 400)
+    se = median_se(x)
+    # large-sample SE of a normal median: sqrt(pi / 2) sigma / sqrt(n) = 0.0627
+    assert se == pytest.approx(math.sqrt(math.pi / 2) / 20, rel=0.25)
+    assert median_se(x) == se  # fixed seed: the same errors give the same se
+    assert math.isnan(median_se(x[:1]))
+
+
+def _fake_validation(med, se):
+    # a Validation whose swap-rate rows carry the given median errors and standard errors
+    from planner.pilot import Validation
+
+    rows = []
+    for m, vals in med.items():
+        for j, n in enumerate((10, 20)):
+            for stat in ("swap_rate", "reversal_rate"):
+                rows.append({"statistic": stat, "method": m, "n_topics": n, "rel_error_median": vals[j],
+                             "rel_error_median_se": se})
+    return Validation(methods=tuple(med), pilot=10, topics=(10, 20), repeats=50, subsets=10, seed=1,
+                      n_systems=5, n_topics=40, measure=None, source=None, rows=tuple(rows),
+                      predicted={}, observed={})
+
+
+def test_recommend_rules():
+    # lowest at every n, clearly (gaps of 0.05 > 2 sqrt(2) 0.01)
+    r = _fake_validation({"predictive": [0.20, 0.25], "analytic": [0.10, 0.12]}, 0.01).recommend()
+    assert (r["method"], r["rule"], r["clear"], r["close"]) == ("analytic", "lowest at every n", True, [])
+    # the same gaps with larger standard errors: still the best, not clearly
+    r = _fake_validation({"predictive": [0.20, 0.25], "analytic": [0.10, 0.12]}, 0.05).recommend()
+    assert r["method"] == "analytic" and not r["clear"] and r["close"] == ["predictive"]
+    # no method lowest at every n: the lowest largest median error
+    r = _fake_validation({"predictive": [0.08, 0.16], "analytic": [0.12, 0.13],
+                          "bootstrap": [0.30, 0.05]}, 0.001).recommend("reversal_rate")
+    assert (r["method"], r["rule"]) == ("analytic", "lowest largest median error")
+    assert r["median_errors"]["bootstrap"] == [0.30, 0.05]
+    # a method with an undefined error is not recommended
+    r = _fake_validation({"predictive": [0.05, math.nan], "analytic": [0.12, 0.13]}, 0.001).recommend()
+    assert r["method"] == "analytic" and not r["clear"]
+    with pytest.raises(ParameterError, match="statistic"):
+        _fake_validation({"analytic": [0.1, 0.1]}, 0.01).recommend("power")
+
+
+def test_validate_recommendation_and_cli_line(tmp_path, capsys):
+    sm = _toy()
+    v = validate(sm, pilot=10, topics=[5, 15], repeats=6, rng=7, subsets=50,
+                 methods=("predictive", "predictive-shrunk", "analytic"))
+    rec = v.recommend("swap_rate")
+    med = {m: [r["rel_error_median"] for r in v.rows if r["statistic"] == "swap_rate" and r["method"] == m]
+           for m in v.methods}
+    assert rec["median_errors"] == med
+    assert rec["method"] in v.methods
+    if rec["rule"] == "lowest at every n":
+        assert all(all(a <= b for a, b in zip(med[rec["method"]], med[o])) for o in v.methods)
+    d = v.to_dict()
+    assert d["recommended"]["swap_rate"] == rec
+    for r in d["rows"]:
+        col = v.rel_error(r["statistic"])[r["method"]][:, list(v.topics).index(r["n_topics"])]
+        from planner.pilot import median_se
+
+        assert r["rel_error_median_se"] == median_se(col)
+    path = tmp_path / "toy.csv"
+    sm.to_csv(path)
+    assert main(["validate", "--scores", str(path), "--pilot", "10", "--topics", "5,15", "--repeats", "6",
+                 "--subsets", "50", "--seed", "7", "--methods", "predictive,predictive-shrunk,analytic"]) == 0
+    out = capsys.readouterr().out
+    assert f"best here: {rec['method']} ({rec['rule']}" in out
+    assert f"planner predict --method {rec['method']}" in out
