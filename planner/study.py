@@ -1064,18 +1064,18 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
                     cn, chow = _from_curve(rows, t, v)
                     row["curve_n_topics"] = cn
                 elif sc["method"] in _CLOSED_FORM:
-                    # exact smallest n by bisection; for analytic also a 95% interval on n from
-                    # INTERVAL_RESAMPLES topic resamples (re-solved analytically)
+                    # exact smallest n by bisection, and a 95% interval on n from
+                    # INTERVAL_RESAMPLES topic resamples, each re-solved with the same method
                     from .plan import size_for_target
 
-                    nres = INTERVAL_RESAMPLES if sc["method"] == "analytic" else 0
+                    nres = INTERVAL_RESAMPLES
                     tr = size_for_target(m2, target=t, value=v, method=sc["method"],
                                          variance=sc["variance"] if sc["method"] == "analytic" else "pair",
                                          min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=nres,
                                          rng=target_streams[j])
                     row.update(n_topics=tr.n_topics, lower=tr.lower, upper=tr.upper,
                                how=f"{sc['method']}: smallest n meeting the target (plan.size_for_target)"
-                                   + (f"; 95% interval on n from {nres} topic resamples" if nres else ""))
+                                   + f"; 95% interval on n: {tr.interval_method}")
                     cn, chow = _from_curve(rows, t, v)
                     row["curve_n_topics"] = cn
                 else:
