@@ -474,3 +474,6 @@ def test_study_takes_a_validated_predictive_variant(small_scores):
     assert t["n_topics"] == size_for_target(m, target="swap_rate", value=0.1, method="predictive-integrated",
                                             resamples=0).n_topics
     assert t["how"].startswith("predictive-integrated:")
+    # the interval on n re-solves every topic resample with the same pilot-aware method
+    assert "predictive-integrated re-solve" in t["how"]
+    assert t["lower"] is not None and t["lower"] <= t["n_topics"] <= (t["upper"] or np.inf)
