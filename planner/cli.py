@@ -798,7 +798,9 @@ def _add_validate(subparsers) -> None:
                          "disjoint remainder; predict the mean swap and reversal rate over all system "
                          "pairs at each topic count from the pilot alone, measure them on pairs of "
                          "disjoint topic sets of the remainder, and print predicted and observed curves "
-                         "with the relative error |pred - obs| / obs (median over repeats). "
+                         "with the relative error |pred - obs| / obs (median over repeats, with its "
+                         "bootstrap standard error), and the method that predicted best here, whose "
+                         "name planner predict / size --method and a study's method: accept. "
                          "Definitions: docs/validation.md.")
     p.add_argument("--scores", required=True, metavar="FILE",
                    help="wide CSV, tidy CSV/TSV or folder of trec_eval -q files")
@@ -810,9 +812,10 @@ def _add_validate(subparsers) -> None:
     p.add_argument("--subsets", type=int, default=500, metavar="K",
                    help="random pairs of disjoint held-out topic sets per repeat (500)")
     p.add_argument("--methods", default="predictive,analytic", metavar="M,M,...",
-                   help="prediction methods (predictive, predictive-integrated, predictive-shrunk, "
-                        "predictive-pooled, predictive-pair, predictive-npmle, predictive-mixture, analytic, or a planner predict "
-                        "method: bootstrap, subsample, parametric); default predictive,analytic")
+                   help="prediction methods, any planner predict method (predictive, predictive-integrated, "
+                        "predictive-shrunk, predictive-pooled, predictive-pair, predictive-npmle, "
+                        "predictive-mixture, analytic, bootstrap, subsample, parametric); default "
+                        "predictive,analytic")
     p.add_argument("--seed", type=int, default=None, metavar="N", help="random seed")
 
 
