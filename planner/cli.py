@@ -387,6 +387,15 @@ def _cmd_predict(args) -> int:
     if removed is not None:
         print(f"filter {args.filter}: removed {len(removed)} topic(s)"
               + (": " + ", ".join(removed) if removed else ""))
+    if curve.prior is not None:
+        pr = curve.prior
+        line = f"prior on pair differences: {pr['kind']}, variance {pr['variance']}" \
+            + (", integrated over its uncertainty" if pr["integrated"] else "")
+        if pr["kind"] == "normal":
+            line += f", tau2 {pr['tau2']:.4g} (sd {pr['tau2'] ** 0.5:.4g})"
+            if pr.get("shrinkage_median") is not None:
+                line += f"; median shrinkage factor {pr['shrinkage_median']:.3f} (1 = plug-in)"
+        print(line)
     cols = ["n_topics", "swap_rate_mean", "reversal_rate_mean", "kendall_tau_mean", "ci_width_median",
             "ci_width_p90", "power_mean", "discriminative_power", "erho2", "phi"]
     heads = ["n", "swap", "reversal", "tau", "ci_med", "ci_p90", "power", "disc", "Erho2", "Phi"]

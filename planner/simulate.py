@@ -222,6 +222,12 @@ class Curve:
         strata: the stratum mode; ``weights``: stratum -> ``W_k`` (or ``None``).
         extrapolation: for ``subsample``: ``{"A", "B", "fit_topics", "by_bin"}``
             of ``swap = A exp(-B n)``; else ``None``.
+        prior: for the pilot-aware methods, the empirical-Bayes prior fitted over
+            all pairs (:meth:`planner.pilot.Prior.to_dict`: ``kind``, ``tau2``, ...)
+            with ``variance`` (each pair's ``sigma_d^2`` model), ``integrated`` and,
+            for the normal prior, ``shrinkage_median``: the median over pairs of
+            ``tau2 / (tau2 + sigma_d^2 / T)``, the factor by which a pair's observed
+            difference is pulled towards 0 (1 = plug-in); else ``None``.
     """
 
     method: str
@@ -245,6 +251,7 @@ class Curve:
     weights: dict | None = None
     extrapolation: dict | None = None
     components: dict = field(default_factory=dict)
+    prior: dict | None = None
 
     def to_dict(self, *, pairs: bool = False) -> dict:
         """JSON-able dict: ``method``, ``variance``, ``seed``, ``rows`` (and more).
@@ -270,6 +277,7 @@ class Curve:
             "rows": [_plain(r) for r in self.rows],
             "bins": [_plain(r) for r in self.bins],
             "extrapolation": _plain(self.extrapolation),
+            "prior": _plain(self.prior),
         }
         if pairs:
             items = []
@@ -1038,7 +1046,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
             blk_bins[k][b0:b0 + nb, :, j] = np.bincount(code, weights=vp, minlength=nb * (B + 1)) \
                 .reshape(nb, B + 1)[:, :B]
 
-    prior = None
+    prior = prior_info = None
     if method in PREDICTIVE:
         from .pilot import fit_prior, pair_variance_model, predictive_pair_rates, variance_df, variance_scales
 
@@ -1046,6 +1054,11 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
         s2_pred = pair_variance_model(s2, pvar)
         # the prior once, over all pairs; the rates are then per chunk and n
         prior = fit_prior(dbar, s2_pred, T, prior=prior_kind)
+        prior_info = {**prior.to_dict(), "variance": pvar, "integrated": bool(integrate)}
+        if prior_kind == "normal":
+            pos = s2_pred[s2_pred > 0]
+            prior_info["shrinkage_median"] = float(np.median(prior.tau2 / (prior.tau2 + pos / T))) \
+                if pos.size and prior.tau2 > 0 else (0.0 if pos.size else None)
         nu = variance_df(T, _direct_pair_moments(x, a, b, kurtosis=True)[2]) if integrate else None
 
     if method in CLOSED_FORM:
@@ -1259,7 +1272,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                  min_diff=float(min_diff), alpha=float(alpha),
                  resamples=None if method in CLOSED_FORM else resamples,
                  strata=strata, weights=None if strata == "uniform" else dict(zip(labels, W.tolist())),
-                 extrapolation=extrap, components=comps)
+                 extrapolation=extrap, components=comps, prior=prior_info)
 
 
 def _fit_exp(ns: np.ndarray, sw: np.ndarray):

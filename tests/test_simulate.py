@@ -246,6 +246,30 @@ def test_closed_form_methods_identical_whatever_chunk_size(adhoc5, method):
             assert np.array_equal(ref.per_pair[k], an.per_pair[k]), k
 
 
+def test_predictive_curve_records_its_prior(adhoc5, capsys):
+    # the fitted prior is part of the output: tau2 as planner.pilot.fit_prior gives it over
+    # all pairs, with the variance model, and the median shrinkage tau2 / (tau2 + s2 / T)
+    from planner.cli import main
+    from planner.pilot import fit_prior, pair_variance_model
+
+    for method, var in (("predictive", "pair"), ("predictive-shrunk", "shrunk")):
+        c = simulate.predict(adhoc5, topics=[25], method=method)
+        s2 = pair_variance_model(c.s2_d, var)
+        ref = fit_prior(c.dbar, s2, adhoc5.n_topics)
+        assert c.prior["kind"] == "normal" and c.prior["variance"] == var and not c.prior["integrated"]
+        assert c.prior["tau2"] == ref.tau2 and c.prior["n0"] == adhoc5.n_topics
+        pos = s2[s2 > 0]
+        assert c.prior["shrinkage_median"] == pytest.approx(np.median(ref.tau2 / (ref.tau2 + pos / adhoc5.n_topics)))
+        assert 0 < c.prior["shrinkage_median"] < 1
+        assert c.to_dict()["prior"] == json.loads(json.dumps(c.to_dict()["prior"]))
+    assert simulate.predict(adhoc5, topics=[25], method="predictive-integrated").prior["integrated"] is True
+    assert simulate.predict(adhoc5, topics=[25], method="analytic").prior is None
+    assert simulate.predict(adhoc5, topics=[25], method="analytic").to_dict()["prior"] is None
+    f = adhoc5.source
+    assert main(["predict", "--scores", str(f), "--topics", "25"]) == 0
+    assert "prior on pair differences: normal, variance pair, tau2" in capsys.readouterr().out
+
+
 def test_predictive_variants_differ_and_take_no_other_variance(adhoc5_small):
     # each variant really changes the swap rates (a name that silently fell back to the
     # default would pass the test above only if the references were wrong too)
