@@ -1013,7 +1013,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     if chunk_pairs is None:
         if method in CLOSED_FORM:
             # predictive: about 14 more float64 values per pair for its rates (one n at a time),
-            # 18 more with the variance integrated (its sums and 16 quadrature scales)
+            # 16 more with the variance integrated (its 16 quadrature scales)
             per = 8 * (12 * max(1, K) + (0 if method == "analytic" else 32 if PREDICTIVE[method][2] else 16))
             fixed = 0
         elif method == "parametric":
