@@ -222,10 +222,18 @@ def _size_target(args) -> int:
 
     name, value = _parse_target(args.target)
     scores = load_scores(args.scores, measure=args.measure)
-    res = size_for_target(scores, target=name, value=value, method=args.method,
-                          variance=args.variance or "pair", alpha=args.alpha,
-                          min_diff=args.min_diff if args.min_diff is not None else 0.05,
-                          resamples=200 if args.resamples is None else args.resamples, rng=args.seed)
+    try:
+        res = size_for_target(scores, target=name, value=value, method=args.method,
+                              variance=args.variance or "pair", alpha=args.alpha,
+                              min_diff=args.min_diff if args.min_diff is not None else 0.05,
+                              resamples=200 if args.resamples is None else args.resamples, rng=args.seed)
+    except ParameterError as exc:
+        # name the command-line option the user typed
+        opt = {"variance": "--variance", "method": "--method", "alpha": "--alpha", "min_diff": "--min-diff",
+               "resamples": "--resamples", "value": "--target", "target": "--target"}.get(exc.parameter)
+        if opt is None:
+            raise
+        raise ParameterError(exc.message, parameter=opt) from None
     if args.json:
         print_json(res.to_dict())
         return 0

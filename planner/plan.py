@@ -875,8 +875,8 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     except (TypeError, ValueError):
         raise ParameterError(f"expected a number, got {value!r}", parameter="value") from None
     if target in ("swap_rate", "reversal_rate") and not 0 < value < 1:
-        raise ParameterError(f"a {target} target must be in (0, 1), got {value} (0 needs infinitely "
-                             "many topics)", parameter="value")
+        raise ParameterError(f"a {target} target must be in (0, 1), got {value}"
+                             + (" (0 needs infinitely many topics)" if value <= 0 else ""), parameter="value")
     if target == "ci_width" and not value > 0:
         raise ParameterError(f"a width target must be positive, got {value} (a width of 0 needs "
                              "infinitely many topics)", parameter="value")

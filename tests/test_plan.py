@@ -527,6 +527,18 @@ def test_cli_size_target(tmp_path, capsys):
     assert out["variance"] == "pair" and out["seed"] == 3
     assert main(["size", "--target", "ci_width:0.1", "--sigma2", "0.1"]) == 2
     assert "--scores" in capsys.readouterr().err
+    # bad options name the command-line option, in one line, exit 2
+    for argv, needle in ((["--method", "predictive-shrunk", "--variance", "pooled"], "--variance: method"),
+                         (["--method", "bogus"], "--method: unknown method 'bogus'"),
+                         (["--target", "swap_rate:1.5"], "--target: a swap_rate target must be in (0, 1), got 1.5")):
+        args = ["size", "--target", "swap_rate:0.05", "--scores", str(path), "--resamples", "0"] + argv
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip()
+        assert needle in err and err.count("\n") == 0, err
+    assert main(["size", "--target", "swap_rate:0.05", "--scores", str(path), "--method", "predictive-shrunk",
+                 "--resamples", "10", "--seed", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "predictive-shrunk" and "predictive-shrunk re-solve" in out["interval_method"]
 
 
 def test_cli_size_allocate(tmp_path, capsys):
