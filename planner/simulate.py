@@ -80,7 +80,9 @@ Methods
     float64 path: none in 3,000 x 15 pairs; far below the Monte Carlo error
     ``sqrt(p (1 - p) / R)``). The percentiles are read from the means rounded
     to float32 (relative ``6e-8``; exact on a decimal grid). With ``K > 1``
-    strata, per-pair float64 products (``d @ W_k.T``, ``d^2 @ W_k.T``).
+    strata, the means come from every system's exact resampled sums per stratum
+    (each on that stratum's score grid, weighted in float64), and the t-tests'
+    sums of squares from per-block float64 products (``d^2 @ W_k.T``).
     BLAS runs on one thread meanwhile (when ``threadpoolctl`` is installed).
 ``subsample``
     Voorhees & Buckley: ``R`` times, two disjoint topic sets of size ``n`` drawn
