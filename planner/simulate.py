@@ -81,8 +81,14 @@ Methods
     ``sqrt(p (1 - p) / R)``). The percentiles are read from the means rounded
     to float32 (relative ``6e-8``; exact on a decimal grid). With ``K > 1``
     strata, the means come from every system's exact resampled sums per stratum
-    (each on that stratum's score grid, weighted in float64), and the t-tests'
-    sums of squares from per-block float64 products (``d^2 @ W_k.T``).
+    (one score grid), combined once per ``n`` (:func:`_strata_sums`): strata with
+    the same ``T_k / n_k`` are summed as integers before their common weight is
+    applied, so with proportional allocation (usually one weight) signs, ties and
+    percentiles are exact as with one stratum; with several weights the float64
+    means are rounded to float32 for the percentiles. The t-tests' sums of
+    squares come from per-block float64 products (``d^2 @ W_k.T``), their
+    thresholds ``crit^2 sum_k W_k^2 var_k / n_k`` are assembled in float64 and
+    compared in float32.
     BLAS runs on one thread meanwhile (when ``threadpoolctl`` is installed).
 ``subsample``
     Voorhees & Buckley: ``R`` times, two disjoint topic sets of size ``n`` drawn
@@ -133,11 +139,11 @@ resamples (``R_tot = R``, or ``2R`` for subsample), bytes:
   (float64, then float32 when exact), the float32 t-test sums of one block of
   512 pairs, the score grid, and the cache-sized pieces being summarised;
   independent of ``P``;
-- bootstrap / subsample, ``K > 1`` strata: ``8 * (2 * R_tot * T + K * S * R_tot
-  + S * T + 512 * R_tot * K + 512 * T) + 4 MiB``: the draw counts (and their
-  transpose), every system's resampled sums per stratum, the score grid, the
-  t-test sums of squares of one block of 512 pairs, and the pieces being
-  summarised;
+- bootstrap / subsample, ``K > 1`` strata: ``8 * (2 * R_tot * T + (K + 1) * S * R_tot
+  + S * T + 512 * R_tot * K + 512 * T) + 8 MiB``: the draw counts (and their
+  transpose), every system's resampled sums per stratum and their stratified
+  combination, the score grid, the t-test sums of squares of one block of 512
+  pairs, and the cache-sized pieces being summarised;
 - parametric: ``8 * (4 * R * C + 16 * S * (S + n))`` per chunk of ``C`` pairs.
 
 The matrix products run on aligned blocks of exactly 512 pairs (the last
@@ -157,6 +163,7 @@ import contextlib
 import math
 import warnings
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache
 from typing import Mapping, Sequence
 
@@ -638,52 +645,6 @@ def _block_sums(WT: list[np.ndarray], Dk: list[np.ndarray], squares: bool = True
     return out
 
 
-def _mean_thr(sums, nk, Wstr, crit: float):
-    """Stratified mean and rejection threshold, in place on ``sums``: ``(u, thr, scale)``.
-
-    The mean difference of a resample is ``m = scale * u``; ``thr = crit^2 se^2``
-    in the units of ``u^2``, with ``se^2 = sum_k W_k^2 s2_k / n_k`` and ``s2_k``
-    the resample's ddof=1 variance in stratum k: the two-sided t-test rejects
-    when ``u^2 > thr``.
-    """
-    if len(sums) == 1 and Wstr[0] == 1.0:
-        # one stratum: work on the sums themselves (the scale 1/n is applied by
-        # the caller to the two selected percentiles only). With s1 = n m and
-        # s2 = sum of squares: m^2 > crit^2 se^2  <=>  s1^2 > crit^2 (n s2 - s1^2) / (n - 1)
-        s1, s2 = sums[0]
-        n = float(nk[0])
-        if s2 is None:
-            return s1, None, 1.0 / n
-        s2 *= n
-        s2 -= s1 * s1
-        s2 *= (crit * crit) / (n - 1.0)
-        return s1, s2, 1.0 / n
-    mean = thr = None
-    for k, (s1, s2) in enumerate(sums):
-        n = float(nk[k])
-        s1 *= 1.0 / n  # stratum mean
-        if s2 is None:  # no t-tests: means only
-            if mean is None:
-                if Wstr[k] != 1.0:
-                    s1 *= Wstr[k]
-                mean = s1
-            else:
-                mean += Wstr[k] * s1
-            continue
-        s2 *= 1.0 / n
-        s2 -= s1 * s1  # population variance of the drawn differences
-        np.maximum(s2, 0.0, out=s2)
-        s2 *= (crit * crit) * Wstr[k] ** 2 / (n - 1.0)  # crit^2 W^2 (ddof=1 var) / n
-        if mean is None:
-            if Wstr[k] != 1.0:
-                s1 *= Wstr[k]
-            mean, thr = s1, s2
-        else:
-            mean += Wstr[k] * s1
-            thr += s2
-    return mean, thr, 1.0
-
-
 def _swap_distinct(pos: np.ndarray, neg: np.ndarray, R: int) -> np.ndarray:
     """Swap rate over distinct pairs of resamples (independent); ties count half.
 
@@ -807,6 +768,56 @@ def _score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
     return np.rint(np.ldexp(xg, k)), math.ldexp(1.0, -k)
 
 
+def _pair_diff(M: np.ndarray, aa: np.ndarray, bb: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out[i] = M[aa[i]] - M[bb[i]]``, computed in ``M``'s precision and rounded to ``out``'s.
+
+    Pairs come in runs of equal ``a`` and consecutive ``b`` (row-major order):
+    each run is one broadcast subtraction of slices, no gather.
+    """
+    c = aa.size
+    start = 0
+    while start < c:
+        stop = start + 1
+        while stop < c and aa[stop] == aa[start] and bb[stop] == bb[stop - 1] + 1:
+            stop += 1
+        np.subtract(M[aa[start]][None, :], M[bb[start]:bb[stop - 1] + 1], out=out[start:stop],
+                    casting="same_kind")
+        start = stop
+    return out
+
+
+def _strata_sums(x: np.ndarray, groups, nk, WT, n: int):
+    """Every system's resampled sums per stratum and its stratified mean: ``(Msk, unit, M, scale)``.
+
+    ``Msk[k]`` (S, R): sums on stratum k's draws, on one score grid (:func:`_score_grid`
+    over all topics with ``n_max = n``: any sum over strata stays an exact integer).
+    The stratified mean is ``sum_k W_k unit Msk[k] / n_k = scale * M`` (``W_k = T_k / T``).
+    Strata with the same ``T_k / n_k`` share one coefficient, applied to their exact
+    integer total. When all strata share it (proportional allocation usually), ``M``
+    is that integer total (float32 when below ``2^23``, still exact) and ``scale`` the
+    coefficient, so mean differences have exact signs and ties, and the percentiles
+    are exact order statistics, as with one stratum; otherwise ``M`` is the float64
+    combination and ``scale = 1``.
+    """
+    T = sum(g.size for g in groups)
+    qx, unit = _score_grid(x, int(n))
+    Msk = [qx[:, g] @ w for g, w in zip(groups, WT)]
+    by_ratio: dict = {}
+    for k, g in enumerate(groups):
+        by_ratio.setdefault(Fraction(int(g.size), int(nk[k])), []).append(k)
+    totals = [(float(ratio / T) * unit, Msk[ks[0]] if len(ks) == 1 else np.sum([Msk[k] for k in ks], axis=0))
+              for ratio, ks in by_ratio.items()]
+    if len(totals) == 1:
+        coef, M = totals[0]
+        if _FAST_DTYPE == np.float32 and float(np.max(np.abs(M), initial=0.0)) < 2.0 ** 23:
+            M = M.astype(np.float32)
+        return Msk, unit, M, coef
+    M = np.zeros_like(Msk[0])
+    for coef, tot in totals:
+        M += tot * coef
+    return Msk, unit, M, 1.0
+
+
 def _fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, dtype):
     """Per-pair statistics of one stratum for a few pairs, from the systems' sums.
 
@@ -825,16 +836,7 @@ def _fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, d
     """
     c = aa.size
     R = Msys.shape[1]
-    u = np.empty((c, R), dtype=dtype)
-    # pairs come in runs of equal a and consecutive b (row-major order): no gather
-    start = 0
-    while start < c:
-        stop = start + 1
-        while stop < c and aa[stop] == aa[start] and bb[stop] == bb[stop - 1] + 1:
-            stop += 1
-        np.subtract(Msys[aa[start]][None, :], Msys[bb[start]:bb[stop - 1] + 1], out=u[start:stop],
-                    casting="same_kind")
-        start = stop
+    u = _pair_diff(Msys, aa, bb, np.empty((c, R), dtype=dtype))
     pos = _count(u > 0)
     neg = _count(u < 0)
     zero = R - pos - neg
@@ -1118,9 +1120,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                         wa[rows, order[:, :c]] = 1.0
                         wb[rows, order[:, c:2 * c]] = 1.0
                         Wts.append(np.vstack([wa, wb]))
-                Wstr = W if K > 1 else np.ones(1)
                 WT = [np.ascontiguousarray(w.T) for w in Wts]
-                sub = max(1, 2 ** 18 // R_tot)
                 crit = stats.t.ppf(1 - alpha / 2, n - K)
                 if K == 1:
                     # one stratum: means from every system's exact resampled sums
@@ -1159,31 +1159,47 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                             accumulate(sl, j, res)
                     continue
                 # several strata: every system's exact resampled sums per stratum (one
-                # product per stratum and n); per block of pairs only the t-tests' sums of
+                # product per stratum and n), combined once into the stratified means
+                # (:func:`_strata_sums`); per block of pairs only the t-tests' sums of
                 # squares need a product
-                Msk = []
-                for g, c_k, w in zip(groups, nk, WT):
-                    qx, unit = _score_grid(x[:, g], int(c_k))
-                    Msk.append((qx @ w, unit))
+                Msk, unit, Mcomb, mscale = _strata_sums(x, groups, nk, WT, n)
+                # the t-test rejects when u^2 > Q, mean = mscale * u, Q = crit^2 se^2 / mscale^2:
+                # se^2 = sum_k W_k^2 var_k / n_k, var_k = (SS_k - unit^2 D_k^2 / n_k) / (n_k - 1)
+                # with D_k the pair's resampled sum of differences on the grid
+                cq = [(crit * W[k] / mscale) ** 2 / (nk[k] * (nk[k] - 1.0)) for k in range(K)]
+                cd = [unit * unit / nk[k] for k in range(K)]
+                sub1 = max(1, _SUB_ELEMS // R_tot)
+                buf = np.empty((sub1, R_tot))
                 for lo in range(0, P, chunk):
                     hi_ = min(P, lo + chunk)
                     for b0 in range(lo, hi_, _BLOCK):
                         sl = slice(b0, min(hi_, b0 + _BLOCK))
                         aa, bb = a[sl], b[sl]
-                        s2k = [None] * K
+                        SS = None
                         if t_tests:
                             Dk = [x[aa][:, g] - x[bb][:, g] for g in groups]
-                            s2k = [s2 for _, s2 in _block_sums(WT, Dk, sums=False)]
+                            SS = [s2 for _, s2 in _block_sums(WT, Dk, sums=False)]
                         c = sl.stop - sl.start
                         res = {k: np.empty(c) for k in PAIR_STATS}
                         # post-process a few pairs at a time so the (pairs x R) pieces stay in cache
-                        for r0 in range(0, c, sub):
-                            r1 = min(c, r0 + sub)
-                            sums = [((M[aa[r0:r1]] - M[bb[r0:r1]]) * unit, None if s2 is None else s2[r0:r1])
-                                    for (M, unit), s2 in zip(Msk, s2k)]
-                            mean, thr, scale = _mean_thr(sums, nk, Wstr, crit)
-                            part = _draw_stats(mean, thr, dbar[sl][r0:r1], alpha, min_diff, scale=scale,
-                                               halves=method == "subsample")
+                        for r0 in range(0, c, sub1):
+                            r1 = min(c, r0 + sub1)
+                            a_, b_ = aa[r0:r1], bb[r0:r1]
+                            Q = None
+                            if t_tests:
+                                Q = np.zeros((r1 - r0, R_tot))
+                                tmp = buf[:r1 - r0]
+                                for k in range(K):
+                                    _pair_diff(Msk[k], a_, b_, tmp)
+                                    tmp *= tmp
+                                    tmp *= -cd[k]
+                                    tmp += SS[k][r0:r1]
+                                    np.maximum(tmp, 0.0, out=tmp)
+                                    tmp *= cq[k]
+                                    Q += tmp
+                                Q = Q.astype(_FAST_DTYPE)
+                            part = _fast_block(Mcomb, mscale, a_, b_, Q, dbar[sl][r0:r1], alpha, min_diff, 0.0,
+                                               method == "subsample", _FAST_DTYPE)
                             for k, v in part.items():
                                 res[k][r0:r1] = v
                         accumulate(sl, j, res)

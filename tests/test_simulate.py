@@ -198,10 +198,14 @@ def test_analytic_and_bootstrap_agree_where_normal_holds():
 
 
 # ------------------------------------------------------------------ determinism
-@pytest.mark.parametrize("method,R", [("bootstrap", 100), ("subsample", 60), ("parametric", 20)])
-def test_same_seed_identical_whatever_chunk_size(adhoc5, method, R):
+@pytest.mark.parametrize("method,R,strata", [("bootstrap", 100, "uniform"), ("subsample", 60, "uniform"),
+                                             ("parametric", 20, "uniform"), ("bootstrap", 100, "proportional"),
+                                             ("bootstrap", 100, "optimal"), ("subsample", 60, "proportional")])
+def test_same_seed_identical_whatever_chunk_size(adhoc5, method, R, strata):
     m = adhoc5  # 1830 pairs: 4 blocks of 512
-    kw = dict(topics=[10, 25], method=method, resamples=R, rng=123)
+    if strata != "uniform":  # two strata of 20 and 30 topics
+        m = m.with_strata(["a" if i < 20 else "b" for i in range(m.n_topics)])
+    kw = dict(topics=[10, 25], method=method, resamples=R, rng=123, strata=strata)
     ref = simulate.predict(m, **kw)
     for chunk in (1, 1024):
         c = simulate.predict(m, chunk_pairs=chunk, **kw)
@@ -706,9 +710,10 @@ def test_fast_path_matches_general_path():
     d = x[a] - x[b]
     Q = ((d * d * (cp / (n * (1 + cp) * scale * scale))).astype(np.float32) @ WT.astype(np.float32))
     fast = simulate._fast_block(Msys, scale, a, b, Q, dbar, 0.05, 0.05, cp, False, np.float32)
-    sums = simulate._block_sums([WT], [d])
-    mean, thr, sc = simulate._mean_thr(sums, np.array([n]), np.ones(1), crit)
-    ref = simulate._draw_stats(mean, thr, dbar, 0.05, 0.05, scale=sc)
+    (s1, s2), = simulate._block_sums([WT], [d])  # float64 resampled sums of d and d^2
+    mean = s1 / n
+    thr = crit * crit * (s2 - s1 * s1 / n) / (n - 1) / n  # crit^2 var / n
+    ref = simulate._draw_stats(mean, thr, dbar, 0.05, 0.05)
     np.testing.assert_array_equal(fast["reversal_rate"], ref["reversal_rate"])
     np.testing.assert_array_equal(fast["swap_rate"], ref["swap_rate"])
     np.testing.assert_allclose(fast["ci_width"], ref["ci_width"], rtol=1e-6)
@@ -716,24 +721,33 @@ def test_fast_path_matches_general_path():
         assert np.all(np.abs(fast[k] - ref[k]) <= 2 / R), k
 
 
-def test_stratified_bootstrap_equals_plain_loop_on_the_same_draws():
+@pytest.mark.parametrize("first,mode,exact", [(8, "proportional", True), (7, "proportional", False),
+                                              (5, "optimal", False)])
+def test_stratified_bootstrap_equals_plain_loop_on_the_same_draws(first, mode, exact):
     # K = 2 strata: predict's path (per-stratum system sums on an exact score grid, a product
     # per block only for the t-tests) against a plain per-pair loop over the same draws
-    # (the draws of topic count n come from stream n of the seed, stratum by stratum)
+    # (the draws of topic count n come from stream n of the seed, stratum by stratum).
+    # 8 + 16 topics, proportional (4 + 8 drawn): one coefficient T_k / n_k for both strata,
+    # so the means are exact integers times it (exact ties, exact percentiles); 7 + 17
+    # proportional (4 + 8) and 5 + 19 optimal (2 + 10): two coefficients, float64 means
+    # rounded to float32 for the percentiles (relative 6e-8)
     rng = np.random.default_rng(21)
     S, T, n, R = 5, 24, 12, 400
     x = np.round(rng.random((S, T)), 2)  # 2 decimals: exact ties occur
     x[4] = x[3]  # identical systems
-    strata = ["p"] * 8 + ["q"] * 16
+    strata = ["p"] * first + ["q"] * (T - first)
     m = _matrix(x, strata=strata)
     with pytest.warns(DegenerateDataWarning, match="identical"):
-        c = simulate.predict(m, topics=[n], method="bootstrap", strata="proportional", resamples=R, rng=5,
+        c = simulate.predict(m, topics=[n], method="bootstrap", strata=mode, resamples=R, rng=5,
                              min_diff=0.05)
     base = np.random.default_rng(5).bit_generator.seed_seq.spawn(1)[0]
     g_n = simulate._stream(base, n)
-    groups = [np.arange(8), np.arange(8, 24)]
-    nk = [4, 8]  # proportional: 12 * 8/24, 12 * 16/24
-    Wk = [8 / 24, 16 / 24]
+    groups = [np.arange(first), np.arange(first, T)]
+    alloc = c.rows[0]["allocation"]
+    nk = [alloc["p"], alloc["q"]]
+    assert sum(nk) == n
+    assert exact == (first * nk[1] == (T - first) * nk[0])  # one coefficient
+    Wk = [first / T, (T - first) / T]
     draws = [g_n.multinomial(k, np.full(g.size, 1.0 / g.size), size=R) for g, k in zip(groups, nk)]
     crit = stats.t.ppf(0.975, n - 2)
     for p_, (i, j) in enumerate(zip(c.pair_a, c.pair_b)):
@@ -760,7 +774,8 @@ def test_stratified_bootstrap_equals_plain_loop_on_the_same_draws():
         rev = (opp.sum() + 0.5 * tie.sum()) / R
         assert c.per_pair["reversal_rate"][p_, 0] == pytest.approx(rev, abs=1e-12), (i, j)
         lo, hi = np.quantile(means, [0.025, 0.975])
-        assert c.per_pair["ci_width"][p_, 0] == pytest.approx(hi - lo, abs=1e-12), (i, j)
+        tol = 1e-12 if exact else 2e-7 * max(abs(lo), abs(hi))
+        assert c.per_pair["ci_width"][p_, 0] == pytest.approx(hi - lo, abs=tol), (i, j)
         assert abs(c.per_pair["significant"][p_, 0] - sig.mean()) <= 1 / R, (i, j)
         assert abs(c.per_pair["power"][p_, 0] - pw.mean()) <= 1 / R, (i, j)
 
