@@ -97,6 +97,8 @@ from .errors import DegenerateDataWarning, ParameterError
 from .variance import pair_index, pair_moments  # noqa: F401 - re-exported here
 
 PRIORS = ("normal", "mixture", "npmle")
+#: the rates a pilot predicts (and ``validate`` checks)
+STATISTICS = ("swap_rate", "reversal_rate")
 
 # bound on the number of float64 values of one working block (pairs chunk x grid)
 _BLOCK = 2_000_000
@@ -172,7 +174,8 @@ def fit_prior(dbar, s2_d, n0, *, prior: str = "normal", grid: int = 121, max_fit
               max_iter: int = 500, tol: float = 1e-7) -> Prior:
     """Fit the symmetric empirical-Bayes prior on ``delta`` (module docstring).
 
-    Memory: ``min(pairs, max_fit_pairs) * 2 * grid`` float64 values for npmle,
+    Memory: ``min(pairs, max_fit_pairs) * 2 * grid`` float64 values for npmle (the
+    likelihoods and their rescaling),
     ``min(pairs, max_fit_pairs) * components`` for mixture.
     """
     dbar, s2_d, n0, _ = _check_pair_inputs(dbar, s2_d, n0, [1])
@@ -193,23 +196,27 @@ def fit_prior(dbar, s2_d, n0, *, prior: str = "normal", grid: int = 121, max_fit
         return _fit_mixture(d, se2, n0, max_iter=max_iter, tol=tol)
     if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 3:
         raise ParameterError(f"grid must be an integer >= 3, got {grid!r}", parameter="grid")
-    x = np.concatenate([d, -d])
-    se = np.sqrt(np.concatenate([se2, se2]))
-    top = float(np.max(np.abs(x)))
+    se = np.sqrt(se2)
+    top = float(np.max(np.abs(d)))
     if top == 0.0:
         return Prior("npmle", np.zeros(1), np.ones(1), 0.0, n0, int(d.size))
     g = np.linspace(-top, top, int(grid) | 1)  # odd count: 0 is a grid point
     # log-likelihood of each observation at each grid point, rescaled per row
-    ll = -0.5 * ((x[:, None] - g[None, :]) / se[:, None]) ** 2
+    ll = -0.5 * ((d[:, None] - g[None, :]) / se[:, None]) ** 2
     ll -= ll.max(axis=1, keepdims=True)
     L = np.exp(ll)
+    # The fit is on dbar and -dbar. The grid is symmetric, so the likelihood of -dbar at g
+    # is that of dbar at -g (L reversed), and with symmetric weights f(-dbar) = f(dbar):
+    # the EM step over both halves is w * (v + v reversed) / (2 pairs), v = L.T @ (1 / f),
+    # computed from dbar alone, and the objective is twice the sum over dbar.
     w = np.full(g.size, 1.0 / g.size)
     it = 0
     prev = -np.inf
     for it in range(1, max_iter + 1):
         f = L @ w
-        obj = float(np.sum(np.log(f)))
-        w = w * (L.T @ (1.0 / f)) / x.size
+        obj = 2.0 * float(np.sum(np.log(f)))
+        v = L.T @ (1.0 / f)
+        w = w * (v + v[::-1]) / (2 * d.size)
         w = 0.5 * (w + w[::-1])  # keep exact symmetry
         w /= w.sum()
         if obj - prev < tol * abs(obj) and it > 10:
@@ -395,6 +402,66 @@ def variance_scales(df, quantiles: int = 16, *, pairs: int | None = None) -> Var
     return VarianceScales(nu / special.chdtri(nu, u[:, None]))
 
 
+def _normal_rates(m, v, s2, n, d):
+    """Swap and reversal rates at ``n`` from the normal posterior ``N(m, v)`` of each pair."""
+    tot = v + s2 / n
+    h = np.abs(m) / np.sqrt(tot)
+    rho = v / tot
+    a = np.sqrt((1.0 - rho) / (1.0 + rho))
+    r = _norm_cdf(-h)
+    r[d == 0] = 0.5
+    return 4.0 * special.owens_t(h, a), r
+
+
+def _mixture_posterior(d, se2, sds, logw):
+    """Per pair and component: posterior weight, mean and variance ``(post, m, v)``."""
+    ll, tot = _mixture_loglik(d, se2, sds)
+    lp = ll + logw[None, :]
+    lp -= lp.max(axis=1, keepdims=True)
+    post = np.exp(lp)
+    post /= post.sum(axis=1, keepdims=True)
+    s2k = sds[None, :] ** 2
+    return post, d[:, None] * s2k / tot, s2k * se2[:, None] / tot
+
+
+def _mixture_rates(post, m, v, s2, n, d, want=STATISTICS):
+    """Swap and reversal rates at ``n`` (None where not in ``want``) from :func:`_mixture_posterior`."""
+    var = v + s2[:, None] / n
+    h = np.abs(m) / np.sqrt(var)
+    swap = rev = None
+    if "swap_rate" in want:
+        rho = v / var
+        a = np.sqrt((1.0 - rho) / (1.0 + rho))
+        swap = np.sum(post * 4.0 * special.owens_t(h, a), axis=1)
+    if "reversal_rate" in want:
+        rev = np.sum(post * _norm_cdf(-h), axis=1)
+        rev[d == 0] = 0.5
+    return swap, rev
+
+
+def _grid_posterior(d, sd, n0, g, logw):
+    """Per pair, the posterior weights of the grid points ``g``."""
+    se = sd / math.sqrt(n0)
+    lp = -0.5 * ((d[:, None] - g[None, :]) / se[:, None]) ** 2 + logw[None, :]
+    lp -= lp.max(axis=1, keepdims=True)
+    post = np.exp(lp)
+    post /= post.sum(axis=1, keepdims=True)
+    return post
+
+
+def _grid_rates(post, g, sd, sn, sgn, want=STATISTICS):
+    """Swap and reversal rates at ``sqrt(n) = sn`` (None where not in ``want``) from the grid posterior."""
+    z = g[None, :] * (sn / sd)[:, None]  # delta sqrt(n) / s_d
+    swap = rev = None
+    if "swap_rate" in want:
+        p = _norm_cdf(-np.abs(z))
+        swap = np.sum(post * (2.0 * p * (1.0 - p)), axis=1)
+    if "reversal_rate" in want:
+        rev = np.sum(post * _norm_cdf(-sgn[:, None] * z), axis=1)
+        rev[sgn == 0] = 0.5
+    return swap, rev
+
+
 def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior) -> dict[str, np.ndarray]:
     """Predictive rates of :func:`predictive_pair_rates` for given variances and prior."""
     P = dbar.size
@@ -409,15 +476,7 @@ def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior) -> dict[str, np.ndarray]
         tau2 = pr.tau2
         m = d * tau2 / (tau2 + se2)
         v = tau2 * se2 / (tau2 + se2)
-        var_n = s2_d[idx][:, None] / t[None, :]
-        tot = v[:, None] + var_n
-        h = np.abs(m)[:, None] / np.sqrt(tot)
-        rho = v[:, None] / tot
-        a = np.sqrt((1.0 - rho) / (1.0 + rho))
-        swap[idx] = 4.0 * special.owens_t(h, a)
-        r = _norm_cdf(-h)
-        r[d == 0] = 0.5
-        rev[idx] = r
+        swap[idx], rev[idx] = _normal_rates(m[:, None], v[:, None], s2_d[idx][:, None], t[None, :], d)
         return {"swap_rate": swap, "reversal_rate": rev}
     if pr.kind == "mixture":
         sds = pr.grid[pr.weights > 0]
@@ -425,25 +484,9 @@ def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior) -> dict[str, np.ndarray]
         chunk = max(1, _BLOCK // max(1, sds.size * 4))
         for lo in range(0, idx.size, chunk):
             ii = idx[lo:lo + chunk]
-            d = dbar[ii]
-            se2 = s2_d[ii] / n0
-            ll, tot = _mixture_loglik(d, se2, sds)
-            lp = ll + logw[None, :]
-            lp -= lp.max(axis=1, keepdims=True)
-            post = np.exp(lp)
-            post /= post.sum(axis=1, keepdims=True)
-            s2k = sds[None, :] ** 2
-            m = d[:, None] * s2k / tot
-            v = s2k * se2[:, None] / tot
+            post, m, v = _mixture_posterior(dbar[ii], s2_d[ii] / n0, sds, logw)
             for j, n in enumerate(t):
-                var = v + s2_d[ii][:, None] / n
-                h = np.abs(m) / np.sqrt(var)
-                rho = v / var
-                a = np.sqrt((1.0 - rho) / (1.0 + rho))
-                swap[ii, j] = np.sum(post * 4.0 * special.owens_t(h, a), axis=1)
-                r = np.sum(post * _norm_cdf(-h), axis=1)
-                r[d == 0] = 0.5
-                rev[ii, j] = r
+                swap[ii, j], rev[ii, j] = _mixture_rates(post, m, v, s2_d[ii], n, dbar[ii])
         return {"swap_rate": swap, "reversal_rate": rev}
     g, w = pr.grid, pr.weights
     keep = w > 0
@@ -451,22 +494,57 @@ def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior) -> dict[str, np.ndarray]
     chunk = max(1, _BLOCK // max(1, g.size))
     for lo in range(0, idx.size, chunk):
         ii = idx[lo:lo + chunk]
-        d = dbar[ii]
         sd = np.sqrt(s2_d[ii])
-        se = sd / math.sqrt(n0)
-        lp = -0.5 * ((d[:, None] - g[None, :]) / se[:, None]) ** 2 + logw[None, :]
-        lp -= lp.max(axis=1, keepdims=True)
-        post = np.exp(lp)
-        post /= post.sum(axis=1, keepdims=True)
-        sgn = np.sign(d)
+        post = _grid_posterior(dbar[ii], sd, n0, g, logw)
+        sgn = np.sign(dbar[ii])
         for j, sn in enumerate(sqrt_n):
-            z = g[None, :] * (sn / sd)[:, None]  # delta sqrt(n) / s_d
-            p = _norm_cdf(-np.abs(z))
-            swap[ii, j] = np.sum(post * (2.0 * p * (1.0 - p)), axis=1)
-            r = np.sum(post * _norm_cdf(-sgn[:, None] * z), axis=1)
-            r[sgn == 0] = 0.5
-            rev[ii, j] = r
+            swap[ii, j], rev[ii, j] = _grid_rates(post, g, sd, sn, sgn)
     return {"swap_rate": swap, "reversal_rate": rev}
+
+
+class PairRates:
+    """One statistic of :func:`predictive_pair_rates` for fixed pairs and a fixed prior, at any ``n``.
+
+    For repeated evaluations at different topic counts (a search for ``n``): with a
+    grid (``npmle``) or ``mixture`` prior each pair's posterior is computed once here
+    instead of at every call; the values are those of :func:`predictive_pair_rates`
+    (same operations). Normal priors and ``df`` (integrated variances) call it directly.
+
+    Memory: ``pairs * grid`` float64 values (npmle), ``3 * pairs * components`` (mixture).
+    """
+
+    def __init__(self, dbar, s2_d, n0, prior: Prior, statistic: str = "swap_rate", *, df=None):
+        if statistic not in STATISTICS:
+            raise ParameterError(f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}",
+                                 parameter="statistic")
+        self.dbar, self.s2_d, self.n0, self.prior, self.statistic, self.df = dbar, s2_d, n0, prior, statistic, df
+        self._cache = None
+        if df is None and prior.kind in ("mixture", "npmle"):
+            idx = np.flatnonzero(s2_d > 0)
+            keep = prior.weights > 0
+            grid, logw = prior.grid[keep], np.log(prior.weights[keep])
+            d = dbar[idx]
+            if prior.kind == "mixture":
+                self._cache = (idx, _mixture_posterior(d, s2_d[idx] / n0, grid, logw))
+            else:
+                sd = np.sqrt(s2_d[idx])
+                self._cache = (idx, (_grid_posterior(d, sd, n0, grid, logw), grid, sd, np.sign(d)))
+
+    def __call__(self, n: int) -> np.ndarray:
+        """Per-pair rate at ``n`` topics, shape ``(pairs,)``."""
+        if self._cache is None:
+            return predictive_pair_rates(self.dbar, self.s2_d, self.n0, [int(n)], prior=self.prior,
+                                         df=self.df)[self.statistic][:, 0]
+        idx, post = self._cache
+        out = np.zeros(self.dbar.size)
+        want = (self.statistic,)
+        if self.prior.kind == "mixture":
+            swap, rev = _mixture_rates(*post, self.s2_d[idx], int(n), self.dbar[idx], want)
+        else:
+            p, grid, sd, sgn = post
+            swap, rev = _grid_rates(p, grid, sd, math.sqrt(int(n)), sgn, want)
+        out[idx] = swap if self.statistic == "swap_rate" else rev
+        return out
 
 
 # ---------------------------------------------------------------------------
@@ -560,8 +638,6 @@ def _predict_means(method: str, dbar, s2, kurt, n0, topics, *, scores_pilot, rng
                 "reversal_rate": np.array([float(r["reversal_rate_mean"]) for r in rows])}
     return {k: v.mean(axis=0) for k, v in r.items()}
 
-
-STATISTICS = ("swap_rate", "reversal_rate")
 
 #: bootstrap resamples (of the repeats) behind each median error's standard error
 MEDIAN_SE_RESAMPLES = 1000

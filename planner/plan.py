@@ -805,22 +805,24 @@ def _predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt, n0: int, 
     ``n0`` topics; ``kurt``: their kurtoses (``spec`` integrated) or ``None``;
     ``spec``: ``(prior, variance, integrate)`` of :data:`planner.pilot.INTERNAL_METHODS`.
     As in :func:`planner.simulate.predict`, pairs identical on every topic are ties (0.5).
-    Each resample's prior is fitted once; every call costs ``B`` predictive evaluations.
+    Each resample's prior is fitted once, and a grid or mixture prior's posterior computed once
+    (:class:`planner.pilot.PairRates`); every call costs ``B`` predictive evaluations at one n each.
     """
-    from .pilot import fit_prior, pair_variance_model, predictive_pair_rates, variance_df, variance_scales
+    from .pilot import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
 
     kind, pvar, integrate = spec
     B = D.shape[0]
-    s2m = [pair_variance_model(V[i], pvar) for i in range(B)]
-    priors = [fit_prior(D[i], s2m[i], n0, prior=kind) for i in range(B)]
-    dfs = [variance_scales(variance_df(n0, kurt[i]), pairs=D.shape[1]) if integrate else None for i in range(B)]
     key = "reversal_rate" if target == "reversal_rate" else "swap_rate"
+    rates = []
+    for i in range(B):
+        s2m = pair_variance_model(V[i], pvar)
+        df = variance_scales(variance_df(n0, kurt[i]), pairs=D.shape[1]) if integrate else None
+        rates.append(PairRates(D[i], s2m, n0, fit_prior(D[i], s2m, n0, prior=kind), key, df=df))
 
     def stat(n: np.ndarray) -> np.ndarray:
         out = np.empty(B)
         for i in range(B):
-            r = predictive_pair_rates(D[i], s2m[i], n0, [int(n[i])], prior=priors[i], df=dfs[i])[key][:, 0]
-            r = np.where((D[i] == 0) & (V[i] == 0), 0.5, r)
+            r = np.where((D[i] == 0) & (V[i] == 0), 0.5, rates[i](int(n[i])))
             out[i] = r.mean()
         return 1.0 - 2.0 * out if target == "kendall_tau" else out
     return stat
@@ -945,8 +947,12 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         sign = 1.0 if direction == "<=" else -1.0
         if pred:
             # blocks of resamples, each solved on its own (the problems are independent),
-            # so the chi-square quadrature of an integrated variance is kept for one block
-            step = max(1, min(resamples, _PRED_BLOCK // (17 * K)))
+            # so what each resample's model keeps is held for one block only: the
+            # chi-square quadrature of an integrated variance
+            # (17 quadrature factors per pair), or the cached posteriors of a grid or
+            # mixture prior (pilot.PairRates: 121 grid points, or 3 x about 30 components)
+            per_pair = {"npmle": 122, "mixture": 100}.get(pred_spec[0], 17)
+            step = max(1, min(resamples, _PRED_BLOCK // (per_pair * K)))
             parts = []
             for lo_ in range(0, resamples, step):
                 blk = slice(lo_, min(resamples, lo_ + step))

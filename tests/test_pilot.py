@@ -126,6 +126,52 @@ def test_npmle_prior_symmetric_and_normalised():
     json.dumps(pr.to_dict())
 
 
+def test_npmle_fit_equals_em_on_both_signs():
+    # the fit uses dbar alone (symmetric grid and weights); it must equal the plain EM on
+    # the 2 * pairs observations dbar and -dbar, iteration by iteration
+    rng = np.random.default_rng(12)
+    dbar = np.concatenate([rng.normal(0, 0.01, 150), rng.normal(0.08, 0.02, 50)])
+    s2 = rng.uniform(0.002, 0.02, 200)
+    iters = 40
+    pr = fit_prior(dbar, s2, 25, prior="npmle", grid=31, max_iter=iters, tol=0.0)
+    assert pr.iterations == iters
+    x = np.concatenate([dbar, -dbar])
+    se = np.sqrt(np.concatenate([s2, s2]) / 25)
+    g = np.linspace(-np.abs(dbar).max(), np.abs(dbar).max(), 31)
+    L = np.exp(-0.5 * ((x[:, None] - g[None, :]) / se[:, None]) ** 2)
+    w = np.full(31, 1 / 31)
+    for _ in range(iters):
+        w = w * (L.T @ (1 / (L @ w))) / x.size
+        w /= w.sum()
+    np.testing.assert_allclose(pr.grid, g)
+    np.testing.assert_allclose(pr.weights, w, rtol=1e-9, atol=1e-300)
+
+
+@pytest.mark.parametrize("prior", ["normal", "mixture", "npmle"])
+def test_pair_rates_equal_predictive_pair_rates(prior):
+    # PairRates (posterior computed once, one statistic) gives exactly the values of
+    # predictive_pair_rates at every n, including pairs with zero variance and dbar = 0
+    from planner.pilot import PairRates
+
+    rng = np.random.default_rng(3)
+    dbar = rng.normal(0, 0.03, 300)
+    s2 = rng.uniform(0.001, 0.02, 300)
+    dbar[:3] = 0.0
+    s2[5] = 0.0
+    pr = fit_prior(dbar, s2, 20, prior=prior)
+    ns = [5, 20, 57, 300]
+    ref = predictive_pair_rates(dbar, s2, 20, ns, prior=pr)
+    for stat in ("swap_rate", "reversal_rate"):
+        f = PairRates(dbar, s2, 20, pr, stat)
+        for j, n in enumerate(ns):
+            np.testing.assert_array_equal(f(n), ref[stat][:, j])
+    df = 19.0  # integrated over each pair's variance: no cache, the same call
+    f = PairRates(dbar, s2, 20, pr, "swap_rate", df=df)
+    np.testing.assert_array_equal(f(40), predictive_pair_rates(dbar, s2, 20, [40], prior=pr, df=df)["swap_rate"][:, 0])
+    with pytest.raises(ParameterError, match="statistic"):
+        PairRates(dbar, s2, 20, pr, "tau")
+
+
 def test_pair_rate_bad_inputs():
     with pytest.raises(ParameterError, match="s2_d"):
         predictive_pair_rates([0.1, 0.2], [0.01], 25, [25])

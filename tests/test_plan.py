@@ -457,7 +457,9 @@ def test_target_through_predictive_variants(method):
 
 @pytest.mark.parametrize("method,target,value", [("predictive", "swap_rate", 0.05),
                                                   ("predictive-integrated", "kendall_tau", 0.9),
-                                                  ("predictive-pooled", "reversal_rate", 0.05)])
+                                                  ("predictive-pooled", "reversal_rate", 0.05),
+                                                  ("predictive-npmle", "swap_rate", 0.05),
+                                                  ("predictive-mixture", "reversal_rate", 0.05)])
 def test_predictive_interval_resolves_each_resample_with_the_same_method(method, target, value):
     # the interval on n of a pilot-aware method comes from the same model as its point
     # estimate: each topic resample, solved by planner.simulate.predict on the resampled
