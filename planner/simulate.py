@@ -79,16 +79,19 @@ Methods
     resamples within that distance of the critical value (tested against the
     float64 path: none in 3,000 x 15 pairs; far below the Monte Carlo error
     ``sqrt(p (1 - p) / R)``). The percentiles are read from the means rounded
-    to float32 (relative ``6e-8``; exact on a decimal grid). With ``K > 1``
-    strata, the means come from every system's exact resampled sums per stratum
-    (one score grid), combined once per ``n`` (:func:`_strata_sums`): strata with
-    the same ``T_k / n_k`` are summed as integers before their common weight is
-    applied, so with proportional allocation (usually one weight) signs, ties and
-    percentiles are exact as with one stratum; with several weights the float64
-    means are rounded to float32 for the percentiles. The t-tests' sums of
-    squares come from per-block float64 products (``d^2 @ W_k.T``), their
-    thresholds ``crit^2 sum_k W_k^2 var_k / n_k`` are assembled in float64 and
-    compared in float32.
+    to float32 (relative ``6e-8``; exact on a decimal grid). With ``K > 1`` strata,
+    the means come from every system's exact resampled sums per stratum (one score
+    grid), combined once per ``n`` (:func:`_strata_sums`). On a decimal grid the
+    strata get integer weights ``T_k L / n_k`` divided by their gcd (``L`` the least
+    common multiple of the ``n_k``), so every mean is an exact integer times one
+    scale: signs and ties are exact even when strata cancel (``+0.68 / 4`` against
+    ``-0.56 / 8`` at weights 7 : 17). For arbitrary floats, strata with the same
+    ``T_k / n_k`` share one coefficient applied to their integer total (exact with
+    one coefficient, usually the case with proportional allocation) and otherwise
+    the float64 combination is used. Percentiles are read from the means rounded to
+    float32 (exact below ``2^23``). The t-tests' sums of squares come from per-block
+    float64 products (``d^2 @ W_k.T``), their thresholds ``crit^2 sum_k W_k^2 var_k
+    / n_k`` are assembled in float64 and compared in float32.
     BLAS runs on one thread meanwhile (when ``threadpoolctl`` is installed).
 ``subsample``
     Voorhees & Buckley: ``R`` times, two disjoint topic sets of size ``n`` drawn
@@ -789,33 +792,65 @@ def _pair_diff(M: np.ndarray, aa: np.ndarray, bb: np.ndarray, out: np.ndarray) -
 def _strata_sums(x: np.ndarray, groups, nk, WT, n: int):
     """Every system's resampled sums per stratum and its stratified mean: ``(Msk, unit, M, scale)``.
 
-    ``Msk[k]`` (S, R): sums on stratum k's draws, on one score grid (:func:`_score_grid`
-    over all topics with ``n_max = n``: any sum over strata stays an exact integer).
-    The stratified mean is ``sum_k W_k unit Msk[k] / n_k = scale * M`` (``W_k = T_k / T``).
-    Strata with the same ``T_k / n_k`` share one coefficient, applied to their exact
-    integer total. When all strata share it (proportional allocation usually), ``M``
-    is that integer total (float32 when below ``2^23``, still exact) and ``scale`` the
-    coefficient, so mean differences have exact signs and ties, and the percentiles
-    are exact order statistics, as with one stratum; otherwise ``M`` is the float64
-    combination and ``scale = 1``.
+    ``Msk[k]`` (S, R): sums on stratum k's draws, on one score grid (:func:`_score_grid`,
+    exact integers). The stratified mean ``sum_k W_k unit Msk[k] / n_k`` (``W_k = T_k / T``)
+    equals ``scale * M``:
+
+    - with integer weights ``c_k = T_k L / (n_k G)`` (``L`` the least common multiple of
+      the ``n_k``, ``G`` the greatest common divisor of the ``T_k L / n_k``),
+      ``M = sum_k c_k Msk[k]`` is an exact integer and ``scale = unit G / (T L)``,
+      whenever the scores sit on a decimal grid fine enough for sums of ``sum_k c_k n_k``
+      scores (trec_eval's 4 decimals: up to about ``10^11``). A pair's mean difference
+      then has an exact sign, and a tie (including one whose strata cancel, e.g.
+      ``+0.68 / 4`` in one stratum against ``-0.56 / 8`` in another at weights 7 : 17)
+      is exactly 0;
+    - otherwise (arbitrary floats) the grid is the one of ``n`` draws, strata with the
+      same ``T_k / n_k`` are summed as integers before their common coefficient is
+      applied, and ``M`` is the float64 combination (``scale = 1``), or that integer
+      total when all strata share one coefficient.
+
+    ``M`` is float32 when it is an integer below ``2^23`` (still exact).
     """
     T = sum(g.size for g in groups)
-    qx, unit = _score_grid(x, int(n))
+    counts = [int(c) for c in nk]
+    L = math.lcm(*counts)
+    c_int = [int(g.size) * (L // c) for g, c in zip(groups, counts)]
+    G = math.gcd(*c_int)  # smallest integer weights: 1 each when all T_k / n_k are equal
+    c_int = [ck // G for ck in c_int]
+    qx, unit = _score_grid(x, sum(ck * c for ck, c in zip(c_int, counts)))
+    integer_weights = _decimal_unit(unit)
+    if not integer_weights:
+        qx, unit = _score_grid(x, int(n))
     Msk = [qx[:, g] @ w for g, w in zip(groups, WT)]
+    if integer_weights:
+        M = np.zeros_like(Msk[0])
+        for ck, Mk in zip(c_int, Msk):
+            M += float(ck) * Mk
+        return Msk, unit, _exact_small(M), unit * G / (T * L)
     by_ratio: dict = {}
     for k, g in enumerate(groups):
-        by_ratio.setdefault(Fraction(int(g.size), int(nk[k])), []).append(k)
+        by_ratio.setdefault(Fraction(int(g.size), counts[k]), []).append(k)
     totals = [(float(ratio / T) * unit, Msk[ks[0]] if len(ks) == 1 else np.sum([Msk[k] for k in ks], axis=0))
               for ratio, ks in by_ratio.items()]
     if len(totals) == 1:
         coef, M = totals[0]
-        if _FAST_DTYPE == np.float32 and float(np.max(np.abs(M), initial=0.0)) < 2.0 ** 23:
-            M = M.astype(np.float32)
-        return Msk, unit, M, coef
+        return Msk, unit, _exact_small(M), coef
     M = np.zeros_like(Msk[0])
     for coef, tot in totals:
         M += tot * coef
     return Msk, unit, M, 1.0
+
+
+def _decimal_unit(unit: float) -> bool:
+    """Whether :func:`_score_grid` chose a decimal grid (``10^-k``): the scores are exact on it."""
+    return any(unit == 10.0 ** -k for k in range(10))
+
+
+def _exact_small(M: np.ndarray) -> np.ndarray:
+    """Integer-valued ``M`` as float32 when that is exact (below ``2^23``), else unchanged."""
+    if _FAST_DTYPE == np.float32 and float(np.max(np.abs(M), initial=0.0)) < 2.0 ** 23:
+        return M.astype(np.float32)
+    return M
 
 
 def _fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, dtype):

@@ -721,19 +721,23 @@ def test_fast_path_matches_general_path():
         assert np.all(np.abs(fast[k] - ref[k]) <= 2 / R), k
 
 
-@pytest.mark.parametrize("first,mode,exact", [(8, "proportional", True), (7, "proportional", False),
-                                              (5, "optimal", False)])
-def test_stratified_bootstrap_equals_plain_loop_on_the_same_draws(first, mode, exact):
+@pytest.mark.parametrize("first,mode,decimals,exact", [(8, "proportional", 2, True), (7, "proportional", 2, True),
+                                                       (5, "optimal", 2, True), (7, "proportional", None, False),
+                                                       (5, "optimal", None, False)])
+def test_stratified_bootstrap_equals_plain_loop_on_the_same_draws(first, mode, decimals, exact):
     # K = 2 strata: predict's path (per-stratum system sums on an exact score grid, a product
     # per block only for the t-tests) against a plain per-pair loop over the same draws
     # (the draws of topic count n come from stream n of the seed, stratum by stratum).
-    # 8 + 16 topics, proportional (4 + 8 drawn): one coefficient T_k / n_k for both strata,
-    # so the means are exact integers times it (exact ties, exact percentiles); 7 + 17
-    # proportional (4 + 8) and 5 + 19 optimal (2 + 10): two coefficients, float64 means
-    # rounded to float32 for the percentiles (relative 6e-8)
+    # Scores with 2 decimals: integer stratum weights, exact means (exact ties, exact
+    # percentiles) whatever the allocation (8 + 16 topics proportional, 4 + 8 drawn: one
+    # weight; 7 + 17 proportional, 4 + 8, and 5 + 19 optimal, 2 + 10: two). Arbitrary
+    # floats with two weights: float64 means rounded to float32 for the percentiles
+    # (relative 6e-8)
     rng = np.random.default_rng(21)
     S, T, n, R = 5, 24, 12, 400
-    x = np.round(rng.random((S, T)), 2)  # 2 decimals: exact ties occur
+    x = rng.random((S, T))
+    if decimals is not None:
+        x = np.round(x, decimals)  # exact ties occur
     x[4] = x[3]  # identical systems
     strata = ["p"] * first + ["q"] * (T - first)
     m = _matrix(x, strata=strata)
@@ -745,8 +749,7 @@ def test_stratified_bootstrap_equals_plain_loop_on_the_same_draws(first, mode, e
     groups = [np.arange(first), np.arange(first, T)]
     alloc = c.rows[0]["allocation"]
     nk = [alloc["p"], alloc["q"]]
-    assert sum(nk) == n
-    assert exact == (first * nk[1] == (T - first) * nk[0])  # one coefficient
+    assert sum(nk) == n and (first * nk[1] == (T - first) * nk[0]) == (first == 8)  # one weight or two
     Wk = [first / T, (T - first) / T]
     draws = [g_n.multinomial(k, np.full(g.size, 1.0 / g.size), size=R) for g, k in zip(groups, nk)]
     crit = stats.t.ppf(0.975, n - 2)
@@ -778,6 +781,34 @@ def test_stratified_bootstrap_equals_plain_loop_on_the_same_draws(first, mode, e
         assert c.per_pair["ci_width"][p_, 0] == pytest.approx(hi - lo, abs=tol), (i, j)
         assert abs(c.per_pair["significant"][p_, 0] - sig.mean()) <= 1 / R, (i, j)
         assert abs(c.per_pair["power"][p_, 0] - pw.mean()) <= 1 / R, (i, j)
+
+
+def test_stratified_ties_across_strata_are_exact():
+    # a resample whose strata cancel exactly is a tie (counts half): 7 topics where a - b =
+    # +0.17 and 17 where it is -0.07 (15) or +0.05 (2); proportional at n = 12 draws 4 + 8,
+    # weights 7/24 and 17/24, so the mean is 7/24 * 0.68/4 + 17/24 * S_B/8, exactly 0
+    # whenever the 8 draws of stratum B are all -0.07 (probability (15/17)^8 = 0.37).
+    # Reference: the same draws in exact rational arithmetic.
+    from fractions import Fraction
+
+    T, n, R = 24, 12, 3000
+    base_scores = np.round(np.random.default_rng(1).random(T) * 0.5, 2)
+    d = np.array([17] * 7 + [-7] * 15 + [5] * 2)  # hundredths
+    x = np.vstack([base_scores + d / 100, base_scores, np.round(base_scores * 0.5, 2)])
+    m = _matrix(np.round(x, 2), strata=["A"] * 7 + ["B"] * 17)
+    c = simulate.predict(m, topics=[n], method="bootstrap", strata="proportional", resamples=R, rng=2)
+    assert c.rows[0]["allocation"] == {"A": 4, "B": 8}
+    g_n = simulate._stream(np.random.default_rng(2).bit_generator.seed_seq.spawn(1)[0], n)
+    draws = [g_n.multinomial(k, np.full(size, 1.0 / size), size=R) for size, k in ((7, 4), (17, 8))]
+    sums = [dr @ d[g] for dr, g in zip(draws, (slice(0, 7), slice(7, T)))]
+    means = [Fraction(7, 4) * int(sa) + Fraction(17, 8) * int(sb) for sa, sb in zip(*sums)]
+    ties = sum(v == 0 for v in means)
+    assert 0.3 < ties / R < 0.45
+    rev = (sum(v < 0 for v in means) + 0.5 * ties) / R  # dbar > 0
+    assert c.per_pair["reversal_rate"][0, 0] == rev
+    pos = sum(v > 0 for v in means)
+    assert c.per_pair["swap_rate"][0, 0] == pytest.approx(simulate._swap_distinct(np.array([pos]),
+                                                                                   np.array([R - pos - ties]), R)[0])
 
 
 def test_count_stream_independent_of_other_counts_float_scores():
