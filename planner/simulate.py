@@ -100,8 +100,9 @@ Methods
     in ``bootstrap``. Counts ``n > T / 2`` are extrapolated (only the swap rate
     and Kendall tau) with Voorhees & Buckley's exponential model
     ``swap(n) = A exp(-B n)`` fitted by least squares on ``log swap`` over the
-    computed counts (overall and per |difference| bin); see
-    :attr:`Curve.extrapolation`. Without-replacement sets of half the
+    computed counts (overall and per |difference| bin; a fit with ``B <= 0``, a swap
+    rate that does not fall with ``n``, is not used and leaves its counts undefined,
+    with a warning); see :attr:`Curve.extrapolation`. Without-replacement sets of half the
     collection vary less than independent samples, so these intervals are narrow.
 ``parametric``
     New topics from the fitted two-way model ``x[s,t] = mu + a[s] + b[t] +
@@ -232,7 +233,7 @@ class Curve:
         n_collection_topics: ``T``.
         min_diff, alpha, resamples: the options used.
         strata: the stratum mode; ``weights``: stratum -> ``W_k`` (or ``None``).
-        extrapolation: for ``subsample``: ``{"A", "B", "fit_topics", "by_bin"}``
+        extrapolation: for ``subsample``: ``{"A", "B", "fit_topics", "extrapolates", "by_bin"}``
             of ``swap = A exp(-B n)``; else ``None``.
         prior: for the pilot-aware methods, the empirical-Bayes prior fitted over
             all pairs (:meth:`planner.pilot.Prior.to_dict`: ``kind``, ``tau2``, ...)
@@ -1333,36 +1334,54 @@ def _fit_exp(ns: np.ndarray, sw: np.ndarray):
     if ok.sum() < 2:
         return None
     slope, icpt = np.polyfit(ns[ok].astype(float), np.log(sw[ok]), 1)
-    return {"A": float(math.exp(icpt)), "B": float(-slope), "fit_topics": [int(v) for v in ns[ok]]}
+    return {"A": float(math.exp(icpt)), "B": float(-slope), "fit_topics": [int(v) for v in ns[ok]],
+            "extrapolates": bool(-slope > 0)}
 
 
 def _extrapolate(ns, computed, rows, bin_rows, B):
-    """Voorhees-Buckley exponential extrapolation of the swap rate to ``n > T/2``."""
+    """Voorhees-Buckley exponential extrapolation of the swap rate to ``n > T/2``.
+
+    A fit whose swap rate does not fall with ``n`` (``B <= 0``) is kept in the output
+    with ``"extrapolates": False`` and its counts above ``T/2`` stay undefined (NaN):
+    growing it would leave [0, 1]. It happens in the bin of near-ties, where two
+    disjoint halves of a finite collection tend to order a pair oppositely.
+    """
     comp = np.array([n for n, c in zip(ns, computed) if c])
     sw = np.array([r["swap_rate_mean"] for r, c in zip(rows, computed) if c])
     fit = _fit_exp(comp, sw)
     by_bin = []
+    rising = []
     for k in range(B):
         brs = [br for br in bin_rows if br["bin_lo"] == bin_rows[k]["bin_lo"]]
         bsw = np.array([br["swap_rate_mean"] for br, c in zip(brs, computed) if c])
         f = _fit_exp(comp, bsw) if bsw.size else None
         by_bin.append({"bin_lo": bin_rows[k]["bin_lo"], "bin_hi": bin_rows[k]["bin_hi"], "fit": f})
-        if f is not None:
+        if f is not None and not f["extrapolates"] and not all(computed):
+            rising.append(f"[{bin_rows[k]['bin_lo']:g}, {bin_rows[k]['bin_hi']:g})")
+        if f is not None and f["extrapolates"]:
             for br, c in zip(brs, computed):
                 if not c:
                     br["swap_rate_mean"] = f["A"] * math.exp(-f["B"] * br["n_topics"])
-    if fit is not None:
+    if fit is not None and fit["extrapolates"]:
         for r, c in zip(rows, computed):
             if not c:
                 s = fit["A"] * math.exp(-fit["B"] * r["n_topics"])
                 r["swap_rate_mean"] = s
                 r["kendall_tau_mean"] = 1.0 - 2.0 * s
+    elif fit is not None:
+        if not all(computed):
+            rising.insert(0, "all pairs")
     else:
-        fit = {"A": None, "B": None, "fit_topics": [int(v) for v in comp]}
+        fit = {"A": None, "B": None, "fit_topics": [int(v) for v in comp], "extrapolates": False}
         if not all(computed):
             warnings.warn("subsample: fewer than 2 simulated topic counts (<= T/2) with a positive "
                           "swap rate; counts above T/2 cannot be extrapolated", DegenerateDataWarning,
                           stacklevel=3)
+    if rising:
+        warnings.warn("subsample: the swap rate does not fall with n (fitted B <= 0) for "
+                      + ", ".join(rising) + "; counts above T/2 are not extrapolated there (disjoint "
+                      "halves of a finite collection order near-tied pairs oppositely)",
+                      DegenerateDataWarning, stacklevel=3)
     fit["by_bin"] = by_bin
     return fit
 

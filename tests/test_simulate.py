@@ -329,7 +329,8 @@ def test_subsample_swap_matches_plain_disjoint_loop(adhoc5_small):
 
 
 def test_subsample_extrapolates_beyond_half(adhoc5):
-    c = simulate.predict(adhoc5, topics=[5, 10, 15, 25, 50, 100], method="subsample", resamples=200, rng=1)
+    with pytest.warns(DegenerateDataWarning, match="does not fall with n"):  # the near-tie bin only
+        c = simulate.predict(adhoc5, topics=[5, 10, 15, 25, 50, 100], method="subsample", resamples=200, rng=1)
     ex = c.extrapolation
     assert ex["fit_topics"] == [5, 10, 15, 25]
     for r in c.rows:
@@ -604,6 +605,24 @@ def test_cli_predict_with_strata_file(shared_data, tmp_path, capsys):
     assert rc == 0 and out["strata"] == "optimal"
     assert sum(out["rows"][0]["allocation"].values()) == 20
     assert out["weights"] == {"old": 0.5, "new": 0.5}
+
+
+def test_subsample_does_not_extrapolate_a_rising_swap_rate(adhoc5):
+    # near-tied pairs: disjoint halves of the 50 topics order them oppositely more often as
+    # n grows (about 0.57, 0.69, 0.79 at 10, 20, 25), so the exponential fit has B < 0 and
+    # growing it would give "swap rates" above 1 (1.35 at 50, 4.0 at 100): left undefined
+    with pytest.warns(DegenerateDataWarning, match=r"does not fall with n .*\[0, 0\.01\)"):
+        c = simulate.predict(adhoc5, topics=[10, 20, 25, 50, 100], method="subsample", resamples=300, rng=7)
+    by_bin = {b["bin_lo"]: b["fit"] for b in c.extrapolation["by_bin"]}
+    assert by_bin[0.0]["B"] < 0 and by_bin[0.0]["extrapolates"] is False
+    assert c.extrapolation["extrapolates"] is True and c.extrapolation["B"] > 0
+    for br in c.bins:
+        if br["n_topics"] > 25:
+            if br["bin_lo"] == 0.0:
+                assert math.isnan(br["swap_rate_mean"])
+            else:
+                assert math.isnan(br["swap_rate_mean"]) or 0.0 <= br["swap_rate_mean"] <= 1.0
+    assert all(0.0 <= r["swap_rate_mean"] <= 1.0 for r in c.rows)
 
 
 def test_subsample_without_fit_points_warns(adhoc5_small):
