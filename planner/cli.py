@@ -271,6 +271,26 @@ def _add_study(subparsers) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _study_command(args) -> str:
+    """The ``planner study`` command line as given (options in a fixed order), for provenance."""
+    import shlex
+
+    parts = ["planner", "study"] + ([str(args.config)] if args.config else [])
+    if args.out:
+        parts += ["-o", str(args.out)]
+    if args.force:
+        parts.append("--force")
+    if args.seed is not None:
+        parts += ["--seed", str(args.seed)]
+    if args.jobs not in (None, 1):
+        parts += ["--jobs", str(args.jobs)]
+    if args.quiet:
+        parts.append("--quiet")
+    if args.json:
+        parts.append("--json")
+    return shlex.join(parts)
+
+
 def _cmd_study(args) -> int:
     import time as _time
 
@@ -284,7 +304,7 @@ def _cmd_study(args) -> int:
     if args.seed is not None and args.seed < 0:
         raise ParameterError(f"expected an integer >= 0, got {args.seed}", parameter="--seed")
     t0 = _time.perf_counter()
-    cmd = "planner study" + (f" {args.config}" if args.config else "")
+    cmd = _study_command(args)
     res = run_study(args.config, out=args.out, force=args.force, seed=args.seed, jobs=args.jobs,
                     quiet=args.quiet, command=cmd)
     secs = _time.perf_counter() - t0

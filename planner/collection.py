@@ -269,7 +269,8 @@ def read_run(path_or_text, *, duplicates: str = "error", name: str | None = None
             r = df.iloc[row]
             line = _line_of_row(_decode(data, source), row)
             raise InputError(f"document {r['doc_id']!r} repeated for topic {r['query_id']!r} "
-                             "(use duplicates='first' to keep the first occurrence)",
+                             "(use --duplicates first, or duplicates='first' in Python, to keep the "
+                             "first occurrence)",
                              file=source, line=line)
         df = df[~dup.to_numpy()]
     if warn_tag and tags and (len(tags) > 1 or tags[0] != name):

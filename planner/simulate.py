@@ -3,7 +3,7 @@
 :func:`predict` takes a :class:`~planner.scores.ScoreMatrix` (``S`` systems x
 ``T`` topics) and a list of topic counts ``n`` and returns a :class:`Curve`:
 for every ``n``, per pair of systems and summarised over pairs, the statistics
-defined in ``DESIGN.md`` (and in ``docs/simulate.md``).
+defined in ``docs/simulate.md`` (from the project's design notes).
 
 Notation
 --------

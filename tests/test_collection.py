@@ -66,6 +66,7 @@ def test_read_run_repeated_document(tmp_path):
     with pytest.raises(InputError) as e:
         read_run(p)
     assert e.value.line == 4 and "'a' repeated for topic '1'" in str(e.value)
+    assert "--duplicates first" in str(e.value)  # the option as typed on the command line
     r = read_run(p, duplicates="first", warn_tag=False)
     assert r.topics["1"] == {"a": 3.0, "b": 2.0} and len(r) == 3
     with pytest.raises(ParameterError):

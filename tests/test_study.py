@@ -295,9 +295,13 @@ def test_existing_report_needs_force(tmp_path, small_scores, capsys):
     err = capsys.readouterr().err
     assert "report folder exists" in err and "--force" in err
     assert (out / "keep.txt").read_text() == "mine"
-    assert cli.main(["study", str(cfg), "-o", str(out), "--quiet", "--force", "--json"]) == 0
+    assert cli.main(["study", str(cfg), "-o", str(out), "--quiet", "--force", "--json", "--seed", "9"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["out"] == str(out) and "text" in printed["answer"]
+    # provenance records the command with its options, as given
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["command"] == f"planner study {cfg} -o {out} --force --seed 9 --quiet --json"
+    assert prov["seed"] == 9
     assert not (out / "keep.txt").exists() and (out / "report.md").exists()
 
 
