@@ -262,8 +262,8 @@ def variance_df(n0, kurtosis=None) -> np.ndarray:
 def pair_variance_model(s2_d, variance: str = "pair") -> np.ndarray:
     """The per-pair variance ``sigma_d^2`` the predictive model uses.
 
-    ``"pooled"``: the mean of ``s2_d`` over all pairs (``= 2 var_e`` of the pilot,
-    the identity of DESIGN.md) for every pair; ``"pair"``: each pair's own
+    ``"pooled"``: the mean of ``s2_d`` over all pairs (``= 2 var_e`` of the pilot)
+    for every pair; ``"pair"``: each pair's own
     ``s2_d``; ``"shrunk"``: ``(s2_d + pooled) / 2``. Pairs with ``s2_d = 0`` keep 0.
     """
     s2_d = np.asarray(s2_d, dtype=np.float64)
