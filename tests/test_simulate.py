@@ -328,6 +328,42 @@ def test_subsample_swap_matches_plain_disjoint_loop(adhoc5_small):
     assert abs(loop - sw[p]) <= 4 * math.sqrt(2 * pbar * (1 - pbar) / R)
 
 
+def test_stratified_subsample_equals_plain_loop_on_the_same_draws():
+    # K = 2 strata, proportional: each of the R set pairs draws, within every stratum, two
+    # disjoint sets of n_k topics (stream n of the seed, stratum by stratum, the first n_k
+    # and the next n_k of a random order); swap = share of set pairs whose stratified mean
+    # differences have opposite signs (ties half), reversal over the 2R sets
+    rng = np.random.default_rng(13)
+    S, T, n, R = 4, 30, 10, 300
+    x = np.round(rng.random((S, T)) * 0.6 + np.array([[0.0], [0.1], [0.2], [0.3]]), 2)
+    strata = ["p"] * 12 + ["q"] * 18
+    c = simulate.predict(_matrix(x, strata=strata), topics=[n], method="subsample", strata="proportional",
+                         resamples=R, rng=3)
+    assert c.rows[0]["allocation"] == {"p": 4, "q": 6}
+    g_n = simulate._stream(np.random.default_rng(3).bit_generator.seed_seq.spawn(1)[0], n)
+    groups, nk = [np.arange(12), np.arange(12, 30)], [4, 6]
+    orders = [np.argsort(g_n.random((R, g.size)), axis=1) for g in groups]
+    for p_, (i, j) in enumerate(zip(c.pair_a, c.pair_b)):
+        d = x[i] - x[j]
+        # signs of the stratified means of set A (first n_k) and set B (next n_k), exactly:
+        # sum_k W_k mean_k in hundredths times T L (L = 12, the lcm of 4 and 6) is the
+        # integer sum_k (T_k L / n_k) sum_k
+        q = np.rint(d * 100).astype(np.int64)
+        m = {}
+        for half in ("A", "B"):
+            tot = np.zeros(R, dtype=np.int64)
+            for g, k, o in zip(groups, nk, orders):
+                idx = o[:, :k] if half == "A" else o[:, k:2 * k]
+                tot += (g.size * 12 // k) * q[g][idx].sum(axis=1)
+            m[half] = np.sign(tot)
+        swap = np.mean(np.where((m["A"] == 0) | (m["B"] == 0), 0.5, (m["A"] != m["B"]).astype(float)))
+        assert c.per_pair["swap_rate"][p_, 0] == pytest.approx(swap, abs=1e-12), (i, j)
+        sg = np.sign(q.sum())
+        both = np.concatenate([m["A"], m["B"]])
+        rev = np.mean(np.where(both == 0, 0.5, (both != sg).astype(float)))
+        assert c.per_pair["reversal_rate"][p_, 0] == pytest.approx(rev, abs=1e-12), (i, j)
+
+
 def test_subsample_extrapolates_beyond_half(adhoc5):
     with pytest.warns(DegenerateDataWarning, match="does not fall with n"):  # the near-tie bin only
         c = simulate.predict(adhoc5, topics=[5, 10, 15, 25, 50, 100], method="subsample", resamples=200, rng=1)
