@@ -17,7 +17,11 @@
    CPU times (``time.process_time``) are compared, best of ``--repeats``.
    Then the same problem with stratified resampling (two strata of alternate
    topics, proportional allocation), timed against the uniform bootstrap.
-2. Analytic curves for 20 topic counts on a 1,000 x 1,000 synthetic matrix
+2. Memory: the peak of traced allocations (tracemalloc, numpy's included) of every
+   method, with one to three strata, on the real matrix and synthetic ones from
+   30 x 200 to 1,000 x 100, against the bound the module docstring of
+   ``planner.simulate`` states (``memory_bound``; exit code 1 when over).
+3. Analytic curves for 20 topic counts on a 1,000 x 1,000 synthetic matrix
    (499,500 pairs): goal under 5 seconds.
 """
 
@@ -154,6 +158,79 @@ def bench_bootstrap(R: int, loop_pairs: int, repeats: int, n: int = 50) -> bool:
     return ok
 
 
+MiB = 2 ** 20
+
+
+def memory_bound(method: str, S: int, T: int, R: int, K: int, N: int, *, n_max: int = 100,
+                 keep_pairs: bool = False, max_memory: int = 256 * MiB) -> int:
+    """The peak the module docstring of planner.simulate states ("Memory"), in bytes:
+    ``kept + max(pre, work)``."""
+    P = S * (S - 1) // 2
+    R_tot = 2 * R if method == "subsample" else R
+    kept = 8 * P * N * ((5 if keep_pairs else 1) + 1) + 64 * P
+    pre = 24 * min(P * T, max(T, 2_000_000)) if P * T <= 4_000_000 else 8 * (S * S + S * T + 5 * P)
+    if method == "predictive-integrated":
+        pre += 16 * P + 24 * max(T, 2_000_000)
+    if method in ("bootstrap", "subsample"):
+        if K == 1:
+            work = 20 * R_tot * T + 12 * S * R_tot + 4 * 512 * R_tot + 16 * S * T + 4 * MiB
+        else:
+            work = 8 * (2 * R_tot * T + (K + 1) * S * R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 * MiB
+    elif method == "parametric":
+        work = max(max_memory, 8 * 16 * S * (S + n_max) + 512 * 48 * R)
+    else:
+        per = 8 * (12 + 6 * K if method == "analytic" else 50 if method == "predictive-integrated" else 34)
+        work = max(max_memory, 512 * per)
+        if method in ("predictive-npmle", "predictive-mixture"):
+            work += 8 * 2 * 121 * min(P, 20_000) + 8 * 6 * 2_000_000
+        if method == "predictive-integrated":
+            work += 16 * P
+    return kept + max(pre, work)
+
+
+def bench_memory(R: int, n: int = 50) -> bool:
+    """Peak traced allocations (numpy's included) of predict against the stated bound, over
+    methods, strata and matrix shapes (synthetic scores; the real 100 x 50 matrix first)."""
+    import tracemalloc
+
+    print("memory (tracemalloc peak against the bound of planner.simulate's docstring):")
+    ok = True
+    m0 = real_matrix()
+    rng = np.random.default_rng(0)
+    shapes = [(m0, R, n)]
+    for S, T in ((30, 200), (300, 40), (600, 30), (1000, 100)):
+        x = np.clip(rng.beta(2, 5, (S, 1)) * 0.6 + rng.normal(0, 0.12, (1, T)) + rng.normal(0, 0.1, (S, T)), 0, 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            shapes.append((ScoreMatrix.build(x, [f"s{i}" for i in range(S)], [f"t{i}" for i in range(T)]),
+                           max(500, R // 5), min(n, 20)))
+    for m, RR, nn in shapes:
+        S, T = m.n_systems, m.n_topics
+        cases = [("analytic", 1), ("analytic", 3), ("predictive", 1), ("predictive-integrated", 1)]
+        if S <= 600:
+            cases += [("bootstrap", 1), ("bootstrap", 2), ("bootstrap", 3), ("subsample", 1), ("subsample", 2),
+                      ("parametric", 1), ("predictive-npmle", 1)]
+        for method, K in cases:
+            mk = m if K == 1 else m.with_strata({t: f"s{i % K}" for i, t in enumerate(m.topics)})
+            ns = [10, nn] if method != "subsample" else [10, min(nn, 2 * T // 5)]
+            kw = {"resamples": RR if method != "parametric" else max(50, RR // 20)}
+            mm = 64 * MiB
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DegenerateDataWarning)
+                tracemalloc.start()
+                tracemalloc.reset_peak()
+                simulate.predict(mk, topics=ns, method=method, rng=1, strata="uniform" if K == 1 else "proportional",
+                                 keep_pairs=False, max_memory=mm, **(kw if method not in simulate.CLOSED_FORM else {}))
+                peak = tracemalloc.get_traced_memory()[1]
+                tracemalloc.stop()
+            bound = memory_bound(method, S, T, kw["resamples"], K, len(ns), n_max=max(ns), max_memory=mm)
+            good = peak <= bound
+            ok &= good
+            print(f"  {S:>4} x {T:<3} {method:<22} K={K} n={ns} peak {peak / MiB:7.1f} MiB, bound "
+                  f"{bound / MiB:7.1f} MiB  {'ok' if good else 'OVER'}", flush=True)
+    return ok
+
+
 def bench_analytic() -> float:
     rng = np.random.default_rng(0)
     S = T = 1000
@@ -180,6 +257,7 @@ def main() -> int:
     ap.add_argument("--loop-pairs", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--skip-analytic", action="store_true")
+    ap.add_argument("--skip-memory", action="store_true")
     args = ap.parse_args()
     try:
         import threadpoolctl  # noqa: F401
@@ -189,6 +267,8 @@ def main() -> int:
         blas = "threadpoolctl absent: BLAS threads not limited (more CPU time)"
     print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}; {blas}")
     ok = bench_bootstrap(args.resamples, args.loop_pairs, max(args.repeats, 1))
+    if not args.skip_memory:
+        ok &= bench_memory(args.resamples)
     if not args.skip_analytic:
         bench_analytic()
     return 0 if ok else 1

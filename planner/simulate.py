@@ -123,32 +123,43 @@ variance ``sum_k W_k^2 s2_k / n_k``, t degrees of freedom ``n - K``.
 
 Memory
 ------
-With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``R``
-resamples (``R_tot = R``, or ``2R`` for subsample), bytes:
+With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
+``R`` resamples (``R_tot = R``, or ``2R`` for subsample), the peak is at most
+``kept + max(pre, work)`` bytes (checked over methods, strata and shapes by
+``benchmarks/bench_bootstrap.py``, whose ``memory_bound`` is this formula):
 
-- kept results: ``8 * P * N * k`` (``k = 5`` with ``keep_pairs=True``, else 1:
-  the interval widths, needed for the medians) plus ``32 * P`` for the pair statistics;
-- analytic: ``~ 8 * 12 * C * K`` per chunk of ``C`` pairs (``K`` strata); predictive
-  and its variants (``K = 1``): ``~ 8 * 28 * C``, ``8 * 44 * C`` for
-  ``predictive-integrated`` (the rates are computed per chunk and topic count, with the
-  prior fitted once over all pairs); ``C`` chosen so that this stays under
-  ``max_memory`` (default 256 MiB). ``predictive-integrated`` also keeps
-  ``16 * P`` (each pair's kurtosis and degrees of freedom, from
-  :func:`planner.variance.pair_moments`, which works in blocks of about ``3 * 2e6``
-  float64 values); the npmle and mixture priors add their fit, ``8 * 2 * 121 *
-  min(P, 20000)`` for npmle, and work in blocks of ``2e6`` float64 values;
-- bootstrap / subsample, one stratum (``strata="uniform"``):
-  ``20 * R_tot * T + 12 * S * R_tot + 4 * 512 * R_tot + 16 * S * T + 4 MiB``: the
-  draw counts (float64, transposed, float32), every system's resampled sums
-  (float64, then float32 when exact), the float32 t-test sums of one block of
-  512 pairs, the score grid, and the cache-sized pieces being summarised;
-  independent of ``P``;
-- bootstrap / subsample, ``K > 1`` strata: ``8 * (2 * R_tot * T + (K + 1) * S * R_tot
-  + S * T + 512 * R_tot * K + 512 * T) + 8 MiB``: the draw counts (and their
-  transpose), every system's resampled sums per stratum and their stratified
-  combination, the score grid, the t-test sums of squares of one block of 512
-  pairs, and the cache-sized pieces being summarised;
-- parametric: ``8 * (4 * R * C + 16 * S * (S + n))`` per chunk of ``C`` pairs.
+- ``kept``, the results and pair statistics: ``8 * P * N * (k + 1) + 64 * P``
+  (``k = 5`` with ``keep_pairs=True``, else 1: the interval widths, needed for the
+  medians; the ``+ 1`` is the copy the medians take);
+- ``pre``, each pair's mean and variance (:func:`pair_moments`): ``24 * min(P * T,
+  max(T, 2e6))`` when ``P * T <= 4e6``, else ``8 * (S^2 + S * T + 5 * P)`` (covariance
+  matrix); ``predictive-integrated`` adds ``16 * P + 24 * max(T, 2e6)`` (each pair's
+  kurtosis and degrees of freedom, from :func:`planner.variance.pair_moments` in blocks);
+- ``work`` by method:
+
+  - analytic and the predictive variants: ``max(max_memory, 512 * per)`` (default
+    ``max_memory`` 256 MiB), chunks of ``C`` pairs with ``C * per <= max_memory``,
+    ``per = 8 * (12 + 6 K)`` for analytic, ``8 * 34`` for the predictive variants
+    (rates per chunk and topic count, the prior fitted once over all pairs), ``8 * 50``
+    for ``predictive-integrated`` (plus its ``16 * P``); the npmle and mixture priors
+    add their fit, ``8 * 2 * 121 * min(P, 20000)``, and blocks of ``6 * 2e6`` float64
+    values;
+  - bootstrap / subsample, one stratum (``strata="uniform"``):
+    ``20 * R_tot * T + 12 * S * R_tot + 4 * 512 * R_tot + 16 * S * T + 4 MiB``: the
+    draw counts (float64, transposed, float32), every system's resampled sums
+    (float64, then float32 when exact), the float32 t-test sums of one block of
+    512 pairs, the score grid, and the cache-sized pieces being summarised;
+    independent of ``P``;
+  - bootstrap / subsample, ``K > 1`` strata: ``8 * (2 * R_tot * T + (K + 1) * S *
+    R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 MiB``: the draw counts (built
+    transposed, one stratum at a time), every system's resampled sums per stratum and
+    their stratified combination, the score grid, the t-test sums of squares of one
+    block of 512 pairs, and the cache-sized pieces being summarised;
+  - parametric: ``max(max_memory, 8 * 16 * S * (S + n) + 512 * 48 * R)``: chunks of
+    ``C`` pairs with ``8 * (6 * R * C + 16 * S * (S + n)) <= max_memory``.
+
+  One topic count is simulated at a time; its arrays are released before the next
+  count's are made.
 
 The matrix products run on aligned blocks of exactly 512 pairs (the last
 zero-padded) and all sums over pairs run block by block in pair order, so the
@@ -1052,9 +1063,10 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     R_tot = 2 * resamples if method == "subsample" else resamples
     if chunk_pairs is None:
         if method in CLOSED_FORM:
-            # predictive: about 14 more float64 values per pair for its rates (one n at a time),
-            # 16 more with the variance integrated (its 16 quadrature scales)
-            per = 8 * (12 * max(1, K) + (0 if method == "analytic" else 32 if PREDICTIVE[method][2] else 16))
+            # analytic: about 12 + 6 K float64 values per pair (measured by
+            # benchmarks/bench_bootstrap.py); predictive: 16 more for its rates (one n at a
+            # time), 32 more with the variance integrated (its 16 quadrature scales)
+            per = 8 * (12 + 6 * max(1, K) + (0 if method == "analytic" else 32 if PREDICTIVE[method][2] else 16))
             fixed = 0
         elif method == "parametric":
             per = 8 * 6 * R_tot
@@ -1142,21 +1154,24 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                     continue
                 nk = allocs[j]
                 g_n = _stream(base, n)
-                Wts = []
-                if method == "bootstrap":
-                    for g, c in zip(groups, nk):
-                        Wts.append(g_n.multinomial(int(c), np.full(g.size, 1.0 / g.size), size=resamples)
-                                   .astype(np.float64))
-                else:
-                    for g, c in zip(groups, nk):
+                # the previous count's arrays go before this count's are made (memory bound)
+                WT = WTq = Msys = Msk = Mcomb = SS = Q = d = None
+                # the draw counts of stratum k, transposed (T_k, R_tot), built one stratum at
+                # a time without keeping the untransposed draws
+                WT = []
+                cols = np.arange(resamples)[:, None]
+                for g, c in zip(groups, nk):
+                    if method == "bootstrap":
+                        cnt = g_n.multinomial(int(c), np.full(g.size, 1.0 / g.size), size=resamples)
+                        WT.append(np.ascontiguousarray(cnt.T, dtype=np.float64))
+                        del cnt
+                    else:  # set A: the first c of a random order, set B: the next c
                         order = np.argsort(g_n.random((resamples, g.size)), axis=1)
-                        wa = np.zeros((resamples, g.size))
-                        wb = np.zeros((resamples, g.size))
-                        rows = np.arange(resamples)[:, None]
-                        wa[rows, order[:, :c]] = 1.0
-                        wb[rows, order[:, c:2 * c]] = 1.0
-                        Wts.append(np.vstack([wa, wb]))
-                WT = [np.ascontiguousarray(w.T) for w in Wts]
+                        wt = np.zeros((g.size, 2 * resamples))
+                        wt[order[:, :c], cols] = 1.0
+                        wt[order[:, c:2 * c], resamples + cols] = 1.0
+                        WT.append(wt)
+                        del order
                 crit = stats.t.ppf(1 - alpha / 2, n - K)
                 if K == 1:
                     # one stratum: means from every system's exact resampled sums
@@ -1258,6 +1273,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                     ss = G[:, aa, aa] + G[:, bb, bb] - 2.0 * G[:, aa, bb] - n * diff * diff
                     M[r0:r0 + rb] = (mu_s[aa] - mu_s[bb])[None, :] + diff
                     V[r0:r0 + rb] = np.maximum(ss, 0.0) / (n - 1.0) / n
+                    del E, G  # before the next block's (memory bound)
                 crit = stats.t.ppf(1 - alpha / 2, n - 1)
                 res = _draw_stats(np.ascontiguousarray(M.T), np.ascontiguousarray(V.T) * crit * crit,
                                   dbar[sl], alpha, min_diff)
