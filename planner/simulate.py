@@ -132,8 +132,9 @@ With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
   (``k = 5`` with ``keep_pairs=True``, else 1: the interval widths, needed for the
   medians; the ``+ 1`` is the copy the medians take);
 - ``pre``, each pair's mean and variance (:func:`pair_moments`): ``24 * min(P * T,
-  max(T, 2e6))`` when ``P * T <= 4e6``, else ``8 * (S^2 + S * T + 5 * P)`` (covariance
-  matrix); ``predictive-integrated`` adds ``16 * P + 24 * max(T, 2e6)`` (each pair's
+  max(T, D))`` when ``P * T <= 4e6``, else ``8 * (S^2 + S * T + 5 * P)`` (covariance
+  matrix), with ``D = min(2e6, max_memory / 24)`` values of differences per block;
+  ``predictive-integrated`` adds ``16 * P + 24 * max(T, D)`` (each pair's
   kurtosis and degrees of freedom, from :func:`planner.variance.pair_moments` in blocks);
 - ``work`` by method:
 
@@ -410,18 +411,21 @@ def _topics_list(topics) -> tuple[int, ...]:
     return out
 
 
-def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *,
+                 block: int = 2_000_000) -> tuple[np.ndarray, np.ndarray]:
     """``dbar`` and ``s2_d`` (ddof=1) of ``d[t] = x[a,t] - x[b,t]`` for the given pairs.
 
     Large problems use the covariance matrix (``s2_d = C_aa + C_bb - 2 C_ab``,
     one matrix product); pairs whose variance is within rounding of 0 are then
     recomputed from their differences, so identical systems give exactly 0.
-    Memory: ``8 * S^2`` bytes for the covariance (or ``8 * 2e6`` for the direct way).
+    Memory: ``8 * (S^2 + S * T + 5 * P)`` bytes for the covariance way, ``24 *
+    min(P * T, max(T, block))`` for the direct way (differences in blocks of ``block``
+    values; the numbers do not depend on ``block``).
     """
     S, T = x.shape
     P = a.size
     if P * T <= 4_000_000:
-        return _direct_pair_moments(x, a, b)
+        return _direct_pair_moments(x, a, b, block=block)
     mean = x.mean(axis=1)
     xc = x - mean[:, None]
     C = (xc @ xc.T) / (T - 1)
@@ -430,7 +434,7 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarra
     dbar = mean[a] - mean[b]
     small = np.flatnonzero(s2 <= 1e-9 * (diag[a] + diag[b]) + 1e-300)
     if small.size:
-        dbar[small], s2[small] = _direct_pair_moments(x, a[small], b[small])
+        dbar[small], s2[small] = _direct_pair_moments(x, a[small], b[small], block=block)
     return dbar, np.maximum(s2, 0.0)
 
 
@@ -1015,7 +1019,9 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     K = len(groups)
     a, b = pair_index(S)
     P = a.size
-    dbar, s2 = pair_moments(x, a, b)
+    # the pair passes (differences in blocks) stay within max_memory as well
+    pblock = max(T, min(2_000_000, int(max_memory) // 24))
+    dbar, s2 = pair_moments(x, a, b, block=pblock)
     comps = _components(m)
     if comps["var_s"] == 0:
         warnings.warn("variance component of systems is 0 (truncated): Erho2 and Phi are 0",
@@ -1111,26 +1117,28 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
             pos = s2_pred[s2_pred > 0]
             prior_info["shrinkage_median"] = float(np.median(prior.tau2 / (prior.tau2 + pos / T))) \
                 if pos.size and prior.tau2 > 0 else (0.0 if pos.size else None)
-        nu = variance_df(T, _direct_pair_moments(x, a, b, kurtosis=True)[2]) if integrate else None
+        nu = variance_df(T, _direct_pair_moments(x, a, b, kurtosis=True, block=pblock)[2]) if integrate else None
 
     if method in CLOSED_FORM:
         # per-stratum variances of each pair under the selector
         sig_all = _select_variance(variance, s2, x) if K == 1 else None
+        # a selector other than "pair" gives one variance per stratum, from all its pairs
+        sig_groups = [None if variance == "pair" or g.size < 2 else
+                      _select_variance(variance, pair_moments(x[:, g], a, b, block=pblock)[1], x[:, g])[0]
+                      for g in groups] if K > 1 else None
         for lo in range(0, P, chunk):
             sl = slice(lo, min(P, lo + chunk))
             if K == 1:
                 sig2_k = sig_all[sl][:, None]
             else:
                 cols = []
-                for g in groups:
+                for g, sg in zip(groups, sig_groups):
                     if g.size < 2:
                         cols.append(np.zeros(sl.stop - sl.start))
-                        continue
-                    xg = x[:, g]
-                    _, s2g = pair_moments(xg, a[sl], b[sl])
-                    if variance != "pair":
-                        s2g = np.full_like(s2g, _select_variance(variance, pair_moments(xg, a, b)[1], xg)[0])
-                    cols.append(s2g)
+                    elif sg is not None:
+                        cols.append(np.full(sl.stop - sl.start, sg))
+                    else:
+                        cols.append(pair_moments(x[:, g], a[sl], b[sl], block=pblock)[1])
                 sig2_k = np.stack(cols, axis=1)
             # the quadrature over each pair's variance: once per chunk, for every n
             scales = variance_scales(nu[sl], pairs=sl.stop - sl.start) if prior is not None and nu is not None \

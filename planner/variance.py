@@ -992,12 +992,14 @@ def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
     return a.astype(np.intp), b.astype(np.intp)
 
 
-def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *, kurtosis: bool = False):
+def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *, kurtosis: bool = False,
+                 block: int = _PAIR_BLOCK):
     """``dbar`` and ``s2_d`` (ddof=1) of ``d[t] = x[a,t] - x[b,t]`` for every pair.
 
     Computed from the differences themselves (so identical systems give exactly
-    0), in chunks of ``2e6 // T`` pairs: memory ``2e6`` float64 values (three times that
-    with ``kurtosis``). Per pair the same numbers as one unchunked
+    0), in chunks of ``block // T`` pairs (at least one): memory about ``3 * max(block, T)``
+    float64 values (the differences and two temporaries, with or without ``kurtosis``;
+    ``block`` defaults to ``2e6``). Per pair the same numbers as one unchunked
     ``d.mean(axis=1)``, ``d.var(axis=1, ddof=1)``; used by planner.pilot,
     planner.plan and the direct path of ``planner.simulate.pair_moments``.
 
@@ -1010,7 +1012,7 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *, kurtosis: bool 
     dbar = np.empty(a.size)
     s2 = np.empty(a.size)
     kurt = np.empty(a.size) if kurtosis else None
-    chunk = max(1, _PAIR_BLOCK // max(1, T))
+    chunk = max(1, int(block) // max(1, T))
     for lo in range(0, a.size, chunk):
         d = x[a[lo:lo + chunk]] - x[b[lo:lo + chunk]]
         dbar[lo:lo + chunk] = d.mean(axis=1)

@@ -216,6 +216,32 @@ def test_same_seed_identical_whatever_chunk_size(adhoc5, method, R, strata):
     assert other.to_dict()["rows"] != ref.to_dict()["rows"]
 
 
+@pytest.mark.parametrize("variance", ["pair", "pooled", "within-system", "percentile:95"])
+def test_stratified_analytic_per_stratum_variances_and_memory(adhoc5, variance):
+    # with strata, each stratum's variance comes from its own topics: the pair's own
+    # s2_d there ("pair") or one value from all the stratum's pairs; the same numbers
+    # whatever the memory budget (small budgets use smaller blocks in the pair passes)
+    from planner.variance import pair_index, pair_moments
+
+    m = adhoc5.with_strata(["a" if i < 20 else "b" for i in range(adhoc5.n_topics)])
+    kw = dict(topics=[10, 24], method="analytic", strata="proportional", variance=variance)
+    ref = simulate.predict(m, **kw)
+    small = simulate.predict(m, max_memory=4096, **kw)
+    for k in ref.per_pair:
+        assert np.array_equal(ref.per_pair[k], small.per_pair[k], equal_nan=True), k
+    assert small.to_dict() == ref.to_dict()
+    # the interval width at n = 24 (n_k = 10 + 14 of 20 + 30 topics, weights 0.4 / 0.6)
+    x = adhoc5.topic_scores()
+    a, b = pair_index(x.shape[0])
+    var = []
+    for g in (slice(0, 20), slice(20, 50)):
+        s2 = pair_moments(x[:, g], a, b)[1]
+        var.append(s2 if variance == "pair" else simulate._select_variance(variance, s2, x[:, g]))
+    se = np.sqrt(0.4 ** 2 * var[0] / 10 + 0.6 ** 2 * var[1] / 14)
+    width = 2 * stats.t.ppf(0.975, 24 - 2) * se
+    assert np.allclose(ref.per_pair["ci_width"][:, 1], width, rtol=1e-10, atol=1e-15)
+
+
 @pytest.mark.parametrize("method", ["predictive", "analytic", "predictive-integrated", "predictive-shrunk",
                                     "predictive-pooled", "predictive-npmle", "predictive-mixture"])
 def test_closed_form_methods_identical_whatever_chunk_size(adhoc5, method):
@@ -227,8 +253,10 @@ def test_closed_form_methods_identical_whatever_chunk_size(adhoc5, method):
     from planner.variance import pair_index, pair_moments
 
     ref = simulate.predict(adhoc5, topics=[10, 25, 50], method=method)
-    for chunk in (1, 1024):
-        c = simulate.predict(adhoc5, topics=[10, 25, 50], method=method, chunk_pairs=chunk)
+    # chunks of pairs, and (max_memory) the blocks of the pair-moment passes too
+    for chunk, mem in ((1, None), (1024, None), (None, 4096)):
+        kw = {"chunk_pairs": chunk} if mem is None else {"max_memory": mem}
+        c = simulate.predict(adhoc5, topics=[10, 25, 50], method=method, **kw)
         for k in ref.per_pair:
             assert np.array_equal(ref.per_pair[k], c.per_pair[k], equal_nan=True), (method, chunk, k)
         assert c.to_dict() == ref.to_dict()
