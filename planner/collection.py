@@ -23,6 +23,11 @@ Formats (``docs/inputs.md`` has the long version):
 - **tidy CSV/TSV**: columns ``system, topic, value`` and optionally ``measure``,
   ``variant``, ``stratum``.
 - **topic metadata CSV**: ``topic`` and ``stratum`` columns; extra columns kept.
+
+Every reader drops a UTF-8 byte-order mark (Excel and Windows tools write one),
+so it never becomes part of a topic id or measure name. Numbers must be plain
+ASCII: Python's ``float`` would read ``1_0`` as 10, which no score file means, so
+a cell with ``_`` or non-ASCII characters is a non-numeric cell.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from .scores import ScoreMatrix
 
 __all__ = [
     "Run", "Qrels", "read_run", "read_runs", "read_qrels", "read_trec_eval",
-    "read_topics", "load_scores", "run_name",
+    "read_topics", "load_scores", "attach_strata", "run_name",
 ]
 
 _COMPRESS_EXT = (".gz", ".bz2", ".xz")
@@ -99,12 +104,45 @@ def _read_bytes(path_or_text, *, what: str) -> tuple[bytes, str | None]:
     return data, source
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _decode(data: bytes, source: str | None) -> str:
+    """UTF-8 text of ``data`` without a leading byte-order mark."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
         raise InputError("not UTF-8 text", file=source, line=line) from None
+
+
+def _float(text: str) -> float:
+    """``float(text)`` for plain ASCII numbers only.
+
+    Python's ``float`` also reads ``1_0`` (as 10) and non-ASCII digits; in a score
+    file those are typos or mis-encodings, so they raise ``ValueError`` here."""
+    if "_" in text or not text.isascii():
+        raise ValueError(text)
+    return float(text)
+
+
+def _int(text: str) -> int:
+    """``int(text)`` for plain ASCII integers only (``int('1_0')`` is 10)."""
+    if "_" in text or not text.isascii():
+        raise ValueError(text)
+    return int(text)
+
+
+def _few(items, k: int = 5) -> str:
+    """``'a', 'b', 'c', ...``: the first ``k`` items, quoted."""
+    items = list(items)
+    return ", ".join(repr(x) for x in items[:k]) + (", ..." if len(items) > k else "")
+
+
+_MISSING_HINT = ("choose a missing-cell policy: --missing zero, drop-topic, drop-system or keep; "
+                 "missing= in Python, collection.missing in a study")
 
 
 def run_name(path: str | os.PathLike) -> str:
@@ -187,7 +225,7 @@ def _scan_run(text: str, source: str | None) -> None:
             raise InputError(f"second column must be Q0, q0 or 0, found {parts[1]!r}",
                              file=source, line=i)
         try:
-            v = float(parts[4])
+            v = _float(parts[4])
         except ValueError:
             raise InputError(f"non-numeric score {parts[4]!r}", file=source, line=i) from None
         if not math.isfinite(v):
@@ -354,7 +392,7 @@ def read_qrels(path_or_text) -> Qrels:
                              file=source, line=i)
         t, _, d, g = parts
         try:
-            grade = int(g)
+            grade = _int(g)
         except ValueError:
             raise InputError(f"grade must be an integer, found {g!r}", file=source, line=i) from None
         docs = out.setdefault(t, {})
@@ -372,9 +410,12 @@ def read_qrels(path_or_text) -> Qrels:
 
 
 # ------------------------------------------------------------- trec_eval -q
-def _parse_trec_eval(text: str, source: str | None) -> tuple[str | None, dict[str, dict[str, float]]]:
+def _parse_trec_eval(text: str, source: str | None
+                     ) -> tuple[str | None, dict[str, dict[str, float]], dict[tuple[str, str], int]]:
+    """(runid, ``{measure: {topic: value}}``, ``{(measure, topic): line}`` of NaN values)."""
     runid = None
     res: dict[str, dict[str, float]] = {}
+    nan_lines: dict[tuple[str, str], int] = {}
     n = 0
     for i, line in enumerate(text.splitlines(), start=1):
         parts = line.split()
@@ -390,19 +431,47 @@ def _parse_trec_eval(text: str, source: str | None) -> tuple[str | None, dict[st
         if t == "all":
             continue
         try:
-            val = float(v)
+            val = _float(v)
         except ValueError:
             raise InputError(f"non-numeric value {v!r} for measure {m!r}", file=source, line=i) from None
+        if math.isinf(val):
+            raise InputError(f"infinite value {v!r} for measure {m!r}, topic {t!r}", file=source, line=i)
         res.setdefault(m, {})
         if t in res[m]:
             raise InputError(f"measure {m!r} repeated for topic {t!r}", file=source, line=i)
         res[m][t] = val
+        if math.isnan(val):
+            nan_lines[(m, t)] = i
         n += 1
     if n == 0 and runid is None:
         raise InputError("empty trec_eval file", file=source)
     if n == 0:
         raise InputError("no per-topic rows (was trec_eval run with -q?)", file=source)
-    return runid, res
+    return runid, res, nan_lines
+
+
+def _trec_eval_missing(m: str, topics: list[str], per_run: dict, sources: dict, nan_lines: dict) -> None:
+    """Raise the missing-cell error of measure ``m``, naming the run's file (and the
+    line of a ``nan`` value), when a run lacks a topic or has ``nan`` for it."""
+    n_miss, first = 0, None
+    for s, res in per_run.items():
+        got = res.get(m, {})
+        for t in topics:
+            v = got.get(t)
+            if v is None or math.isnan(v):
+                n_miss += 1
+                if first is None or (first[2] is None and v is not None):
+                    first = (s, t, None if v is None else nan_lines[s][(m, t)])
+    if not n_miss:
+        return
+    s, t, line = first
+    where = f"{n_miss} missing cell(s) in all; {_MISSING_HINT}"
+    if line is not None:
+        raise InputError(f"missing value for measure {m!r}, topic {t!r} ({where})",
+                         file=sources[s], line=line)
+    if m not in per_run[s]:
+        raise InputError(f"no {m!r} rows, other runs have them ({where})", file=sources[s])
+    raise InputError(f"no {m!r} row for topic {t!r}, other runs have one ({where})", file=sources[s])
 
 
 def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file",
@@ -424,16 +493,18 @@ def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file
     if not files:
         raise InputError("no trec_eval files in folder", file=str(p))
     per_run: dict[str, dict[str, dict[str, float]]] = {}
+    nans: dict[str, dict[tuple[str, str], int]] = {}
     sources = {}
     for f in files:
         data, source = _read_bytes(f, what="trec_eval")
         if not data.strip():
             raise InputError("empty trec_eval file", file=source)
-        runid, res = _parse_trec_eval(_decode(data, source), source)
+        runid, res, nan_lines = _parse_trec_eval(_decode(data, source), source)
         name = runid if (names == "runid" and runid) else (run_name(f) if source else (runid or "run"))
         if name in per_run:
             raise InputError(f"two files give system name {name!r} ({sources[name]})", file=source)
         per_run[name] = res
+        nans[name] = nan_lines
         sources[name] = source
     if len(per_run) < 2:
         raise InputError("one trec_eval file holds one system and a score matrix needs at least 2: "
@@ -457,12 +528,15 @@ def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file
             for t, v in per_run[s].get(m, {}).items():
                 vals[i, tpos[t]] = v
         try:
+            if missing == "error":
+                _trec_eval_missing(m, topics, per_run, sources, nans)
             out[m] = ScoreMatrix.build(vals, systems, topics, measure=m, missing=missing, source=src,
                                        warn=False)
         except InputError as exc:
             if measures is not None:
                 raise
-            warnings.warn(f"{src or 'trec_eval'}: measure {m!r} skipped: {exc.message}",
+            detail = exc.message if exc.file in (None, src) else str(exc)
+            warnings.warn(f"{src or 'trec_eval'}: measure {m!r} skipped: {detail}",
                           PlannerWarning, stacklevel=2)
     if not out:
         raise InputError("no measure with at least 2 systems and 2 topics", file=src)
@@ -510,7 +584,7 @@ def _num(cell: str, source, line, what: str) -> float:
     if c in _NA:
         return math.nan
     try:
-        v = float(c)
+        v = _float(c)
     except ValueError:
         raise InputError(f"non-numeric value {cell!r} {what}", file=source, line=line) from None
     if math.isinf(v):
@@ -545,6 +619,7 @@ def _read_wide(text: str, source, *, measure, missing) -> ScoreMatrix:
     ncol = len(header)
     topics, cols = [], []
     tseen: dict[str, int] = {}
+    n_miss, first_miss = 0, None
     for line, row in rows:
         if len(row) != ncol:
             raise InputError(f"expected {ncol} fields like the header, found {len(row)}",
@@ -561,9 +636,19 @@ def _read_wide(text: str, source, *, measure, missing) -> ScoreMatrix:
             t = str(len(topics) + 1)
             cells = row
         topics.append(t)
-        cols.append([_num(c, source, line, f"for system {s!r}") for c, s in zip(cells, systems)])
+        vals = [_num(c, source, line, f"for system {s!r}") for c, s in zip(cells, systems)]
+        for c, s, v in zip(cells, systems, vals):
+            if math.isnan(v):
+                n_miss += 1
+                if first_miss is None:
+                    first_miss = (line, s, t, c.strip())
+        cols.append(vals)
     if not topics:
         raise InputError("score table has a header but no rows", file=source)
+    if n_miss and missing == "error":
+        line, s, t, c = first_miss
+        raise InputError(f"missing cell ({repr(c) if c else 'empty'}) for system {s!r}, topic {t!r} "
+                         f"({n_miss} missing cell(s) in all; {_MISSING_HINT})", file=source, line=line)
     vals = np.array(cols, dtype=np.float64).T
     return ScoreMatrix.build(vals, systems, topics, measure=measure, missing=missing, source=source)
 
@@ -576,13 +661,21 @@ def _read_tidy(text: str, source, *, measure, missing) -> ScoreMatrix:
     rows = _rows(text, delim)
     hline, header = next(rows)
     header = [h.strip().lower() for h in header]
-    idx = {h: j for j, h in enumerate(header)}
+    idx: dict[str, int] = {}
+    for j, h in enumerate(header):
+        if h in idx and h:
+            raise InputError(f"column {h!r} appears twice in the header", file=source, line=hline)
+        idx[h] = j
+    labels = [k for k in ("system", "topic", "measure", "variant", "stratum") if k in idx]
     recs, lines = [], []
     for line, row in rows:
         if len(row) != len(header):
             raise InputError(f"expected {len(header)} fields like the header, found {len(row)}",
                              file=source, line=line)
         rec = {h: row[j].strip() for h, j in idx.items()}
+        for k in labels:
+            if not rec[k]:
+                raise InputError(f"empty {k} cell", file=source, line=line)
         rec["value"] = _num(row[idx["value"]], source, line, "in column 'value'")
         recs.append(rec)
         lines.append(line)
@@ -608,12 +701,44 @@ def _read_tidy(text: str, source, *, measure, missing) -> ScoreMatrix:
         raise InputError("repeated cell: " + ", ".join(f"{k} {r[k]!r}" for k in keys),
                          file=source, line=int(r["_line"]))
     if "stratum" in df.columns:
-        st = df.groupby("topic")["stratum"].nunique()
-        if (st > 1).any():
-            t = st[st > 1].index[0]
-            raise InputError(f"topic {t!r} has several strata", file=source)
+        first_st = df.drop_duplicates("topic").set_index("topic")["stratum"]
+        other = df["stratum"].to_numpy() != df["topic"].map(first_st).to_numpy()
+        if other.any():
+            r = df[other].iloc[0]
+            raise InputError(f"topic {r['topic']!r} has several strata ({first_st[r['topic']]!r} "
+                             f"and {r['stratum']!r})", file=source, line=int(r["_line"]))
+    if missing == "error":
+        _tidy_missing(df, source)
     df = df.drop(columns=["_line"] + (["measure"] if "measure" in df.columns else []))
     return ScoreMatrix.from_frame(df, measure=measure, missing=missing, source=source)
+
+
+def _tidy_missing(df, source) -> None:
+    """Raise the missing-cell error of a tidy table: an ``NA`` value (naming its
+    line) or a system x topic (x variant) combination without a row."""
+    has_var = "variant" in df.columns
+    systems = list(dict.fromkeys(df["system"]))
+    topics = list(dict.fromkeys(df["topic"]))
+    variants = list(dict.fromkeys(df["variant"])) if has_var else [None]
+    ok = df[df["value"].notna()]
+    complete = ok.groupby(["system", "topic"]).size()
+    n_miss = len(systems) * len(topics) - int((complete == len(variants)).sum())
+    if not n_miss:
+        return
+    where = f"{n_miss} missing cell(s) in all; {_MISSING_HINT}"
+    nan = df[df["value"].isna()]
+    if len(nan):
+        r = nan.iloc[0]
+        var = f", variant {r['variant']!r}" if has_var else ""
+        raise InputError(f"missing value for system {r['system']!r}, topic {r['topic']!r}{var} ({where})",
+                         file=source, line=int(r["_line"]))
+    have = set(zip(df["system"], df["topic"], df["variant"] if has_var else [None] * len(df)))
+    for s in systems:
+        for t in topics:
+            for v in variants:
+                if (s, t, v) not in have:
+                    var = f", variant {v!r}" if has_var else ""
+                    raise InputError(f"no row for system {s!r}, topic {t!r}{var} ({where})", file=source)
 
 
 def load_scores(path, *, measure: str | None = None, missing: str = "error",
@@ -630,9 +755,14 @@ def load_scores(path, *, measure: str | None = None, missing: str = "error",
     - a wide CSV (one row a topic, one column a system, optional first column ``topic``):
       ``measure`` only labels the matrix.
 
-    ``missing`` is the missing-cell policy of :meth:`ScoreMatrix.build`;
+    ``missing`` is the missing-cell policy of :meth:`ScoreMatrix.build`; under
+    ``"error"`` a missing cell is an :class:`InputError` naming the file and,
+    where the cell is written out (``NA``, empty, ``nan``), its line.
     ``strata`` a topic metadata CSV path (see :func:`read_topics`) or a mapping
-    topic -> stratum. ``names`` (trec_eval folders): ``"file"`` or ``"runid"``.
+    topic -> stratum, attached by :func:`attach_strata`: every topic of the
+    scores needs one; topics the strata name that the scores lack are ignored
+    with a warning and never make a stratum of their own.
+    ``names`` (trec_eval folders): ``"file"`` or ``"runid"``.
     """
     if isinstance(path, ScoreMatrix):
         m = path
@@ -664,17 +794,56 @@ def load_scores(path, *, measure: str | None = None, missing: str = "error",
             else:
                 m = _read_wide(text, source, measure=measure, missing=missing)
     if strata is not None:
-        if isinstance(strata, Mapping):
-            mapping = strata
-            src = None
-        else:
-            tdf = read_topics(strata)
-            if "stratum" not in tdf.columns:
-                raise InputError("topic metadata has no 'stratum' column", file=str(strata))
-            mapping = dict(zip(tdf["topic"], tdf["stratum"]))
-            src = str(strata)
-        m = m.with_strata(mapping, source=src)
+        m = attach_strata(m, strata)
     return m
+
+
+def attach_strata(m: ScoreMatrix, strata) -> ScoreMatrix:
+    """``m`` with per-topic strata from a topic metadata file (:func:`read_topics`,
+    path or text) or a mapping topic -> stratum.
+
+    - Every topic of ``m`` needs a stratum: otherwise an :class:`InputError`
+      naming the file (a :class:`ParameterError` on ``strata`` for a mapping)
+      with the count and the first few topic ids (and, when the file's own ids
+      differ, a few of those: ``1`` vs ``001`` is the usual cause).
+    - Topics the file or mapping names that ``m`` does not hold (e.g. metadata
+      for a whole track when the scores cover part of it) are ignored with a
+      :class:`~planner.errors.PlannerWarning` giving their count and the first
+      few ids. Strata are only made from topics of ``m``: a label whose topics
+      are all unknown creates no (empty) stratum; the warning names it.
+    - An empty stratum label is an error.
+    """
+    if isinstance(strata, Mapping):
+        mapping: dict[str, str] = {}
+        for k, v in strata.items():
+            if v is None or not str(v).strip():
+                raise ParameterError(f"topic {str(k)!r} has an empty stratum", parameter="strata")
+            mapping[str(k).strip()] = str(v).strip()
+        src, where = None, "the strata mapping"
+    else:
+        tdf = read_topics(strata)
+        src = None if _is_text(strata) or isinstance(strata, bytes) else str(strata)
+        if "stratum" not in tdf.columns:
+            raise InputError("topic metadata has no 'stratum' column", file=src)
+        mapping = dict(zip(tdf["topic"], tdf["stratum"]))
+        where = src or "the strata text"
+    held = set(m.topics)
+    unknown = [t for t in mapping if t not in held]
+    lacking = [t for t in m.topics if t not in mapping]
+    if lacking:
+        msg = (f"{len(lacking)} of the scores' {m.n_topics} topics have no stratum: {_few(lacking)}"
+               + (f" (topics it names that the scores lack: {_few(unknown)})" if unknown else ""))
+        if src is None and isinstance(strata, Mapping):
+            raise ParameterError(msg, parameter="strata")
+        raise InputError(msg, file=src)
+    if unknown:
+        used = {mapping[t] for t in m.topics}
+        empty = [s for s in dict.fromkeys(mapping[t] for t in unknown) if s not in used]
+        warnings.warn(f"{where}: {len(unknown)} topic(s) not in the scores ignored: {_few(unknown)}"
+                      + (f"; no stratum made for {_few(empty)} (none of its topics are in the scores)"
+                         if empty else ""),
+                      PlannerWarning, stacklevel=3)
+    return m.with_strata({t: mapping[t] for t in m.topics}, source=src)
 
 
 def read_topics(path_or_text):
@@ -703,6 +872,8 @@ def read_topics(path_or_text):
             raise InputError(f"expected {len(header)} fields like the header, found {len(row)}",
                              file=source, line=line)
         t = row[ti].strip()
+        if not t:
+            raise InputError("empty topic id", file=source, line=line)
         if t in seen:
             raise InputError(f"topic {t!r} repeated (first on line {seen[t]})", file=source, line=line)
         seen[t] = line

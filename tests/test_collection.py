@@ -265,7 +265,8 @@ def test_topics_and_strata(tmp_path):
     assert list(df.columns) == ["topic", "stratum", "year"] and df["stratum"].tolist() == ["A", "B", "B"]
     p = tmp_path / "w.csv"
     p.write_text("topic,s1,s2\nt1,0.1,0.2\nt2,0.3,0.4\n")
-    m = load_scores(p, strata=meta)
+    with pytest.warns(PlannerWarning, match="1 topic\\(s\\) not in the scores ignored: 't3'"):
+        m = load_scores(p, strata=meta)
     assert m.strata == ("A", "B")
     meta.write_text("topic,stratum\nt1,A\nt1,B\n")
     with pytest.raises(InputError, match=":3: topic 't1' repeated"):
@@ -338,3 +339,185 @@ def test_cli_scores_embedded_dataset(capsys):
         assert main(["scores", "dl19-passage", "--measure", "nDCG@10"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 44 and lines[0].startswith("topic,ICT-BERT2,")  # 43 topics + header
+
+
+# ------------------------------------------------- byte-order marks (audit 7, 8)
+BOM = "\ufeff"
+
+
+def test_trec_eval_with_bom_reads_first_measure(tmp_path):
+    # a BOM before the first line made the measure '\ufeffmap', so with --missing zero
+    # r1's first topic silently scored 0 instead of 0.5
+    (tmp_path / "r1.res").write_text(BOM + "map\t1\t0.5\nmap\t2\t0.25\n", encoding="utf-8")
+    (tmp_path / "r2.res").write_text("map\t1\t0.3\nmap\t2\t0.125\n")
+    mats = read_trec_eval(tmp_path)
+    assert list(mats) == ["map"]
+    np.testing.assert_array_equal(mats["map"].values, [[0.5, 0.25], [0.3, 0.125]])
+    m = load_scores(tmp_path, measure="map", missing="zero")
+    assert m.values[0, 0] == 0.5 and m.topics == ("1", "2")
+
+
+def test_trec_eval_gzip_with_bom(tmp_path):
+    (tmp_path / "r1.res.gz").write_bytes(gzip.compress((BOM + "map\t1\t0.5\nmap\t2\t0.25\n").encode()))
+    (tmp_path / "r2.res").write_text("map\t1\t0.3\nmap\t2\t0.125\n")
+    assert load_scores(tmp_path, measure="map").values[0, 0] == 0.5
+
+
+def test_qrels_with_bom_has_no_phantom_topic(tmp_path):
+    p = tmp_path / "q.txt"
+    p.write_text(BOM + "101 0 d0 0\n101 0 d1 2\n102 0 d0 1\n", encoding="utf-8")
+    q = read_qrels(p)
+    assert q == {"101": {"d0": 0, "d1": 2}, "102": {"d0": 1}}
+    assert read_qrels(BOM + "7 0 a 1\n7 0 b 0\n") == {"7": {"a": 1, "b": 0}}  # text too
+
+
+# ------------------------------------------- tidy CSV empty labels (audit 16)
+@pytest.mark.parametrize("body,line,col", [
+    ("a,1,0.1\n,2,0.2\nb,1,0.3\nb,2,0.4\n", 3, "system"),
+    ("a,1,0.1\na,,0.2\nb,1,0.3\nb,2,0.4\n", 3, "topic"),
+])
+@pytest.mark.parametrize("missing", ["error", "zero"])
+def test_tidy_empty_system_or_topic_is_an_error(tmp_path, body, line, col, missing):
+    p = tmp_path / "t.csv"
+    p.write_text("system,topic,value\n" + body)
+    with pytest.raises(InputError) as e:
+        load_scores(p, missing=missing)
+    assert str(e.value) == f"{p}:{line}: empty {col} cell"
+
+
+def test_tidy_empty_variant_or_stratum_cell_and_stratum_conflict_line(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("system,topic,value,stratum\na,1,0.1,x\nb,1,0.2,\na,2,0.3,y\nb,2,0.4,y\n")
+    with pytest.raises(InputError, match=r"t\.csv:3: empty stratum cell"):
+        load_scores(p)
+    p.write_text("system,topic,value,stratum\na,1,0.1,x\nb,1,0.2,z\na,2,0.3,y\nb,2,0.4,y\n")
+    with pytest.raises(InputError, match=r"t\.csv:3: topic '1' has several strata \('x' and 'z'\)"):
+        load_scores(p)
+
+
+# ---------------------------------- missing cells name file, line, --missing (audit 23)
+def test_wide_missing_cell_names_line_and_option(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text("topic,s1,s2\nt1,0.1,0.2\nt2,0.3,NA\nt3,,0.5\n")
+    with pytest.raises(InputError) as e:
+        load_scores(p)
+    assert e.value.file == str(p) and e.value.line == 3
+    assert "system 's2', topic 't2'" in str(e.value) and "2 missing cell(s)" in str(e.value)
+    assert "--missing zero" in str(e.value)
+    assert load_scores(p, missing="zero").values[1, 1] == 0.0
+
+
+def test_tidy_missing_cell_names_line_or_absent_row(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("system,topic,value\na,1,0.1\nb,1,NA\na,2,0.3\nb,2,0.4\n")
+    with pytest.raises(InputError) as e:
+        load_scores(p)
+    assert e.value.line == 3 and "system 'b', topic '1'" in str(e.value) and "--missing" in str(e.value)
+    p.write_text("system,topic,value\na,1,0.1\nb,1,0.2\na,2,0.3\n")  # no row for (b, 2)
+    with pytest.raises(InputError) as e:
+        load_scores(p)
+    assert e.value.file == str(p) and "no row for system 'b', topic '2'" in str(e.value)
+    assert "--missing" in str(e.value)
+    assert load_scores(p, missing="zero").values[1, 1] == 0.0
+
+
+def test_trec_eval_missing_and_infinite_name_file_and_line(tmp_path):
+    (tmp_path / "r1.res").write_text("map\t1\t0.5\nmap\t2\t0.25\n")
+    (tmp_path / "r2.res").write_text("map\t1\t0.3\n")
+    with pytest.raises(InputError) as e:
+        load_scores(tmp_path, measure="map")
+    assert e.value.file == str(tmp_path / "r2.res") and "topic '2'" in str(e.value)
+    assert "--missing" in str(e.value)
+    (tmp_path / "r2.res").write_text("map\t1\t0.3\nmap\t2\tnan\n")
+    with pytest.raises(InputError) as e:
+        load_scores(tmp_path, measure="map")
+    assert (e.value.file, e.value.line) == (str(tmp_path / "r2.res"), 2) and "--missing" in str(e.value)
+    (tmp_path / "r2.res").write_text("map\t1\t0.3\nmap\t2\tinf\n")
+    with pytest.raises(InputError) as e:
+        load_scores(tmp_path, measure="map")
+    assert (e.value.file, e.value.line) == (str(tmp_path / "r2.res"), 2) and "infinite" in str(e.value)
+
+
+def test_strata_lacking_topics_names_file_and_ids(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text("topic,s1,s2\n" + "".join(f"t{i},0.{i},0.{i + 1}\n" for i in range(1, 9)))
+    meta = tmp_path / "topics.csv"
+    meta.write_text("topic,stratum\nt1,A\nt2,B\n")
+    with pytest.raises(InputError) as e:
+        load_scores(p, strata=meta)
+    assert e.value.file == str(meta)
+    assert "6 of the scores' 8 topics have no stratum: 't3', 't4', 't5', 't6', 't7', ..." in str(e.value)
+    with pytest.raises(ParameterError) as e:
+        load_scores(p, strata={"t1": "A", "x9": "B"})
+    assert str(e.value).startswith("strata: 7 of the scores' 8 topics have no stratum: 't2'")
+    assert "'x9'" in str(e.value)  # the mapping's own ids, to spot a format mismatch
+
+
+# ----------------------------------------------- strata naming unknown topics (audit 19)
+def test_strata_unknown_topics_warn_and_make_no_empty_stratum(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text("topic,s1,s2\nt1,0.1,0.2\nt2,0.3,0.4\nt3,0.5,0.6\n")
+    meta = tmp_path / "topics.csv"
+    meta.write_text("topic,stratum\nt1,a\nt2,a\nt3,b\nt9,b\nt99,c\n")
+    with pytest.warns(PlannerWarning) as rec:
+        m = load_scores(p, strata=meta)
+    msg = str(rec[0].message)
+    assert msg.startswith(f"{meta}: 2 topic(s) not in the scores ignored: 't9', 't99'")
+    assert "no stratum made for 'c'" in msg
+    assert m.strata == ("a", "a", "b") and m.stratum_labels() == ("a", "b")
+    with pytest.warns(PlannerWarning, match="the strata mapping: 1 topic\\(s\\) not in the scores"):
+        m = load_scores(p, strata={"t1": "a", "t2": "a", "t3": "b", "t99": "c"})
+    assert m.stratum_labels() == ("a", "b")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an exact mapping: no warning
+        assert load_scores(p, strata={"t1": "a", "t2": "b", "t3": "b"}).strata == ("a", "b", "b")
+
+
+def test_strata_empty_label_or_topic_is_an_error(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text("topic,s1,s2\nt1,0.1,0.2\nt2,0.3,0.4\n")
+    with pytest.raises(ParameterError, match="topic 't2' has an empty stratum"):
+        load_scores(p, strata={"t1": "a", "t2": " "})
+    meta = tmp_path / "topics.csv"
+    meta.write_text("topic,stratum\nt1,a\n,b\nt2,b\n")
+    with pytest.raises(InputError, match=r"topics\.csv:3: empty topic id"):
+        read_topics(meta)
+
+
+# ------------------------------------------- Python float quirks (audit 17)
+def test_underscore_or_non_ascii_number_is_not_a_number(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text("topic,s1,s2\nt1,1_0,0.2\nt2,0.4,0.5\n")
+    with pytest.raises(InputError, match=r"w\.csv:2: non-numeric value '1_0' for system 's1'"):
+        load_scores(p)
+    p.write_text("topic,s1,s2\nt1,0.1,0.2\nt2,0.4,\u0660.5\n", encoding="utf-8")  # Arabic-Indic zero
+    with pytest.raises(InputError, match=r"w\.csv:3: non-numeric value"):
+        load_scores(p)
+    r = tmp_path / "a.run"
+    r.write_text("1 Q0 d1 1 3.5 a\n1 Q0 d2 2 1_0 a\n")
+    with pytest.raises(InputError, match=r"a\.run:2: non-numeric score '1_0'"):
+        read_run(r)
+    q = tmp_path / "q.txt"
+    q.write_text("1 0 a 1\n1 0 b 1_0\n")
+    with pytest.raises(InputError, match=r"q\.txt:2: grade must be an integer, found '1_0'"):
+        read_qrels(q)
+    (tmp_path / "te").mkdir()
+    (tmp_path / "te" / "r1.res").write_text("map\t1\t0.5\nmap\t2\t2_5e-1\n")
+    (tmp_path / "te" / "r2.res").write_text("map\t1\t0.3\nmap\t2\t0.1\n")
+    with pytest.raises(InputError, match=r"r1\.res:2: non-numeric value '2_5e-1'"):
+        read_trec_eval(tmp_path / "te")
+
+
+def test_cli_tidy_empty_cell_and_missing_hint_one_line(tmp_path, capsys):
+    from planner.cli import main
+
+    p = tmp_path / "t.csv"
+    p.write_text("system,topic,value\na,1,0.1\n,2,0.2\nb,1,0.3\nb,2,0.4\n")
+    assert main(["scores", str(p), "--missing", "zero"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and f"{p}:3: empty system cell" in err
+    w = tmp_path / "w.csv"
+    w.write_text("topic,s1,s2\nt1,0.1,NA\nt2,0.3,0.4\n")
+    assert main(["scores", str(w)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and f"{w}:2: missing cell ('NA')" in err and "--missing" in err
