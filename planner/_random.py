@@ -12,11 +12,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import ParameterError
+
 
 def as_generator(rng: int | np.random.Generator | None) -> np.random.Generator:
     """``np.random.default_rng(rng)``; a Generator passes through unchanged."""
     if isinstance(rng, np.random.Generator):
         return rng
+    if isinstance(rng, (np.random.SeedSequence, np.random.BitGenerator)):
+        return np.random.default_rng(rng)
+    if isinstance(rng, bool) or not (rng is None or isinstance(rng, (int, np.integer))):
+        raise ParameterError(f"expected an integer seed >= 0, a numpy Generator or None, got {rng!r}",
+                             parameter="rng")
+    if rng is not None and rng < 0:
+        raise ParameterError(f"a seed must be an integer >= 0, got {rng}", parameter="rng")
     return np.random.default_rng(rng)
 
 

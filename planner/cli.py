@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import warnings
 from typing import Callable
@@ -51,6 +52,17 @@ def _jsonable(obj):
     from ._json import plain  # lazy: numpy is not imported at CLI start-up
 
     return plain(obj)
+
+
+def _seed(text: str) -> int:
+    """argparse type of ``--seed``: an integer >= 0 (numpy's seed sequences need one)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {v}")
+    return v
 
 
 def parse_int_list(text: str, *, option: str, minimum: int = 1) -> list[int]:
@@ -112,8 +124,8 @@ def _add_size(subparsers) -> None:
     p.add_argument("--variance", default=None, metavar="SEL",
                    help="with --scores: pair | pooled | within-system | percentile:q "
                         "(default pooled for --design, pair for --target)")
-    p.add_argument("--systems", type=int, default=2, metavar="M",
-                   help="systems compared (anova; corrections over all pairs)")
+    p.add_argument("--systems", type=int, default=None, metavar="M",
+                   help="systems compared (needed by anova and by --correction, over all pairs)")
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--power", type=float, default=None, help="target power 1-beta")
     p.add_argument("--topics", type=int, default=None, metavar="N", help="topic count (solve the rest)")
@@ -127,7 +139,7 @@ def _add_size(subparsers) -> None:
     p.add_argument("--resamples", type=int, default=None,
                    help="topic resamples of the interval on n (default 200 for --target; 0 for "
                         "--design, where it needs --scores)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the resampling")
+    p.add_argument("--seed", type=_seed, default=None, help="seed of the resampling")
     p.add_argument("--strata", metavar="FILE", help="--allocate: topic metadata CSV (topic, stratum)")
     p.add_argument("--stratum-costs", metavar="K=C,...", default=None,
                    help="--allocate: cost per topic of each stratum (default 1 each)")
@@ -138,10 +150,33 @@ def _add_size(subparsers) -> None:
 def _cmd_size(args) -> int:
     from .plan import topic_set_size
 
+    # options that the chosen mode would silently ignore are errors
+    mode = "--target" if args.target is not None else "--allocate" if args.allocate is not None else "--design"
+    unused = {"--strata": args.strata, "--stratum-costs": args.stratum_costs} if mode != "--allocate" else {}
+    if mode != "--design":
+        unused.update({"--power": args.power, "--width": args.width, "--approx": args.approx,
+                       "--correction": args.correction, "--systems": args.systems, "--topics": args.topics})
+    if mode == "--allocate":
+        unused.update({"--min-diff": args.min_diff, "--variance": args.variance, "--resamples": args.resamples,
+                       "--seed": args.seed})
+    elif args.design == "ci":
+        unused["--power"] = args.power
+    for opt, val in unused.items():
+        if val is not None:
+            raise ParameterError(f"not used with {mode}" + (f" {args.design}" if mode == "--design" else ""),
+                                 parameter=opt)
+    if args.resamples is not None and args.resamples == 1:
+        raise ParameterError("an interval needs at least 2 resamples (0 skips it)", parameter="--resamples")
     if args.target is not None:
         return _size_target(args)
     if args.allocate is not None:
         return _size_allocate(args)
+    if args.design == "ci" and args.width is not None and args.min_diff is not None:
+        raise ParameterError("give the width cap once (--width or --min-diff)", parameter="--width")
+    if args.design == "anova" and args.systems is None:
+        raise ParameterError("--design anova needs the number of systems compared", parameter="--systems")
+    if args.correction is not None and args.systems is None:
+        raise ParameterError("a correction over all pairs needs the number of systems", parameter="--systems")
     if args.scores is not None:
         from .collection import load_scores
 
@@ -153,7 +188,8 @@ def _cmd_size(args) -> int:
         power = 0.8
     res = topic_set_size(design=args.design, min_diff=args.min_diff, variance=variance,
                          variance_selector=args.variance or "pooled", alpha=args.alpha, power=power,
-                         n_topics=args.topics, systems=args.systems, approx=args.approx,
+                         n_topics=args.topics, systems=2 if args.systems is None else args.systems,
+                         approx=args.approx,
                          correction=args.correction, width=args.width,
                          resamples=args.resamples or 0, rng=args.seed)
     if args.json:
@@ -265,7 +301,7 @@ def _add_study(subparsers) -> None:
     p.add_argument("-o", "--out", default=None, metavar="DIR",
                    help="report folder (default reports/<study name>)")
     p.add_argument("--force", action="store_true", help="replace an existing report folder")
-    p.add_argument("--seed", type=int, default=None, metavar="N", help="override the study's seed")
+    p.add_argument("--seed", type=_seed, default=None, metavar="N", help="override the study's seed")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="scenarios run in N parallel processes (same results for any N)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -301,8 +337,6 @@ def _cmd_study(args) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise ParameterError(f"expected an integer >= 1, got {args.jobs}", parameter="--jobs")
-    if args.seed is not None and args.seed < 0:
-        raise ParameterError(f"expected an integer >= 0, got {args.seed}", parameter="--seed")
     t0 = _time.perf_counter()
     cmd = _study_command(args)
     res = run_study(args.config, out=args.out, force=args.force, seed=args.seed, jobs=args.jobs,
@@ -360,7 +394,7 @@ def _add_predict(subparsers) -> None:
     p.add_argument("--min-diff", type=float, default=0.05, metavar="D", help="difference for the power (0.05)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="A", help="test level; intervals 1-A (0.05)")
     p.add_argument("--resamples", type=int, default=1000, metavar="R", help="resamples of random methods (1000)")
-    p.add_argument("--seed", type=int, default=None, metavar="N", help="random seed")
+    p.add_argument("--seed", type=_seed, default=None, metavar="N", help="random seed")
     p.add_argument("--strata", default=None, metavar="FILE", help="topic metadata CSV (topic, stratum)")
     p.add_argument("--allocation", default=None, choices=["uniform", "stratified", "proportional", "optimal"],
                    help="with --strata: how n is spread over strata (default stratified = proportional)")
@@ -388,7 +422,10 @@ def _cmd_predict(args) -> int:
         if len(vals) not in (2, 3):
             raise ParameterError(f"expected LO:HI or LO:HI:SPREAD, got {args.filter!r}", parameter="--filter")
         filt = {"lo": vals[0], "hi": vals[1], "min_spread": vals[2] if len(vals) == 3 else 0.0}
-        scores, removed = filter_informative(scores, **filt)
+        try:
+            scores, removed = filter_informative(scores, **filt)
+        except ParameterError as exc:
+            raise ParameterError(exc.message, parameter="--filter") from None
     allocation = args.allocation or ("stratified" if args.strata else "uniform")
     opts = {"--min-diff": args.min_diff, "--alpha": args.alpha, "--resamples": args.resamples,
             "--variance": args.variance, "--allocation": allocation}
@@ -605,11 +642,12 @@ def _add_budget(subparsers) -> None:
     tg.add_argument("--topics", type=int, default=None, metavar="N", help="a fixed number of topics instead")
     p.add_argument("--variance", default="pooled", metavar="SEL", help="pair variance selector (default pooled)")
     p.add_argument("--min-diff", type=float, default=0.05, help="difference for the power target")
-    p.add_argument("--tau-min", type=float, default=0.9, help="least Kendall tau vs full judgments (runs)")
+    p.add_argument("--tau-min", type=float, default=None,
+                   help="least Kendall tau vs full judgments (with --runs; default 0.9)")
     p.add_argument("--pool-runs", default=None, metavar="A,B", help="runs forming the pool (default all)")
     p.add_argument("--project-runs", type=int, default=None, metavar="R",
                    help="project judgments to R participating runs (needs --runs)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the run subsets of the growth fit")
+    p.add_argument("--seed", type=_seed, default=None, help="seed of the run subsets of the growth fit")
 
 
 def _parse_target(text: str) -> tuple[str, float]:
@@ -629,7 +667,19 @@ def _cmd_budget(args) -> int:
     from . import plan
 
     depths = parse_int_list(args.depths, option="--depths")
+    if args.topics is not None and args.topics < 1:
+        raise ParameterError(f"expected an integer >= 1, got {args.topics}", parameter="--topics")
     target, value = _parse_target(args.target) if args.topics is None else (None, None)
+    if target == "power" and not (args.min_diff > 0 and math.isfinite(args.min_diff)):
+        raise ParameterError(f"the power target needs a positive difference, got {args.min_diff:g}",
+                             parameter="--min-diff")
+    if args.runs is None:
+        # options that only the runs + qrels path reads
+        for opt, val in (("--qrels", args.qrels), ("--pool-runs", args.pool_runs), ("--tau-min", args.tau_min),
+                         ("--seed", args.seed)):
+            if val is not None:
+                raise ParameterError(f"only used with --runs (the data set's pool statistics are fixed)",
+                                     parameter=opt)
     study = growth = None
     if args.runs is not None:
         if not args.qrels:
@@ -644,7 +694,7 @@ def _cmd_budget(args) -> int:
                                       target=target or "swap_rate", value=value if value is not None else 0.05,
                                       variance=args.variance, min_diff=args.min_diff,
                                       topic_cost=args.topic_cost, judgment_cost=args.judgment_cost,
-                                      tau_min=args.tau_min)
+                                      tau_min=0.9 if args.tau_min is None else args.tau_min)
         if args.project_runs is not None:
             growth = plan.judgment_growth(runs, qrels, depths=depths, rng=args.seed)
         res = plan.budget(topic_cost=args.topic_cost, judgment_cost=args.judgment_cost, total=args.total,
@@ -853,7 +903,7 @@ def _add_validate(subparsers) -> None:
                         "predictive-shrunk, predictive-pooled, predictive-pair, predictive-npmle, "
                         "predictive-mixture, analytic, bootstrap, subsample, parametric); default "
                         "predictive,analytic")
-    p.add_argument("--seed", type=int, default=None, metavar="N", help="random seed")
+    p.add_argument("--seed", type=_seed, default=None, metavar="N", help="random seed")
 
 
 def _cmd_validate(args) -> int:
@@ -892,9 +942,13 @@ def _cmd_validate(args) -> int:
         print("bias = median over repeats of pred/obs - 1; sd_log = sd over repeats of log(pred/obs)")
         rec = v.recommend(stat)
         if rec["method"] is not None:
+            se_known = all(math.isfinite(r["rel_error_median_se"]) for r in v.rows if r["statistic"] == stat)
             how = ("ahead of every other method by more than 2 standard errors at every n" if rec["clear"]
+                   else "the only method" if not rec["close"]
                    else "not clearly ahead of " + ", ".join(rec["close"]) + ": within 2 standard errors at "
-                   "some n, more --repeats narrow them" if rec["close"] else "the only method")
+                   "some n, more --repeats narrow them" if se_known
+                   else "not compared with " + ", ".join(rec["close"]) + ": standard errors need "
+                   "--repeats 2 or more")
             print(f"best here: {rec['method']} ({rec['rule']}; {how}); "
                   f"use it with: planner predict --method {rec['method']}")
     return 0
@@ -925,7 +979,29 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for add, _ in COMMANDS:
         add(subparsers)
+    parser.set_defaults(_commands=subparsers.choices)
     return parser
+
+
+# library parameter names whose CLI option has another name
+_PARAMETER_OPTION = {"rng": "seed", "n_topics": "topics", "topics_needed": "topics", "divisor": "variant_divisor",
+                     "variance_selector": "variance", "n0": "pilot", "value": "target", "n_runs": "project_runs",
+                     "name": "dataset"}
+
+
+def _as_option(exc: PlannerError, args) -> PlannerError:
+    """A ParameterError that names a library parameter (``min_diff``) names the command's
+    option instead (``--min-diff``), when the command has one."""
+    if not isinstance(exc, ParameterError) or not exc.parameter or exc.parameter.startswith("-"):
+        return exc
+    sub = getattr(args, "_commands", {}).get(args.command)
+    if sub is None:
+        return exc
+    dest = _PARAMETER_OPTION.get(exc.parameter, exc.parameter)
+    for action in sub._actions:  # noqa: SLF001 - argparse keeps its actions here
+        if action.dest == dest and action.option_strings:
+            return ParameterError(exc.message, parameter=max(action.option_strings, key=len))
+    return exc
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -935,7 +1011,10 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``planner`` console script; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:   # a usage error (one line, 2) or --help / --version (0)
+        return int(exc.code or 0)
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
@@ -944,7 +1023,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(handler(args) or 0)
     except PlannerError as exc:
-        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{PROG} {args.command}: error: {_as_option(exc, args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

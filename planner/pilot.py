@@ -714,7 +714,8 @@ class Validation:
         error"``). ``clear`` is True when, at every ``n``, its median error is below
         every other method's by more than twice their combined bootstrap standard
         error ``sqrt(se1^2 + se2^2)`` (conservative: the methods are compared on the
-        same splits); otherwise ``close`` lists the methods within that margin.
+        same splits); otherwise ``close`` lists the methods within that margin, or
+        whose standard errors are unknown (one repeat).
         Every method named here is a :func:`planner.simulate.predict` method.
 
         Returns: ``{"statistic", "method", "rule", "clear", "close", "median_errors"}``
@@ -738,8 +739,9 @@ class Validation:
         else:
             best, rule = min(ok, key=lambda m: (float(np.max(med[m])), self.methods.index(m))), \
                 "lowest largest median error"
+        # an unknown standard error (fewer than 2 repeats) cannot separate two methods
         close = [o for o in ok if o != best
-                 and np.any(med[o] - med[best] <= 2.0 * np.sqrt(se[o] ** 2 + se[best] ** 2))]
+                 and np.any(~(med[o] - med[best] > 2.0 * np.sqrt(se[o] ** 2 + se[best] ** 2)))]
         out.update(method=best, rule=rule, clear=not close and len(ok) > 1, close=close)
         return out
 
@@ -818,8 +820,11 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
         raise ParameterError(f"pilot of {pilot} leaves {max(R, 0)} of {T} topics to hold out; "
                              "need at least 2", parameter="pilot")
     t = np.atleast_1d(np.asarray(list(topics) if not np.isscalar(topics) else [topics]))
-    if t.size == 0 or not np.issubdtype(t.dtype, np.integer) or np.any(t < 1):
-        raise ParameterError(f"topic counts must be positive integers, got {topics!r}", parameter="topics")
+    if t.size == 0 or not np.issubdtype(t.dtype, np.integer) or np.any(t < 2):
+        raise ParameterError(f"topic counts must be integers >= 2 (as in predict), got {topics!r}",
+                             parameter="topics")
+    if np.unique(t).size != t.size:
+        raise ParameterError(f"repeated topic count in {topics!r}", parameter="topics")
     if np.any(t > R // 2):
         raise ParameterError(f"topic count {int(t.max())} exceeds half of the {R} held-out topics "
                              f"({R // 2}): two disjoint sets must fit", parameter="topics")

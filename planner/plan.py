@@ -885,6 +885,9 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     if target in ("kendall_tau", "erho2", "phi", "power") and not value < 1:
         raise ParameterError(f"a {target} target must be below 1, got {value} (1 needs infinitely "
                              "many topics)", parameter="value")
+    if target == "power" and not (float(min_diff) > 0 and math.isfinite(float(min_diff))):
+        raise ParameterError(f"the power target needs a positive difference, got {min_diff}",
+                             parameter="min_diff")
     alpha = _check_prob(alpha, "alpha")
     interval = _check_prob(interval, "interval")
     if not 0 < quantile <= 100:
@@ -1436,6 +1439,10 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
         jmap = {k: v * growth.predict(k, n_runs) / growth.predict(k, growth.n_runs) for k, v in jmap.items()}
         label += f", projected to {n_runs} runs (power law a*r^b)"
     if topics_needed is not None:
+        given = list(topics_needed.values()) if isinstance(topics_needed, Mapping) else [topics_needed]
+        for v in given:
+            if v is not None and (isinstance(v, bool) or not float(v) >= 1 or float(v) != int(v)):
+                raise ParameterError(f"topic counts must be integers >= 1, got {v!r}", parameter="topics_needed")
         if isinstance(topics_needed, Mapping):
             need_map = {int(k): (None if v is None else int(v)) for k, v in topics_needed.items()}
         else:

@@ -394,6 +394,10 @@ def _matrix(scores) -> ScoreMatrix:
     return m
 
 
+#: largest topic count a curve is computed for (the planner's searches stop there too)
+MAX_TOPICS = 10_000_000
+
+
 def _topics_list(topics) -> tuple[int, ...]:
     if isinstance(topics, (int, np.integer)):
         topics = [topics]
@@ -406,6 +410,8 @@ def _topics_list(topics) -> tuple[int, ...]:
     for n, raw in zip(out, topics):
         if n != raw or n < 2:
             raise ParameterError(f"topic counts must be integers >= 2, got {raw!r}", parameter="topics")
+        if n > MAX_TOPICS:
+            raise ParameterError(f"topic counts must be at most {MAX_TOPICS:,}, got {n}", parameter="topics")
     if len(set(out)) != len(out):
         raise ParameterError("repeated topic count", parameter="topics")
     return out
@@ -480,6 +486,9 @@ def filter_informative(scores: ScoreMatrix, *, lo: float = 0.0, hi: float = 1.0,
             raise ParameterError(f"expected a finite number, got {v!r}", parameter=name)
     if min_spread < 0:
         raise ParameterError(f"must be >= 0, got {min_spread}", parameter="min_spread")
+    if not lo < hi:
+        raise ParameterError(f"the low bound must be below the high bound, got lo {lo:g} and hi {hi:g}",
+                             parameter="lo")
     x = m.topic_scores()
     drop = (x <= lo).all(axis=0) | (x >= hi).all(axis=0) | ((x.max(axis=0) - x.min(axis=0)) < min_spread)
     removed = tuple(t for t, d in zip(m.topics, drop) if d)
@@ -545,6 +554,12 @@ def _strata_plan(m: ScoreMatrix, mode: str, costs, dbar_unused=None):
         return ["all"], [np.arange(T)], np.ones(1)
     labels = m.stratum_labels()
     groups = [np.flatnonzero(np.asarray(m.strata) == k) for k in labels]
+    small = [f"{k!r} ({g.size})" for k, g in zip(labels, groups) if g.size < 2]
+    if small:
+        # one topic has no within-stratum variance: resampling it would add none
+        raise ParameterError(f"stratified estimates need at least 2 topics in every stratum; "
+                             f"too few in {', '.join(small)} (merge strata, or use strata='uniform')",
+                             parameter="strata")
     W = np.array([g.size / T for g in groups])
     return list(labels), groups, W
 
@@ -566,10 +581,7 @@ def _allocation(n: int, mode: str, groups, W, x, a, b, costs, labels, *, minimum
                     raise ParameterError(f"cost of stratum {k!r} must be > 0", parameter="costs")
                 c[i] = v
     sig = np.empty(len(groups))
-    for i, g in enumerate(groups):
-        if g.size < 2:
-            sig[i] = 0.0
-            continue
+    for i, g in enumerate(groups):   # every stratum has >= 2 topics (_strata_plan)
         sig[i] = math.sqrt(2.0 * anova_components(x[:, g])["var_e"]) if x.shape[0] > 1 else 0.0
     score = W * sig / np.sqrt(c)
     if not (score > 0).any():
@@ -1123,7 +1135,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
         # per-stratum variances of each pair under the selector
         sig_all = _select_variance(variance, s2, x) if K == 1 else None
         # a selector other than "pair" gives one variance per stratum, from all its pairs
-        sig_groups = [None if variance == "pair" or g.size < 2 else
+        sig_groups = [None if variance == "pair" else
                       _select_variance(variance, pair_moments(x[:, g], a, b, block=pblock)[1], x[:, g])[0]
                       for g in groups] if K > 1 else None
         for lo in range(0, P, chunk):
@@ -1133,9 +1145,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
             else:
                 cols = []
                 for g, sg in zip(groups, sig_groups):
-                    if g.size < 2:
-                        cols.append(np.zeros(sl.stop - sl.start))
-                    elif sg is not None:
+                    if sg is not None:
                         cols.append(np.full(sl.stop - sl.start, sg))
                     else:
                         cols.append(pair_moments(x[:, g], a[sl], b[sl], block=pblock)[1])

@@ -373,14 +373,23 @@ class VarianceComponents:
         return _scalar_or_array(out, n)
 
     # ---------------------------------------------------------------- intervals
+    def _clean_ms(self) -> tuple[float, float, float]:
+        """``MS_s, MS_t, MS_e`` with rounding noise of an exactly-zero mean square (below
+        ``1e-13`` of their sum, e.g. identical systems) set to 0."""
+        ms = (self.ms_s, self.ms_t, self.ms_e)
+        scale = sum(abs(v) for v in ms)
+        return tuple(0.0 if abs(v) <= 1e-13 * scale else float(v) for v in ms)
+
     def _feldt_ratio(self, p: float) -> float:
-        """Bound on var_s / var_e from the F quantile at probability ``p``."""
+        """Bound on var_s / var_e from the F quantile at probability ``p`` (NaN when both
+        mean squares are 0: Erho2 is then 0/0)."""
         from scipy import stats
 
-        if self.ms_e <= 0:
-            return math.inf
+        ms_s, _, ms_e = self._clean_ms()
+        if ms_e <= 0:
+            return math.inf if ms_s > 0 else math.nan
         f = stats.f.ppf(p, self.df_s, self.df_e)
-        return (self.ms_s / (self.ms_e * f) - 1.0) / self.n_topics
+        return (ms_s / (ms_e * f) - 1.0) / self.n_topics
 
     def _ajf_phi1(self, p: float) -> float:
         """Arteaga-Jeyaratnam-Franklin bound on Phi at one topic, quantiles at ``p``."""
@@ -390,11 +399,13 @@ class VarianceComponents:
         f1 = stats.chi2.ppf(p, self.df_s) / self.df_s
         f2 = stats.f.ppf(p, self.df_s, self.df_e)
         f3 = stats.f.ppf(p, self.df_s, self.df_t)
-        ms_s, ms_t, ms_e = self.ms_s, self.ms_t, self.ms_e
+        ms_s, ms_t, ms_e = self._clean_ms()
         num = ms_s ** 2 - f1 * ms_s * ms_e + (f1 - f2) * f2 * ms_e ** 2
         den = (S - 1) * f1 * ms_s * ms_e + f3 * ms_s * ms_t
-        if den <= 0:            # MS_s = 0: no evidence of system variance
-            return 0.0
+        if den <= 0:
+            # MS_s = 0: no evidence of system variance; MS_t = MS_e = 0 < MS_s: systems
+            # differ by the same amount on every topic, Phi is 1 at any n
+            return 1.0 if ms_s > 0 and ms_t == 0 and ms_e == 0 else 0.0
         L = num / den
         if L <= 0:
             return 0.0
@@ -414,7 +425,7 @@ class VarianceComponents:
         r_lo, r_hi, p_lo, p_hi = self._bounds(a / 2)
 
         def erho_b(r):
-            if not np.isfinite(r):
+            if not np.isfinite(r):   # inf: no residual variance (Erho2 is 1); NaN: 0/0
                 return np.ones_like(nn) if r > 0 else np.full_like(nn, np.nan)
             if r <= 0:
                 return np.zeros_like(nn)
@@ -761,6 +772,11 @@ def _finish(est: dict, *, method: str, name: str, measure, drop=0.0, dropped=(),
     vals = dict(raw)
     scale = max(sum(abs(v) for v in raw.values()), 1e-300)
     for k, v in raw.items():
+        if not reml_boundary and abs(v) <= 1e-13 * scale:
+            # rounding noise of an exactly-zero moment estimate: 0, not a truncation (REML
+            # estimates at the boundary are reported as truncated below)
+            vals[k] = 0.0
+            continue
         at_boundary = v < 0 or (reml_boundary and v <= 1e-8 * scale)
         if at_boundary:
             truncated.append(k)
@@ -770,8 +786,6 @@ def _finish(est: dict, *, method: str, name: str, measure, drop=0.0, dropped=(),
         listed = ", ".join(f"{what[k]} ({raw[k]:.3g})" for k in truncated)
         warnings.warn(f"{name}: variance estimate(s) at or below 0 set to 0: {listed}",
                       DegenerateDataWarning, stacklevel=4)
-    if 0 < vals["var_e"] <= 1e-13 * scale:     # rounding noise of an exactly-zero residual
-        vals["var_e"] = 0.0
     if warn and vals["var_s"] == 0 and vals["var_e"] == 0:
         warnings.warn(f"{name}: neither system nor residual variance (are all systems identical?): "
                       "Erho2 is 0/0 and reported as NaN", DegenerateDataWarning, stacklevel=4)
@@ -798,8 +812,8 @@ def _fit_array(x: np.ndarray, m: ScoreMatrix, topics: Sequence[str], method: str
     if use == "anova":
         if missing:
             raise ParameterError(f"{name}: {int(np.isnan(x).sum())} missing cell(s); the ANOVA fit "
-                                 "needs a complete matrix (use method='reml' or a missing-cell "
-                                 "policy)", parameter="method")
+                                 "needs a complete matrix (use the REML fit, method 'reml', or a "
+                                 "missing-cell policy)", parameter="method")
         est = _anova2(x)
     else:
         est = _reml2_direct(x, name) if reml_engine == "direct" else _reml2(x, name, reml_start)

@@ -369,6 +369,20 @@ def test_validate_bad_inputs():
         validate(sm, pilot=10, topics=[5], repeats=0)
     with pytest.raises(ParameterError, match="methods.*unknown method 'magic'"):
         validate(sm, pilot=10, topics=[5], repeats=1, methods=("magic",))
+    with pytest.raises(ParameterError, match="topics.*repeated"):
+        validate(sm, pilot=10, topics=[5, 5], repeats=1)
+    with pytest.raises(ParameterError, match="topics.*>= 2"):
+        validate(sm, pilot=10, topics=[1, 5], repeats=1)
+    with pytest.raises(ParameterError, match="rng.*>= 0"):
+        validate(sm, pilot=10, topics=[5], repeats=1, rng=-1)
+
+
+def test_recommend_with_one_repeat_is_never_clear():
+    # one repeat has no standard error: no method can be "clearly ahead" of another
+    v = validate(_toy(), pilot=10, topics=[5, 10], repeats=1, rng=3, subsets=20)
+    rec = v.recommend("swap_rate")
+    assert rec["method"] is not None and not rec["clear"]
+    assert set(rec["close"]) == set(v.methods) - {rec["method"]}
 
 
 def test_validate_terabyte_predictive_beats_plugin(shared_data):

@@ -383,16 +383,49 @@ def test_cli_size_scores_text(tmp_path, capsys):
 @pytest.mark.parametrize("argv,needle", [
     (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--power", "1"], "power"),
     (["size", "--design", "ci", "--min-diff", "0", "--sigma2", "0.02"], "width"),
-    (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "-0.1"], "sigma2"),
+    (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "-0.1"], "--sigma2: "),
     (["budget", "--dataset", "dl19-passage", "--topics", "50", "--total", "1"], "total"),
-    (["budget", "--dataset", "dl19-passage", "--target", "kendall_tau:1"], "value"),
+    # the library's parameter names (value, n_topics, topic_cost) are shown as the CLI's options
+    (["budget", "--dataset", "dl19-passage", "--target", "kendall_tau:1"], "--target: a kendall_tau target"),
+    (["size", "--design", "paired-t", "--topics", "1", "--sigma2", "0.02", "--min-diff", "0.1"], "--topics: "),
+    (["budget", "--dataset", "dl19-passage", "--topic-cost", "-1"], "--topic-cost: "),
+    (["budget", "--dataset", "nope"], "--dataset: unknown data set"),
     (["budget", "--dataset", "dl19-passage", "--target", "bogus:1"], "--target"),
+    # values that used to be accepted and give nonsense (a negative cost, a power of 3 topics)
+    (["budget", "--dataset", "dl19-passage", "--topics", "-5"], "--topics: expected an integer >= 1"),
+    (["budget", "--dataset", "dl19-passage", "--topics", "0"], "--topics"),
+    (["budget", "--dataset", "dl19-passage", "--target", "power:0.8", "--min-diff", "-1"], "--min-diff"),
+    # options the chosen mode would ignore
+    (["budget", "--dataset", "dl19-passage", "--tau-min", "2"], "--tau-min: only used with --runs"),
+    (["budget", "--dataset", "dl19-passage", "--qrels", "q.txt"], "--qrels: only used with --runs"),
+    (["budget", "--dataset", "dl19-passage", "--pool-runs", "a,b"], "--pool-runs"),
+    (["size", "--design", "ci", "--width", "0.1", "--min-diff", "0.2", "--sigma2", "0.02"], "--width: give"),
+    (["size", "--design", "ci", "--width", "0.1", "--power", "0.9", "--sigma2", "0.02"],
+     "--power: not used with --design ci"),
+    (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--correction", "holm"],
+     "--systems"),
+    (["size", "--design", "anova", "--min-diff", "0.1", "--sigma2", "0.04"], "--systems"),
+    (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--strata", "t.csv"],
+     "--strata: not used with --design paired-t"),
+    (["size", "--target", "swap_rate:0.05", "--sigma2", "0.02", "--topics", "5"], "--topics: not used with --target"),
+    (["size", "--target", "swap_rate:0.05", "--sigma2", "0.02", "--resamples", "1"], "--resamples"),
 ])
 def test_cli_errors_exit_2(argv, needle, capsys):
     rc = main(argv)
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert len([line for line in err if "error" in line]) == 1 and needle in err[-1]
+
+
+@pytest.mark.parametrize("argv", [
+    ["size", "--target", "swap_rate:0.05", "--sigma2", "0.02", "--seed", "-1"],
+    ["budget", "--dataset", "dl19-passage", "--seed", "x"],
+])
+def test_cli_negative_or_bad_seed_is_a_usage_error(argv, capsys):
+    # numpy refuses negative seeds; argparse rejects them first, in one line, exit 2
+    rc = main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "--seed: expected an integer >= 0" in err[0]
 
 
 def test_cli_budget_dataset_json(capsys):

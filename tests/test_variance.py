@@ -491,6 +491,29 @@ def test_all_systems_identical_warns_that_erho2_is_undefined():
     assert math.isnan(f.erho2(10)) and f.phi(10) == 0.0
 
 
+@pytest.mark.filterwarnings("ignore::planner.errors.DegenerateDataWarning")
+def test_degenerate_fits_are_consistent_despite_rounding():
+    # identical systems whose means differ in the last bit (0.1, 0.4, 0.2, 0.7): the rounding
+    # noise of MS_s and MS_e used to give Erho2 = 1 with an interval [0, 0.98] and 2.9e32
+    # topics for Phi; now var_s = var_e = 0, Erho2 and its interval are 0/0 (NaN), Phi 0
+    f = fit(mat(np.tile([0.1, 0.4, 0.2, 0.7], (3, 1))))
+    assert f.var_s == 0 and f.var_e == 0 and f.var_t > 0
+    r = f.dstudy([4]).rows[0]
+    assert math.isnan(r["erho2"]) and math.isnan(r["erho2_lower"]) and math.isnan(r["erho2_upper"])
+    assert r["phi"] == r["phi_lower"] == r["phi_upper"] == 0.0
+    need = f.topics_for(phi=0.8)
+    assert need.n_topics == need.lower == need.upper == math.inf
+    # systems 0.1 apart on every topic: no topic or residual variance, Erho2 = Phi = 1 at any
+    # n, with intervals [1, 1] and one topic needed (Phi's interval used to be [0, 0])
+    f = fit(mat(np.tile([[0.1], [0.2], [0.3]], (1, 4))))
+    assert f.var_t == 0 and f.var_e == 0 and f.var_s > 0
+    r = f.dstudy([4]).rows[0]
+    assert r["erho2"] == r["erho2_lower"] == r["erho2_upper"] == 1.0
+    assert r["phi"] == r["phi_lower"] == r["phi_upper"] == 1.0
+    need = f.topics_for(phi=0.9)
+    assert need.n_topics == need.lower == need.upper == 1
+
+
 def test_negative_component_truncated_and_topics_for_infinite():
     # system means equal and interaction large: MS_s < MS_e (hand: MS_s = 0)
     x = np.array([[0.1, 0.9, 0.5, 0.3], [0.9, 0.1, 0.3, 0.5]])
