@@ -782,6 +782,9 @@ def _cmd_scores(args) -> int:
     from .measures import score_runs
 
     measures = args.measure or []
+    repeated = sorted({m for m in measures if measures.count(m) > 1})
+    if repeated:
+        raise ParameterError(f"measure {repeated[0]!r} given more than once", parameter="--measure")
     if args.runs is not None or args.qrels is not None:
         if args.input is not None:
             raise ParameterError("give either INPUT or --runs/--qrels, not both", parameter="--runs")

@@ -339,6 +339,9 @@ def test_cli_scores_embedded_dataset(capsys):
         assert main(["scores", "dl19-passage", "--measure", "nDCG@10"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 44 and lines[0].startswith("topic,ICT-BERT2,")  # 43 topics + header
+    # a measure given twice wrote every tidy row twice, a table planner cannot read back
+    assert main(["scores", "dl19-passage", "--measure", "nDCG@10", "--measure", "nDCG@10", "--tidy"]) == 2
+    assert "--measure: measure 'nDCG@10' given more than once" in capsys.readouterr().err
 
 
 # ------------------------------------------------- byte-order marks (audit 7, 8)
