@@ -16,7 +16,9 @@
 
 The folder is built under a temporary name next to ``out`` and renamed into
 place only when complete; an existing ``out`` is replaced only with
-``force=True`` (else :class:`~planner.errors.InputError`).
+``force=True`` (else :class:`~planner.errors.InputError`). The temporary folder
+is removed on any error, on Ctrl-C and on SIGTERM/SIGHUP (the process then ends
+by that signal, as it would have).
 """
 
 from __future__ import annotations
@@ -280,8 +282,9 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
     if tg is not None and len(tg):
         doc.h(2, "Topics needed")
         doc.p("Smallest topic count meeting each target, per scenario. `how` names the computation "
-              "(curve interpolation over the simulated topic counts, the paired t-test power formula, "
-              "or the D-study). Empty means not reached within the topic counts studied.")
+              "(the method's formula solved for n, the method evaluated at each candidate n by "
+              "bisection between the studied topic counts, the paired t-test power formula, or the "
+              "D-study). Empty means not reached within the topic counts studied.")
         doc.table(tg)
         if "required_topics" in figures:
             doc.fig("required_topics", FIGURES["required_topics"][2])
@@ -396,8 +399,6 @@ def write_report(result: Any, out: str | os.PathLike, *, force: bool = False,
     components, variants, filtered, allocation, pool, budget, honest),
     ``provenance`` and ``config`` may be given separately.
     """
-    import yaml
-
     if hasattr(result, "results") and hasattr(result, "tables"):
         results = result.results
         tables = result.tables if tables is None else tables
@@ -409,6 +410,75 @@ def write_report(result: Any, out: str | os.PathLike, *, force: bool = False,
     provenance = dict(provenance or {})
     config = dict(config or results.get("config") or {})
     out = check_target(out, force=force)
+    with _cleanup_on_signals() as guard:
+        return _write(results, tables, provenance, config, out, force, guard)
+
+
+class _Terminated(BaseException):
+    """Raised by the SIGTERM handler while a report is written, so that the temporary
+    folder is removed on the way out (Python's default SIGTERM action skips ``finally``)."""
+
+
+class _Guard:
+    def __init__(self) -> None:
+        self.critical = False
+        self.pending: int | None = None
+
+    def handler(self, signum, frame):
+        if self.critical:          # renaming into place: finish that first, then stop
+            self.pending = signum
+            return
+        raise _Terminated(signum)
+
+    def leave_critical(self) -> None:
+        self.critical = False
+        if self.pending is not None:
+            signum, self.pending = self.pending, None
+            raise _Terminated(signum)
+
+
+class _cleanup_on_signals:
+    """While a report is written: SIGTERM (and SIGHUP), when they have their default action,
+    raise :class:`_Terminated`, so the ``finally`` clauses remove the temporary folder;
+    afterwards the default action is restored and the signal raised again, so the process
+    ends as it would have (killed by that signal)."""
+
+    def __enter__(self) -> _Guard:
+        import signal
+        import threading
+
+        self.guard = _Guard()
+        self.old: dict = {}
+        if threading.current_thread() is threading.main_thread():
+            for name in ("SIGTERM", "SIGHUP"):
+                sig = getattr(signal, name, None)
+                if sig is None:
+                    continue
+                # only the default action (end the process) is replaced: an ignored signal
+                # stays ignored and a handler someone installed stays theirs
+                if signal.getsignal(sig) is not signal.SIG_DFL:
+                    continue
+                try:
+                    self.old[sig] = signal.signal(sig, self.guard.handler)
+                except (ValueError, OSError):   # pragma: no cover - not allowed here
+                    pass
+        return self.guard
+
+    def __exit__(self, exc_type, exc, tb):
+        import signal
+
+        for sig, old in self.old.items():
+            signal.signal(sig, old)
+        if isinstance(exc, _Terminated):
+            # the folder is cleaned up: now end the way the signal would have ended us
+            signal.raise_signal(exc.args[0])
+            raise SystemExit(128 + int(exc.args[0]))   # the previous handler returned
+        return False
+
+
+def _write(results, tables, provenance, config, out: Path, force: bool, guard: _Guard) -> Path:
+    import yaml
+
     parent = out.resolve().parent
     tmp = parent / f".{out.name}.tmp-{os.getpid()}"
     try:
@@ -438,18 +508,22 @@ def write_report(result: Any, out: str | os.PathLike, *, force: bool = False,
         (tmp / "report.md").write_text(doc.markdown(), encoding="utf-8")
         (tmp / "report.html").write_text(doc.html(f"planner study: {results.get('study', '')}", pngs),
                                          encoding="utf-8")
-        # move into place only now that everything is written
-        if out.exists():
-            if not force:
-                raise InputError("report folder exists; use --force (force=True) to replace it", file=out)
-            old = parent / f".{out.name}.old-{os.getpid()}"
-            if old.exists():
-                shutil.rmtree(old)
-            os.replace(out, old)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
+        # move into place only now that everything is written (a signal waits for the renames)
+        guard.critical = True
+        try:
+            if out.exists():
+                if not force:
+                    raise InputError("report folder exists; use --force (force=True) to replace it", file=out)
+                old = parent / f".{out.name}.old-{os.getpid()}"
+                if old.exists():
+                    shutil.rmtree(old)
+                os.replace(out, old)
+                os.replace(tmp, out)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, out)
+        finally:
+            guard.leave_critical()
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -7,7 +7,8 @@ target needs and writes a report folder (see :mod:`planner.report`).
 
 Schema (strict; ``planner schema`` prints it as JSON Schema). Top level::
 
-    name: dl19-quickstart          # report title and folder name (default: the file name)
+    name: dl19-quickstart          # report title and folder name (default: the file name);
+                                   # a plain folder name: no / or \\, not . or ..
     description: free text
     seed: 20190                    # int >= 0; every random number derives from it
     resamples: 1000                # int >= 10; bootstrap / subsample repetitions
@@ -20,7 +21,8 @@ Cartesian product in the order the keys are listed here)::
 
     name: label                    # default: built from the grid values
     collection*: {...}             # overrides the top-level collection
-    measure*: nDCG@10              # measure name (embedded data, trec_eval, runs + qrels)
+    measure*: nDCG@10              # measure name (embedded data, trec_eval, runs + qrels);
+                                   # default nDCG@10, for score files the file's own measure
     method*: analytic              # analytic | bootstrap | subsample | parametric | predictive
                                    # or a variant named as in `planner validate`
                                    # (predictive-shrunk, predictive-integrated, ...)
@@ -53,7 +55,10 @@ is resolved and written back into the report (``config.resolved.yaml`` and
 What each scenario computes (filter, fit, curve, targets, variants, pool study, the
 honest statement) and the stacked-strata formulas are written out in
 ``docs/studies.md`` and in the docstrings of :func:`_run_scenario`, :func:`_run_stacked`,
-:func:`_pool_study`, :func:`_honest` and :func:`_from_curve`.
+:func:`_pool_study`, :func:`_honest` and :func:`_solve_exact`. The answer's figures (what
+its topic count buys, and the collection's own topic count) are computed at exactly
+those counts with the scenario's method (:func:`_replay` keeps the resampling methods'
+random stream of each count), never interpolated along the curve.
 
 Randomness: the study seed makes one generator; one child stream is spawned per
 scenario in grid order (:func:`planner._random.child_streams`), so results do not
@@ -79,6 +84,7 @@ import numpy as np
 
 from ._random import child_streams
 from .errors import ConfigError, InputError, ParameterError, PlannerError
+from . import simulate as _simulate
 from .simulate import CLOSED_FORM as _CLOSED_FORM
 from .simulate import METHODS as _SIM_METHODS
 
@@ -94,6 +100,7 @@ DEFAULT_TOPICS = [10, 20, 30, 40, 50, 75, 100, 150, 200]
 # what each key expects, in words: used for error messages ("key: expected ...")
 EXPECTED = {
     "name": "a string",
+    "study_name": "a plain folder name (no / or \\, not '.' or '..')",
     "description": "a string",
     "seed": "an integer >= 0",
     "resamples": "an integer >= 10",
@@ -105,9 +112,9 @@ EXPECTED = {
     "min_diff": "a number > 0 (or a list of them)",
     "strata": "uniform or stratified (or a list of them)",
     "filter": "none or {lo, hi, min_spread} (or a list of them)",
-    "topics": "a list of integers >= 2",
+    "topics": "a list of integers >= 2 (distinct, at most 10,000,000)",
     "alpha": "a number with 0 < alpha < 0.5",
-    "targets": "a list of {target, value} objects",
+    "targets": "a non-empty list of {target, value} objects",
     "target": "one of " + ", ".join(TARGETS),
     "value": "a number",
     "pool": "an object {depths: [integers >= 1], tau_min: number in [-1, 1]}",
@@ -134,7 +141,7 @@ EXPECTED = {
 
 
 def _one_or_list(item: dict) -> dict:
-    return {"oneOf": [item, {"type": "array", "items": item, "minItems": 1}]}
+    return {"oneOf": [item, {"type": "array", "items": item, "minItems": 1, "uniqueItems": True}]}
 
 
 _COLLECTION = {
@@ -165,10 +172,35 @@ _STACK = {
     "type": "object", "additionalProperties": False, "required": ["stack"],
     "description": "Several collections stacked as strata (one stratum each); their systems may "
                    "differ, so components are fitted per stratum and combined with weights W_k.",
-    "properties": {"stack": {"type": "array", "minItems": 2, "items": _COLLECTION},
+    "properties": {"stack": {"type": "array", "minItems": 2, "uniqueItems": True, "items": _COLLECTION},
                    "label": {"type": "string"}},
 }
 _ANY_COLLECTION = {"oneOf": [_COLLECTION, _STACK]}
+
+#: the largest topic count planner.simulate.predict accepts
+MAX_TOPICS = int(getattr(_simulate, "MAX_TOPICS", 10_000_000))
+
+# target -> (JSON Schema range of its value, the range in words); the rates and
+# coefficients are probabilities/correlations that are reached only in the limit at
+# 0 or 1, a width only at 0 (infinitely many topics)
+TARGET_RANGES = {
+    "swap_rate": ({"exclusiveMinimum": 0, "exclusiveMaximum": 1}, "a number in (0, 1)"),
+    "reversal_rate": ({"exclusiveMinimum": 0, "exclusiveMaximum": 1}, "a number in (0, 1)"),
+    "kendall_tau": ({"exclusiveMinimum": -1, "exclusiveMaximum": 1}, "a number in (-1, 1)"),
+    "ci_width": ({"exclusiveMinimum": 0}, "a number > 0"),
+    "power": ({"exclusiveMinimum": 0, "exclusiveMaximum": 1}, "a number in (0, 1)"),
+    "erho2": ({"exclusiveMinimum": 0, "exclusiveMaximum": 1}, "a number in (0, 1)"),
+    "phi": ({"exclusiveMinimum": 0, "exclusiveMaximum": 1}, "a number in (0, 1)"),
+}
+
+_TARGET = {
+    "type": "object", "additionalProperties": False, "required": ["target", "value"],
+    "properties": {"target": {"enum": TARGETS}, "value": {"type": "number"}},
+    "allOf": [{"if": {"properties": {"target": {"const": t}}, "required": ["target"]},
+               "then": {"properties": {"value": {"type": "number", **rng,
+                                                 "x-expected": f"{words} for a {t} target"}}}}
+              for t, (rng, words) in TARGET_RANGES.items()],
+}
 
 _FILTER = {"oneOf": [
     {"enum": ["none", None]},
@@ -183,19 +215,17 @@ _VARIANCE = {"type": "string", "pattern": r"^(pair|pooled|within-system|percenti
 _SCENARIO_PROPS = {
     "name": {"type": "string", "minLength": 1},
     "collection": {"oneOf": [_COLLECTION, _STACK,
-                             {"type": "array", "minItems": 1, "items": _ANY_COLLECTION}]},
+                             {"type": "array", "minItems": 1, "uniqueItems": True, "items": _ANY_COLLECTION}]},
     "measure": _one_or_list({"type": "string", "minLength": 1}),
     "method": _one_or_list({"enum": METHODS}),
     "variance": _one_or_list(_VARIANCE),
     "min_diff": _one_or_list({"type": "number", "exclusiveMinimum": 0}),
     "strata": _one_or_list({"enum": ["uniform", "stratified"]}),
     "filter": {"oneOf": [_FILTER, {"type": "array", "items": _FILTER, "minItems": 1}]},
-    "topics": {"type": "array", "items": {"type": "integer", "minimum": 2}, "minItems": 1,
-               "uniqueItems": True},
+    "topics": {"type": "array", "items": {"type": "integer", "minimum": 2, "maximum": MAX_TOPICS},
+               "minItems": 1, "uniqueItems": True},
     "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5},
-    "targets": {"type": "array", "items": {
-        "type": "object", "additionalProperties": False, "required": ["target", "value"],
-        "properties": {"target": {"enum": TARGETS}, "value": {"type": "number"}}}},
+    "targets": {"type": "array", "minItems": 1, "items": _TARGET},
     "pool": {"type": "object", "additionalProperties": False, "required": ["depths"],
              "properties": {"depths": {"type": "array", "minItems": 1, "uniqueItems": True,
                                        "items": {"type": "integer", "minimum": 1}},
@@ -221,6 +251,9 @@ SCHEMA: dict = {
         "seed": {"type": "integer", "minimum": 0},
         "resamples": {"type": "integer", "minimum": 10},
         **_SCENARIO_PROPS,
+        # the study name is also the default report folder: a plain folder name
+        "name": {"type": "string", "minLength": 1, "pattern": r"^(?!\.\.?$)[^/\\\x00]+$",
+                 "x-expected": EXPECTED["study_name"]},
         "scenarios": {"type": "array", "minItems": 1, "items": {
             "type": "object", "additionalProperties": False, "properties": _SCENARIO_PROPS}},
     },
@@ -343,9 +376,20 @@ def _error_to_config(err, source) -> ConfigError:
         sub = _first_inner_error(err)
         if sub is not None:
             return _error_to_config(sub, source)
-    expected = EXPECTED.get(name) if isinstance(name, str) else None
     key = _key_path(path[:cut]) if cut else _key_path(path)
     value = err.instance
+    # a list with a repeated entry (a grid axis, topics, a stack): name the entry
+    dup_err = err if err.validator == "uniqueItems" else next(
+        (c for c in err.context or () if c.validator == "uniqueItems" and not list(c.relative_path)), None)
+    if dup_err is not None and isinstance(dup_err.instance, list):
+        seen: list = []
+        for item in dup_err.instance:
+            if item in seen:
+                return ConfigError(f"{_short(item)} is listed more than once", key=key, file=source)
+            seen.append(item)
+    expected = err.schema.get("x-expected") if isinstance(err.schema, dict) else None
+    if expected is None:
+        expected = EXPECTED.get(name) if isinstance(name, str) else None
     if expected:
         return ConfigError(f"expected {expected}, got {_short(value)}", key=key, file=source)
     return ConfigError(err.message, key=key, file=source)
@@ -382,18 +426,150 @@ def _validate(doc: Any, source: str | None) -> None:
         if e.validator == "additionalProperties":
             best = e
             break
+    else:
+        # a list with a repeated entry fails its oneOf too: name the repeated entry
+        stack = list(errors)
+        while stack:
+            e = stack.pop(0)
+            if e.validator == "uniqueItems":
+                best = e
+                break
+            stack.extend(e.context or ())
     raise _error_to_config(best, source)
+
+
+def _check_doc(doc: dict, source: str | None) -> None:
+    """Rules the JSON Schema cannot express, checked before anything runs: finite numbers,
+    each target once per list, distinct scenario names, no stratum of a stack given twice,
+    ``costs`` only with a pool study. Raises :class:`ConfigError` naming the key."""
+    import math
+
+    def walk(v, path):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ConfigError(f"expected a finite number, got {v}", key=_key_path(path), file=source)
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, path + [k])
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, path + [i])
+
+    walk(doc, [])
+    entries = [([], doc)] + [(["scenarios", i], sd) for i, sd in enumerate(doc.get("scenarios") or [])]
+    for prefix, d in entries:
+        seen: dict = {}
+        for j, t in enumerate(d.get("targets") or []):
+            if t["target"] in seen:
+                raise ConfigError(f"target {t['target']} is given twice (also "
+                                  f"{_key_path(prefix + ['targets', seen[t['target']]])}); give each "
+                                  "target once", key=_key_path(prefix + ["targets", j, "target"]),
+                                  file=source)
+            seen[t["target"]] = j
+        colls = d.get("collection")
+        for ci, c in enumerate(colls if isinstance(colls, list) else [colls] if colls else []):
+            cpath = prefix + ["collection"] + ([ci] if isinstance(colls, list) else [])
+            if "stack" not in c:
+                continue
+            srcs: dict = {}
+            labels: dict = {}
+            for k, part in enumerate(c["stack"]):
+                src = _source_id(part)
+                if src in srcs:
+                    shown = {kk: part[kk] for kk in ("dataset", "scores", "runs", "qrels") if kk in part}
+                    raise ConfigError(f"the same collection ({_short(shown)}) is stacked twice (also "
+                                      f"stack[{srcs[src]}]): each stratum needs its own collection",
+                                      key=_key_path(cpath + ["stack", k]), file=source)
+                srcs[src] = k
+                lab = part.get("label") or part.get("dataset") or Path(
+                    str(part.get("scores") or part.get("runs"))).name
+                if lab in labels:
+                    raise ConfigError(f"stratum label {lab!r} is used twice (also stack[{labels[lab]}]); "
+                                      "give each stacked collection its own label",
+                                      key=_key_path(cpath + ["stack", k, "label"]), file=source)
+                labels[lab] = k
+    names: dict = {}
+    for i, sd in enumerate(doc.get("scenarios") or []):
+        nm = sd.get("name")
+        if nm is not None:
+            if nm in names:
+                raise ConfigError(f"scenario name {nm!r} is used twice (also scenarios[{names[nm]}])",
+                                  key=f"scenarios[{i}].name", file=source)
+            names[nm] = i
+    # costs only feed the pool study (the cost per topic of each depth, the budget)
+    scen = doc.get("scenarios") or [{}]
+    if "costs" in doc and not any((sd.get("pool", doc.get("pool")) is not None) for sd in scen):
+        key = "costs.budget" if (doc["costs"] or {}).get("budget") is not None else "costs"
+        raise ConfigError("has no effect without a pool study (pool: {depths: [...]}, runs + qrels): "
+                          "costs are the cost per topic and per judgment of each pool depth",
+                          key=key, file=source)
+    for i, sd in enumerate(doc.get("scenarios") or []):
+        if "costs" in sd and sd.get("pool", doc.get("pool")) is None:
+            budget = (sd["costs"] or {}).get("budget") is not None
+            key = f"scenarios[{i}].costs" + (".budget" if budget else "")
+            raise ConfigError("has no effect without a pool study (pool: {depths: [...]}, runs + qrels)",
+                              key=key, file=source)
+
+
+def _source_id(c: Mapping) -> tuple:
+    """What identifies a collection's data: its source keys, paths as written."""
+    return tuple(sorted((k, json.dumps(c[k], sort_keys=True)) for k in
+                        ("dataset", "scores", "runs", "qrels", "pool_runs", "variant_divisor", "strata",
+                         "missing") if k in c))
+
+
+def _check_name(name: str, source: str | None, key: str = "name") -> None:
+    import re
+
+    if not re.fullmatch(SCHEMA["properties"]["name"]["pattern"], name):
+        raise ConfigError(f"expected {EXPECTED['study_name']}, got {_short(name)} (the study name is the "
+                          "default report folder, reports/<name>; choose the folder with -o)",
+                          key=key, file=source)
+
+
+def _unique_key_loader():
+    """A PyYAML SafeLoader that rejects a key given twice in one mapping (PyYAML keeps the last)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def construct_mapping(loader, node, deep=False):
+        seen: dict = {}
+        for key_node, _ in node.value:      # the keys written here (merged keys may be overridden)
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = loader.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                continue         # the base constructor reports unhashable keys
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first given on line {seen[key] + 1})",
+                    key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        loader.flatten_mapping(node)
+        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return Loader
 
 
 def _yaml_load(path: Path):
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read study file: {exc.strerror}", file=path) from None
     try:
-        return yaml.safe_load(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} cannot be decoded); save the "
+                         "study file as UTF-8", file=path, line=line) from None
+    try:
+        return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
         line = None
         mark = getattr(exc, "problem_mark", None)
@@ -428,6 +604,11 @@ def load_config(config: str | os.PathLike | Mapping | None = None, *, seed: int 
     if doc is None:
         raise ConfigError("empty study file", key="(top level)", file=source)
     _validate(doc, source)
+    _check_doc(doc, source)
+    if "name" in doc:
+        _check_name(str(doc["name"]), source)
+    elif default_name in (".", ".."):        # a file named "..yaml": no folder name in it
+        default_name = "study"
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ParameterError(f"expected an integer >= 0, got {seed!r}", parameter="seed")
@@ -490,6 +671,12 @@ def _resolve_collection(c: Mapping, base: Path) -> dict:
     return out
 
 
+def _only_score_files(c: Mapping) -> bool:
+    """Whether every source of a resolved collection is a score file (``scores``)."""
+    parts = c["stack"] if "stack" in c else [c]
+    return all("scores" in p for p in parts)
+
+
 def _grid_label(value) -> str:
     if isinstance(value, dict):
         if "label" in value:
@@ -512,6 +699,9 @@ def expand_scenarios(top: Mapping, scenario_docs, *, base: Path | str = ".", sou
     out: list[dict] = []
     for i, sdoc in enumerate(scenario_docs):
         merged = _resolve_defaults({**{k: v for k, v in top.items()}, **{k: v for k, v in sdoc.items() if k != "name"}})
+        # without a measure key, a score file is read with its own measure (labelled by it,
+        # or "score" when it names none), never the default nDCG@10 of the embedded data
+        measure_given = "measure" in top or "measure" in sdoc
         if "collection" not in merged:
             raise ConfigError("no collection: give one at the top level or in the scenario",
                               key=f"scenarios[{i}].collection", file=source)
@@ -528,14 +718,16 @@ def expand_scenarios(top: Mapping, scenario_docs, *, base: Path | str = ".", sou
                 if is_axis:
                     varying.append(_grid_label(v if k != "collection" else _resolve_collection(v, base)))
             sc["collection"] = _resolve_collection(sc["collection"], base)
+            if not measure_given and _only_score_files(sc["collection"]):
+                sc["measure"] = None
             sc["filter"] = _resolve_filter(sc["filter"])
             sc["topics"] = sorted(int(n) for n in sc["topics"])
             sname = sdoc.get("name")
             if sname and varying:
                 sname = f"{sname} ({', '.join(varying)})"
             elif not sname:
-                sname = ", ".join(varying) if varying else (
-                    f"{sc['collection']['label']} {sc['measure']} {sc['method']}")
+                sname = ", ".join(varying) if varying else " ".join(
+                    str(x) for x in (sc["collection"]["label"], sc["measure"], sc["method"]) if x is not None)
             sc["name"] = sname
             sc["index"] = i
             if "stack" in sc["collection"] and (sc["pool"] is not None or sc["variants"]
@@ -654,12 +846,9 @@ def _load_scores(coll: Mapping, measure: str, key: str):
                               key=f"{key}.dataset")
         m = datasets.load(coll["dataset"], measure=measure)
         if strata is not None:
-            from .collection import read_topics
+            from .collection import attach_strata
 
-            if isinstance(strata, str):
-                tdf = read_topics(strata)
-                strata = dict(zip(tdf["topic"], tdf["stratum"]))
-            m = m.with_strata(strata)
+            m = attach_strata(m, strata)
         inputs = [{"path": f"planner.datasets:{coll['dataset']}:{measure}", "sha256": _sha256_matrix(m)}]
     elif "scores" in coll:
         from .collection import load_scores
@@ -676,12 +865,9 @@ def _load_scores(coll: Mapping, measure: str, key: str):
         runs, qrels = _load_runs_qrels(coll)
         m = score_runs(runs, qrels, [measure])[measure]
         if strata is not None:
-            from .collection import read_topics
+            from .collection import attach_strata
 
-            if isinstance(strata, str):
-                tdf = read_topics(strata)
-                strata = dict(zip(tdf["topic"], tdf["stratum"]))
-            m = m.with_strata(strata)
+            m = attach_strata(m, strata)
         inputs = [{"path": coll["runs"], "sha256": _sha256_path(coll["runs"])},
                   {"path": coll["qrels"], "sha256": _sha256_path(coll["qrels"])}]
     if strata is not None and isinstance(coll.get("strata"), str):
@@ -724,7 +910,8 @@ _INCREASING = {"kendall_tau": "kendall_tau_mean", "power": "power_mean", "erho2"
 
 def _from_curve(rows: list[dict], target: str, value: float) -> tuple[float | None, str]:
     """Smallest n meeting ``target`` along the curve (linear interpolation between the
-    simulated topic counts, rounded up); ``None`` when not reached."""
+    simulated topic counts, rounded up); ``None`` when not reached. Only the fallback of
+    :func:`_solve_exact` when the method cannot be evaluated inside the bracket."""
     col = _DECREASING.get(target) or _INCREASING[target]
     dec = target in _DECREASING
     pts = [(r["n_topics"], r.get(col)) for r in rows if r.get(col) is not None
@@ -743,6 +930,71 @@ def _from_curve(rows: list[dict], target: str, value: float) -> tuple[float | No
                 f"curve ({col}, interpolated)"
         prev = (n, v)
     return None, f"curve ({col}; not reached up to n = {pts[-1][0] if pts else '?'})"
+
+
+def _replay(rng) -> "callable":
+    """A factory of generators that start where ``rng`` is now: the same seed sequence
+    with the same number of children spawned so far. :func:`planner.simulate.predict`
+    derives one random stream per topic count from its generator's next child, so a
+    count evaluated on its own with a replayed generator gives exactly the numbers it
+    has on the scenario's curve (and the same for any ``--jobs``)."""
+    ss = rng.bit_generator.seed_seq
+    kind = type(rng.bit_generator)
+    state = (ss.entropy, tuple(ss.spawn_key), ss.pool_size, ss.n_children_spawned)
+
+    def make():
+        return np.random.Generator(kind(np.random.SeedSequence(
+            state[0], spawn_key=state[1], pool_size=state[2], n_children_spawned=state[3])))
+
+    return make
+
+
+def _solve_exact(rows: list[dict], target: str, value: float, at) -> dict:
+    """Smallest n meeting ``target`` with the scenario's method evaluated AT n.
+
+    The studied counts give the bracket (the last count that fails, the first that meets;
+    below the smallest count the bracket starts at 1); bisection then evaluates the method
+    at each candidate n (``at(n)`` -> a curve row or ``None``), so the n returned meets the
+    target and n - 1 does not (for the resampling methods: with their random stream for
+    that n, as on the curve, whose noise can make the curve locally non-monotone). When
+    the method cannot be evaluated inside the bracket the count is interpolated between
+    the bracket's ends, and the result says so.
+
+    Returns ``{"n_topics", "how", "bracket", "interpolated"}``.
+    """
+    col = _DECREASING.get(target) or _INCREASING[target]
+    dec = target in _DECREASING
+
+    def ok(v):
+        return v <= value if dec else v >= value
+
+    pts = [(int(r["n_topics"]), r.get(col)) for r in rows
+           if r.get(col) is not None and np.isfinite(r.get(col))]
+    hit = next((i for i, (_, v) in enumerate(pts) if ok(v)), None)
+    if hit is None:
+        return {"n_topics": None, "bracket": None, "interpolated": False,
+                "how": f"curve ({col}; not reached up to n = {pts[-1][0] if pts else '?'})"}
+    n_hi = pts[hit][0]
+    n_lo = pts[hit - 1][0] if hit > 0 else 1
+    lo0, hi0 = n_lo, n_hi
+    while n_hi - n_lo > 1:
+        mid = (n_lo + n_hi) // 2
+        r = at(mid)
+        v = None if r is None else r.get(col)
+        if v is None or not np.isfinite(v):
+            n, _ = _from_curve(rows, target, value)
+            return {"n_topics": n, "bracket": [lo0, hi0], "interpolated": True,
+                    "how": f"{col} interpolated linearly between the studied counts {lo0} and {hi0} "
+                           f"(the method cannot be evaluated at n = {mid}); the count is not exact"}
+        if ok(v):
+            n_hi = mid
+        else:
+            n_lo = mid
+    where = (f"between the studied counts {lo0} and {hi0}" if hit > 0
+             else f"below the smallest studied count {hi0}")
+    return {"n_topics": float(n_hi), "bracket": [lo0, hi0], "interpolated": False,
+            "how": f"smallest n whose {col} meets the target, the method evaluated at each candidate "
+                   f"n by bisection {where}"}
 
 
 def _honest(m, rng, resamples: int, alpha: float) -> dict:
@@ -882,8 +1134,10 @@ def _run_stacked(sc: dict, rng, resamples: int) -> dict:
     parts = sc["collection"]["stack"]
     streams = rng.spawn(2 * len(parts))
     labels, comps, rows_k, honest_k, inputs, Ts, data = [], [], [], [], [], [], []
+    measures = []
     for i, coll in enumerate(parts):
         m, inp = _load_scores(coll, sc["measure"], f"collection.stack[{i}]")
+        measures.append(sc["measure"] or m.measure or "score")
         m = m.collapse_variants()
         c = fit(m)
         cv = predict(m, topics=sc["topics"], method=sc["method"],
@@ -893,13 +1147,14 @@ def _run_stacked(sc: dict, rng, resamples: int) -> dict:
         comps.append(c)
         rows_k.append([dict(r) for r in cv.rows])
         h = _honest(m, streams[2 * i + 1], resamples, sc["alpha"])
-        h["judged_share"] = _judged_share(coll, sc["measure"])
+        h["judged_share"] = _judged_share(coll, measures[-1])
         h["stratum"] = coll["label"]
         honest_k.append(h)
         inputs.extend(inp)
         Ts.append(m.n_topics)
         data.append({"stratum": coll["label"], "n_systems": m.n_systems, "n_topics": m.n_topics,
                      "source": m.source})
+    sc = {**sc, "measure": " / ".join(dict.fromkeys(measures))}
     W = np.array(Ts, dtype=float) / sum(Ts)
     sig2 = np.array([2 * c.var_e for c in comps])
     K = len(parts)
@@ -928,6 +1183,10 @@ def _run_stacked(sc: dict, rng, resamples: int) -> dict:
     def phi(n):
         tot = wc["var_s"] + (wc["var_t"] + wc["var_e"]) / n
         return wc["var_s"] / tot if tot > 0 else None
+
+    def at(n):
+        _, w_p, p_p = combo(_allocate(n, W))
+        return {"n_topics": int(n), "ci_width_median": w_p, "power_mean": p_p, "erho2": erho(n), "phi": phi(n)}
 
     rows, extra, alloc = [], [], []
     for n in sc["topics"]:
@@ -968,6 +1227,8 @@ def _run_stacked(sc: dict, rng, resamples: int) -> dict:
             row["how"] = ("not available for stacked strata: pair rates need systems common to all "
                           "strata; see each stratum's own curve")
         targets.append(row)
+    n_ans = _answer_n({"targets": targets, "pool": None})
+    at_n = [at(n) for n in sorted({n for n in (n_ans, int(sum(Ts))) if n is not None})]
     return {
         "id": sc["id"], "name": sc["name"],
         "settings": {k: sc[k] for k in ("collection", "measure", "method", "variance", "min_diff",
@@ -987,7 +1248,7 @@ def _run_stacked(sc: dict, rng, resamples: int) -> dict:
         "curve": {"method": f"stratified ({sc['method']} per stratum)", "variance": "pooled per stratum",
                   "rows": rows},
         "extra_curves": extra, "allocation": alloc,
-        "targets": targets, "variants": None,
+        "targets": targets, "at_n": at_n, "variants": None,
         "honest": honest_k[0], "honest_strata": honest_k, "pool": None, "warnings": [],
     }
 
@@ -1007,9 +1268,16 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
     with warnings.catch_warnings(record=True) as wlist:
         warnings.simplefilter("always")
         r_pred, r_honest, r_extra = rng.spawn(3)
+        replay = _replay(r_pred)
         key = "collection"
         m, inputs = _load_scores(sc["collection"], sc["measure"], key)
+        # the measure's label: the one asked for, else the file's own, else neutral
+        sc = {**sc, "measure": sc["measure"] or m.measure or "score"}
         m3 = m if m.has_variants else None
+        if sc["variants"] and m3 is None:
+            raise ConfigError("has no effect: these scores have no query variants (give "
+                              "collection.variant_divisor, or a tidy file with a variant column)",
+                              key="variants")
         m2 = m.collapse_variants() if m.has_variants else m
         m2, dropped = _apply_filter(m2, sc["filter"])
         if sc["strata"] == "stratified" and m2.strata is None:
@@ -1020,17 +1288,34 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
         comp = fit(m2)
         from .simulate import predict
 
-        curve = predict(m2, topics=sc["topics"], method=sc["method"],
-                        variance=sc["variance"] if sc["method"] == "analytic" else None,
-                        min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=resamples,
-                        strata=sc["strata"], rng=r_pred)
+        pkw = dict(method=sc["method"], variance=sc["variance"] if sc["method"] == "analytic" else None,
+                   min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=resamples, strata=sc["strata"])
+        curve = predict(m2, topics=sc["topics"], rng=r_pred, **pkw)
         rows = [dict(r) for r in curve.rows]
         comp_d = comp.to_dict()
-        for r in rows:
+
+        def fill(r):
             if r.get("erho2") is None:
                 r["erho2"] = float(comp.erho2(r["n_topics"]))
             if r.get("phi") is None:
                 r["phi"] = float(comp.phi(r["n_topics"]))
+            return r
+
+        for r in rows:
+            fill(r)
+        # the method evaluated at any single n, with the stream it has there on the curve
+        evaluated: dict[int, dict | None] = {int(r["n_topics"]): r for r in rows}
+
+        def at(n: int) -> dict | None:
+            n = int(n)
+            if n not in evaluated:
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")      # the curve's warnings say it already
+                        evaluated[n] = fill(dict(predict(m2, topics=[n], rng=replay(), **pkw).rows[0]))
+                except PlannerError:
+                    evaluated[n] = None
+            return evaluated[n]
         try:   # D-study intervals (Feldt for Erho2, Arteaga-Jeyaratnam-Franklin for Phi): plot bands
             ds = {int(d["n_topics"]): d for d in comp.dstudy(sc["topics"], alpha=sc["alpha"]).rows}
             for r in rows:
@@ -1055,14 +1340,12 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
                                variance_selector=sc["variance"], alpha=sc["alpha"], power=v)
                     row.update(n_topics=sr.n_topics, how=f"paired t-test at min_diff {sc['min_diff']:g}, "
                                                          f"variance {sr.variance}")
-                    cn, chow = _from_curve(rows, t, v)
-                    row["curve_n_topics"] = cn
+                    row["curve_n_topics"] = _solve_exact(rows, t, v, at)["n_topics"]
                 elif t == "ci_width":
                     sr = _size(m2, design="ci", width=v, variance_selector=sc["variance"], alpha=sc["alpha"])
                     row.update(n_topics=sr.n_topics, how=f"expected {100 * (1 - sc['alpha']):g}% interval "
                                                          f"width, variance {sr.variance}")
-                    cn, chow = _from_curve(rows, t, v)
-                    row["curve_n_topics"] = cn
+                    row["curve_n_topics"] = _solve_exact(rows, t, v, at)["n_topics"]
                 elif sc["method"] in _CLOSED_FORM:
                     # exact smallest n by bisection, and a 95% interval on n from
                     # INTERVAL_RESAMPLES topic resamples, each re-solved with the same method
@@ -1076,11 +1359,12 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
                     row.update(n_topics=tr.n_topics, lower=tr.lower, upper=tr.upper,
                                how=f"{sc['method']}: smallest n meeting the target (plan.size_for_target)"
                                    + f"; 95% interval on n: {tr.interval_method}")
-                    cn, chow = _from_curve(rows, t, v)
-                    row["curve_n_topics"] = cn
+                    row["curve_n_topics"] = _solve_exact(rows, t, v, at)["n_topics"]
                 else:
-                    n, how = _from_curve(rows, t, v)
-                    row.update(n_topics=n, how=f"{sc['method']} {how}")
+                    sol = _solve_exact(rows, t, v, at)
+                    row.update(n_topics=sol["n_topics"], how=f"{sc['method']}: {sol['how']}")
+                    if sol["interpolated"]:
+                        row.update(interpolated=True, bracket=sol["bracket"])
             except PlannerError as exc:
                 row["how"] = f"not computed: {exc}"
             if row["n_topics"] is not None and not np.isfinite(row["n_topics"]):
@@ -1099,6 +1383,13 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
         pool = None
         if sc["pool"] is not None:
             pool = _pool_study(sc)
+        # the answer's statistics, computed AT its topic count and at the collection's own
+        n_ans = _answer_n({"targets": targets, "pool": pool})
+        at_n = []
+        for n in sorted({n for n in (n_ans, m2.n_topics) if n is not None}):
+            r = at(n) if n <= MAX_TOPICS else None
+            at_n.append(r if r is not None else {"n_topics": int(n), "not_computed": True,
+                                                  "erho2": float(comp.erho2(n)), "phi": float(comp.phi(n))})
         strata_info = None
         if m2.strata is not None and comp.strata:
             strata_info = {"weights": comp_d.get("weights"),
@@ -1126,6 +1417,7 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
         "curve": {"method": cd.get("method", sc["method"]), "variance": cd.get("variance", sc["variance"]),
                   "rows": rows},
         "targets": targets,
+        "at_n": at_n,
         "variants": variants,
         "honest": honest,
         "pool": pool,
@@ -1160,8 +1452,21 @@ def _pool_study(sc: dict) -> dict:
         reason = (f"cheapest total cost among depths with Kendall tau >= {tau_min:g} against the full "
                   "judgments" + (f" within the budget {costs['budget']:g}" if costs.get("budget") else ""))
     else:
-        reason = ("no depth meets the target with Kendall tau >= "
-                  f"{tau_min:g}" + (f" within the budget {costs['budget']:g}" if costs.get("budget") else ""))
+        tau_ok = [r for r in rows if r.get("tau_ok")]
+        solved = [r for r in tau_ok if r.get("total_cost") is not None]
+        if not tau_ok:
+            best = max(rows, key=lambda r: r["kendall_tau_vs_full"] if _finite(r.get("kendall_tau_vs_full"))
+                       else -2.0)
+            reason = (f"no depth reaches Kendall tau >= {tau_min:g} against the full judgments (highest: "
+                      f"{best.get('kendall_tau_vs_full', float('nan')):.3f} at depth {best['depth']})")
+        elif not solved:
+            reason = (f"the target {tg['target']} {float(tg['value']):g} is not reached at any depth with "
+                      f"Kendall tau >= {tau_min:g}")
+        else:
+            cheap = min(solved, key=lambda r: r["total_cost"])
+            reason = (f"every depth with Kendall tau >= {tau_min:g} that reaches the target costs more "
+                      f"than the budget {costs['budget']:g} (cheapest: depth {cheap['depth']}, "
+                      f"{cheap['total_cost']:.0f})")
     return {"target": dict(tg), "tau_min": tau_min, "depths": rows, "full": dict(ds.full),
             "choice": choice, "reason": reason, "pool_runs": len(ds.pool_runs), "n_runs": ds.n_runs,
             "note": "cost per topic = topic cost + judgments per topic x judgment cost; judgments per "
@@ -1187,15 +1492,21 @@ def _fmt_n(n) -> str:
     return "not reached" if n is None else str(int(n))
 
 
-def _interp(rows: list[dict], col: str, n: float):
-    pts = [(r["n_topics"], r.get(col)) for r in rows if r.get(col) is not None]
-    if not pts:
-        return None
-    xs = np.array([p[0] for p in pts], dtype=float)
-    ys = np.array([p[1] for p in pts], dtype=float)
-    if n < xs[0] or n > xs[-1]:
-        return None
-    return float(np.interp(n, xs, ys))
+def _finite(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and bool(np.isfinite(v))
+
+
+def _answer_n(s: Mapping) -> int | None:
+    """The topic count the answer speaks about: the pool study's at its chosen depth, else
+    the largest over the targets (all reached), else the largest over the reached ones."""
+    pool = s.get("pool")
+    if pool and pool.get("choice") and pool["choice"].get("n_topics_needed") is not None:
+        return int(pool["choice"]["n_topics_needed"])
+    need = _scenario_need(s)
+    if need is not None:
+        return need
+    reached = [t["n_topics"] for t in s["targets"] if t["n_topics"] is not None]
+    return int(max(reached)) if reached else None
 
 
 def _scenario_need(s: dict) -> int | None:
@@ -1241,9 +1552,17 @@ def _answer(scens: list[dict]) -> dict:
                 text += (f" (95% interval on n: {int(binding['lower'])} to {int(binding['upper'])}, "
                          "from the uncertainty of the collection's own estimates)")
             text += "."
+    if pool and not pool.get("choice"):
+        text += (f" The pool study chose no depth: {pool['reason']}; the topic count above is for the "
+                 "full judgments (tables/pool.csv lists every depth).")
+    for t in s0["targets"]:
+        if t.get("interpolated") and t.get("bracket"):
+            text += (f" The count for {t['target']} {t['value']:g} is interpolated between the studied "
+                     f"counts {t['bracket'][0]} and {t['bracket'][1]} (the method cannot be evaluated "
+                     "between them), not computed.")
     buys: list[str] = []
     if n_show is not None:
-        rows = s0["curve"]["rows"]
+        at_n = {int(r["n_topics"]): r for r in s0.get("at_n") or []}
         stacked = "stack" in s0["settings"]["collection"]
         ci_lab = (f"{100 * (1 - s0['settings']['alpha']):g}% interval width of a pair's stratified mean "
                   "difference (pooled variance per stratum, proportional allocation)" if stacked else
@@ -1256,8 +1575,8 @@ def _answer(scens: list[dict]) -> dict:
                          ("reversal_rate_mean", "mean reversal rate over system pairs"),
                          ("kendall_tau_mean", "expected Kendall tau between two topic sets' rankings"),
                          ("power_mean", pw_lab)):
-            v = _interp(rows, col, n_show)
-            if v is not None:
+            v = (at_n.get(n_show) or {}).get(col)
+            if _finite(v):
                 buys.append(f"{lab}: {v:.3f}")
         if stacked and s0.get("strata"):
             labs = list(s0["strata"]["weights"])
@@ -1268,13 +1587,23 @@ def _answer(scens: list[dict]) -> dict:
                         + "; Neyman-optimal " + ", ".join(f"{k} {int(v)}" for k, v in zip(labs, opt)))
         buys.append(f"Erho2 = {_erho(s0, n_show):.3f}, Phi = {_phi(s0, n_show):.3f} (D-study)")
         T = s0["data"]["n_topics"]
-        today = [(lab, _interp(rows, col, T)) for col, lab in (("ci_width_median", "interval width"),
-                                                              ("swap_rate_mean", "swap rate"),
-                                                              ("kendall_tau_mean", "Kendall tau"),
-                                                              ("power_mean", "power"))]
-        today = [f"{lab} {v:.3f}" for lab, v in today if v is not None]
+        today = [(lab, (at_n.get(T) or {}).get(col)) for col, lab in (("ci_width_median", "interval width"),
+                                                                     ("swap_rate_mean", "swap rate"),
+                                                                     ("kendall_tau_mean", "Kendall tau"),
+                                                                     ("power_mean", "power"))]
+        today = [f"{lab} {v:.3f}" for lab, v in today if _finite(v)]
         if today and T != n_show:
             buys.append(f"for comparison, at the collection's own {T} topics: " + ", ".join(today))
+        missing_at = [n for n in sorted({n_show, T}) if n in at_n and (
+            at_n[n].get("not_computed") or (not stacked and not _finite(at_n[n].get("swap_rate_mean"))))]
+        method = s0["settings"]["method"]
+        for n in missing_at:
+            if at_n[n].get("not_computed"):
+                buys.append(f"the curve statistics cannot be computed at {n} topics (above the "
+                            f"{MAX_TOPICS:,} topics planner simulates)")
+            elif method == "subsample":
+                buys.append(f"subsample draws two disjoint topic sets from the collection's {T} topics, "
+                            f"so its statistics exist only up to {T // 2} topics, not at {n}")
         if depth and pool:
             ch = pool["choice"]
             buys.append(f"about {ch['judgments_per_topic']:.0f} judgments per topic, "
@@ -1285,8 +1614,11 @@ def _answer(scens: list[dict]) -> dict:
                         "each depth (tables/pool.csv)")
             buys.append(f"depth chosen by the pool study of the first target "
                         f"({pool['target']['target']} {pool['target']['value']:g}): {pool['reason']}")
-        buys.append(f"(curve values between studied topic counts are linearly interpolated; method "
-                    f"{s0['curve']['method']}, variance {s0['curve']['variance']})")
+        random = "" if stacked or method in _CLOSED_FORM else (
+            "; the resamples at each count use the random stream that count has on the scenario's curve")
+        buys.append(f"(every figure above is computed at exactly that topic count, not interpolated "
+                    f"along the curve; method {s0['curve']['method']}, variance {s0['curve']['variance']}"
+                    f"{random})")
     if len(scens) > 1:
         per = [(s["name"], _scenario_need(s)) for s in scens]
         reach = [p for p in per if p[1] is not None]

@@ -119,3 +119,39 @@ def test_failure_leaves_nothing_in_place(tmp_path, monkeypatch):
         report.write_report(RESULTS, good, tables=_tables(), force=True)
     assert (good / "report.md").read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+
+
+def test_sigterm_while_writing_removes_the_temporary_folder(tmp_path):
+    # SIGTERM skips `finally` by default: the hidden .NAME.tmp-PID folder used to stay behind
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import sys, time
+        from planner import report
+
+        def slow(tables, folder):        # the figures are being written when the signal comes
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "half.png").write_bytes(b"x")
+            print("WRITING", flush=True)
+            time.sleep(60)
+            return {}
+
+        report._render_figures = slow
+        report.write_report({"study": "t", "answer": {"text": "x"}}, sys.argv[1], tables={})
+    """)
+    out = tmp_path / "rep"
+    proc = subprocess.Popen([sys.executable, "-c", script, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "WRITING"
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".rep.tmp-")]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == -signal.SIGTERM         # still ends by the signal
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert list(tmp_path.iterdir()) == []
+

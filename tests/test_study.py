@@ -14,7 +14,7 @@ import yaml
 
 from planner import cli
 from planner.errors import ConfigError
-from planner.study import SCHEMA, _from_curve, _honest, load_config, run_study, schema
+from planner.study import SCHEMA, _from_curve, _honest, _solve_exact, load_config, run_study, schema
 
 
 # ----------------------------------------------------------------- fixtures
@@ -78,6 +78,52 @@ ERROR_CASES = [
     ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}], "x": 1}}, "collection.x", "unknown key 'x'"),
     ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}]}, "pool": {"depths": [10]}}, "collection",
      "a stack of collections supports no pool"),
+    # target values out of range are rejected before anything runs (audit 1)
+    ({**BASE, "targets": [{"target": "swap_rate", "value": 2}]}, "targets[0].value",
+     "expected a number in (0, 1) for a swap_rate target, got 2"),
+    ({**BASE, "targets": [{"target": "swap_rate", "value": 0}]}, "targets[0].value", "in (0, 1)"),
+    ({**BASE, "targets": [{"target": "erho2", "value": 0.9}, {"target": "reversal_rate", "value": 1}]},
+     "targets[1].value", "in (0, 1) for a reversal_rate target"),
+    ({**BASE, "targets": [{"target": "kendall_tau", "value": 1.0}]}, "targets[0].value",
+     "in (-1, 1) for a kendall_tau target"),
+    ({**BASE, "targets": [{"target": "kendall_tau", "value": -1}]}, "targets[0].value", "in (-1, 1)"),
+    ({**BASE, "targets": [{"target": "ci_width", "value": -1}]}, "targets[0].value", "a number > 0 for a ci_width"),
+    ({**BASE, "targets": [{"target": "ci_width", "value": 0}]}, "targets[0].value", "a number > 0"),
+    ({**BASE, "targets": [{"target": "power", "value": 1}]}, "targets[0].value", "in (0, 1) for a power target"),
+    ({**BASE, "targets": [{"target": "phi", "value": 1.5}]}, "targets[0].value", "in (0, 1) for a phi target"),
+    ({**BASE, "scenarios": [{}, {"targets": [{"target": "power", "value": 0}]}]}, "scenarios[1].targets[0].value",
+     "in (0, 1)"),
+    ({**BASE, "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "swap_rate", "value": 0.01}]},
+     "targets[1].target", "target swap_rate is given twice (also targets[0])"),
+    ({**BASE, "scenarios": [{"targets": [{"target": "power", "value": 0.8}, {"target": "power", "value": 0.8}]}]},
+     "scenarios[0].targets[1].target", "given twice"),
+    ({**BASE, "targets": []}, "targets", "non-empty list"),                              # audit 15
+    ({**BASE, "alpha": float("nan")}, "alpha", "expected a finite number"),
+    ({**BASE, "min_diff": float("inf")}, "min_diff", "expected a finite number"),
+    ({**BASE, "topics": [10, 10 ** 9]}, "topics", "at most 10,000,000"),
+    # the study name is the default report folder (audit 4)
+    ({**BASE, "name": "../../escape"}, "name", "plain folder name"),
+    ({**BASE, "name": "/tmp/abs"}, "name", "plain folder name"),
+    ({**BASE, "name": "a\\b"}, "name", "plain folder name"),
+    ({**BASE, "name": ".."}, "name", "plain folder name"),
+    ({**BASE, "name": "."}, "name", "plain folder name"),
+    # duplicates and keys without effect (audit 20)
+    ({**BASE, "measure": ["nDCG@10", "AP(rel=2)", "nDCG@10"]}, "measure", '"nDCG@10" is listed more than once'),
+    ({**BASE, "method": ["analytic", "analytic"]}, "method", "listed more than once"),
+    ({"collection": [{"dataset": "dl19-passage"}, {"dataset": "dl19-passage"}]}, "collection",
+     "listed more than once"),
+    ({**BASE, "scenarios": [{"name": "a"}, {"name": "b"}, {"name": "a"}]}, "scenarios[2].name",
+     "scenario name 'a' is used twice (also scenarios[0])"),
+    ({"collection": {"stack": [{"dataset": "dl19-passage"}, {"dataset": "dl19-passage"}]}}, "collection.stack",
+     "listed more than once"),
+    ({"collection": {"stack": [{"dataset": "dl19-passage", "label": "A"}, {"dataset": "dl20-passage"},
+                               {"dataset": "dl19-passage", "label": "B"}]}}, "collection.stack[2]",
+     "stacked twice (also stack[0])"),
+    ({"collection": {"stack": [{"scores": "x/s.csv"}, {"scores": "y/s.csv"}]}}, "collection.stack[1].label",
+     "stratum label 's.csv' is used twice"),
+    ({**BASE, "costs": {"budget": 100}}, "costs.budget", "no effect without a pool study"),
+    ({**BASE, "costs": {"topic": 3}}, "costs", "no effect without a pool study"),
+    ({**BASE, "scenarios": [{"costs": {"budget": 5}}]}, "scenarios[0].costs.budget", "no effect without a pool"),
 ]
 
 
@@ -330,10 +376,14 @@ def test_stacked_strata_width_matches_hand_formula(tmp_path, small_scores):
     from planner.collection import load_scores
     from planner.variance import fit
 
-    # the same collection stacked twice: W = (1/2, 1/2), equal sigma_k^2 = 2 var_e, so
-    # V = sum W_k^2 sigma^2 / n_k = sigma^2 / n at n_k = n/2 and width = 2 t_{.975}(n-2) sigma / sqrt(n)
+    # the same scores stacked twice (two copies: one file twice is rejected): W = (1/2, 1/2),
+    # equal sigma_k^2 = 2 var_e, so V = sum W_k^2 sigma^2 / n_k = sigma^2 / n at n_k = n/2 and
+    # width = 2 t_{.975}(n-2) sigma / sqrt(n)
+    import shutil
+
+    copy = shutil.copy(small_scores, tmp_path / "copy.csv")
     doc = {"collection": {"stack": [{"scores": str(small_scores), "label": "A"},
-                                    {"scores": str(small_scores), "label": "B"}]},
+                                    {"scores": str(copy), "label": "B"}]},
            "method": "analytic", "topics": [10, 40], "resamples": 20,
            "targets": [{"target": "ci_width", "value": 0.15}, {"target": "swap_rate", "value": 0.05}]}
     res = run_study(doc, quiet=True, write=False)
@@ -481,3 +531,251 @@ def test_study_takes_a_validated_predictive_variant(small_scores):
     # the interval on n re-solves every topic resample with the same pilot-aware method
     assert "predictive-integrated re-solve" in t["how"]
     assert t["lower"] is not None and t["lower"] <= t["n_topics"] <= (t["upper"] or np.inf)
+
+
+# ----------------------------------------------------------------- audit fixes
+def test_cli_bad_target_value_fails_up_front(tmp_path, capsys, monkeypatch):
+    # a bad target used to crash after the whole run; now one line before anything runs
+    import planner.study as study
+
+    def must_not_run(*a, **k):
+        raise AssertionError("the study ran")
+
+    monkeypatch.setattr(study, "_run_scenario", must_not_run)
+    f = tmp_path / "bad.yaml"
+    f.write_text("collection: {dataset: dl19-passage}\ntargets: [{target: swap_rate, value: 2}]\n")
+    assert cli.main(["study", str(f), "-o", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"planner study: error: {f}: targets[0].value: expected a number in (0, 1) for a "
+                   "swap_rate target, got 2")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("data,line", [("name: x\ndescription: caf\xe9\n".encode("latin-1"), 2),
+                                       (b"\xab\x00\x10binary", 1)])
+def test_cli_non_utf8_study_file_is_one_line(tmp_path, capsys, data, line):
+    f = tmp_path / "enc.yaml"
+    f.write_bytes(b"collection: {dataset: dl19-passage}\n" + data)
+    assert cli.main(["study", str(f), "-o", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith(f"planner study: error: {f}:{line + 1}: not UTF-8")
+
+
+def test_duplicate_yaml_key_names_the_line(tmp_path, capsys):
+    f = tmp_path / "dup.yaml"
+    f.write_text("name: x\ncollection: {dataset: dl19-passage}\nscenarios:\n  - {method: analytic}\n"
+                 "  - method: bootstrap\n    topics: [10]\n    method: analytic\n")
+    assert cli.main(["study", str(f), "-o", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"planner study: error: {f}:7: invalid YAML: duplicate key 'method' (first given on line 5)"
+    # a merge key may be overridden: that is not a duplicate
+    g = tmp_path / "merge.yaml"
+    g.write_text("collection: {dataset: dl19-passage}\nscenarios:\n  - &base {method: analytic, topics: [10]}\n"
+                 "  - {<<: *base, method: bootstrap}\n")
+    cfg = load_config(g)
+    assert [s["method"] for s in cfg.scenarios] == ["analytic", "bootstrap"]
+
+
+def test_study_name_cannot_leave_the_reports_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    f = work / "s.yaml"
+    f.write_text('name: "../../escape"\ncollection: {dataset: dl19-passage}\n')
+    assert cli.main(["study", str(f), "--quiet"]) == 2
+    assert "name: expected a plain folder name" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]
+    assert not (work / "reports").exists()
+    # a file named "..yaml" (stem ".") falls back to the name "study"
+    g = tmp_path / "..yaml"
+    g.write_text("collection: {dataset: dl19-passage}\n")
+    assert load_config(g).name == "study"
+
+
+def _replayed(seed: int, n_scenarios: int = 1, i: int = 0):
+    """The curve stream of scenario i of a study with this seed (a fresh copy each call)."""
+    from planner._random import child_streams
+
+    return child_streams(seed, n_scenarios)[i].spawn(3)[0]
+
+
+def test_answer_figures_are_computed_at_the_topic_count_not_interpolated():
+    # audit 9: topics [10, 500] used to interpolate linearly between 10 and 500
+    import planner
+    from planner.simulate import predict
+
+    doc = {"collection": {"dataset": "dl19-passage"}, "method": "analytic", "topics": [10, 500],
+           "resamples": 20, "targets": [{"target": "power", "value": 0.8}]}
+    res = run_study(doc, quiet=True, write=False)
+    n = res.answer["n_topics"]
+    m = planner.datasets.load("dl19-passage", measure="nDCG@10")
+    ref = predict(m, topics=[n, 43], method="analytic")
+    at, own = ref.rows
+    buys = res.answer["buys"]
+    assert f"mean swap rate over system pairs: {at['swap_rate_mean']:.3f}" in buys
+    assert any(b.endswith(f"{at['power_mean']:.3f}") and b.startswith("mean power") for b in buys)
+    assert (f"for comparison, at the collection's own 43 topics: interval width {own['ci_width_median']:.3f}, "
+            f"swap rate {own['swap_rate_mean']:.3f}, Kendall tau {own['kendall_tau_mean']:.3f}, "
+            f"power {own['power_mean']:.3f}") in buys
+    assert "not interpolated" in buys[-1] and "interpolated;" not in " ".join(buys)
+
+
+def test_resampling_target_is_solved_at_n_with_the_curve_stream():
+    # audit 9, resampling methods: the count is the smallest n whose bootstrap swap rate (its
+    # own random stream for that n, as on the curve) meets the target while n - 1 does not,
+    # and the answer's figures are the bootstrap's at that n
+    import planner
+    from planner.simulate import predict
+
+    doc = {"collection": {"dataset": "dl19-passage"}, "method": "bootstrap", "topics": [10, 200], "seed": 11,
+           "resamples": 40, "targets": [{"target": "swap_rate", "value": 0.08}]}
+    res = run_study(doc, quiet=True, write=False)
+    t = res.results["scenarios"][0]["targets"][0]
+    n = int(t["n_topics"])
+    assert 10 < n < 200 and "bisection between the studied counts 10 and 200" in t["how"]
+    m = planner.datasets.load("dl19-passage", measure="nDCG@10")
+
+    def swap(k):
+        return predict(m, topics=[k], method="bootstrap", resamples=40, rng=_replayed(11)).rows[0]["swap_rate_mean"]
+
+    assert swap(n) <= 0.08 < swap(n - 1)
+    # a count evaluated on its own equals that count on the curve (same stream per n)
+    curve = res.results["scenarios"][0]["curve"]["rows"]
+    assert swap(200) == curve[1]["swap_rate_mean"]
+    assert f"mean swap rate over system pairs: {swap(n):.3f}" in res.answer["buys"]
+    # and the same for any number of jobs
+    from planner.report import dump_json
+
+    two = {**doc, "method": ["bootstrap", "subsample"]}
+    assert dump_json(run_study(two, quiet=True, write=False).results) == \
+        dump_json(run_study(two, quiet=True, write=False, jobs=2).results)
+
+
+def test_solve_exact_bisects_and_says_when_it_interpolates():
+    rows = [{"n_topics": 10, "swap_rate_mean": 0.2}, {"n_topics": 100, "swap_rate_mean": 0.02}]
+    calls = []
+
+    def at(n):                       # a known curve: 2 / n
+        calls.append(n)
+        return {"n_topics": n, "swap_rate_mean": 2.0 / n}
+
+    sol = _solve_exact(rows, "swap_rate", 0.05, at)
+    assert sol["n_topics"] == 40 and not sol["interpolated"] and sol["bracket"] == [10, 100]
+    assert max(calls) < 100 and len(calls) <= 7            # bisection, not a scan
+    # met at the smallest studied count: searched below it
+    assert _solve_exact(rows, "swap_rate", 0.5, at)["n_topics"] == 4
+    assert _solve_exact(rows, "swap_rate", 0.001, at)["n_topics"] is None
+    # the method cannot be evaluated inside the bracket: interpolated, and said so
+    sol = _solve_exact(rows, "swap_rate", 0.05, lambda n: None)
+    assert sol["interpolated"] and sol["bracket"] == [10, 100]
+    assert sol["n_topics"] == _from_curve(rows, "swap_rate", 0.05)[0]
+    assert "interpolated linearly between the studied counts 10 and 100" in sol["how"]
+
+
+def test_answer_states_an_interpolated_count_and_its_bracket():
+    from planner.study import _answer
+
+    doc = {"collection": {"dataset": "dl19-passage"}, "method": "analytic", "topics": [10, 50],
+           "resamples": 20, "targets": [{"target": "erho2", "value": 0.9}]}
+    s = run_study(doc, quiet=True, write=False).results["scenarios"][0]
+    s["targets"][0].update(interpolated=True, bracket=[10, 50])
+    text = _answer([s])["text"]
+    assert "The count for erho2 0.9 is interpolated between the studied counts 10 and 50" in text
+
+
+def test_stacked_answer_figures_at_the_topic_count(tmp_path, small_scores):
+    import shutil
+
+    from scipy import stats
+
+    from planner.collection import load_scores
+    from planner.variance import fit
+
+    copy = shutil.copy(small_scores, tmp_path / "copy.csv")
+    doc = {"collection": {"stack": [{"scores": str(small_scores), "label": "A"},
+                                    {"scores": str(copy), "label": "B"}]},
+           "method": "analytic", "topics": [4, 400], "resamples": 20,
+           "targets": [{"target": "ci_width", "value": 0.15}]}
+    res = run_study(doc, quiet=True, write=False)
+    n = res.answer["n_topics"]
+    assert 4 < n < 400
+    # W = (1/2, 1/2), equal sigma^2: V = sigma^2 / 4 (1 / n_A + 1 / n_B) at n_A + n_B = n
+    sigma2 = 2 * fit(load_scores(small_scores)).var_e
+    n_a = -(-n // 2)
+    width = 2 * stats.t.ppf(0.975, n - 2) * np.sqrt(sigma2 / 4 * (1 / n_a + 1 / (n - n_a)))
+    assert any(b.endswith(f": {width:.3f}") and "interval width" in b for b in res.answer["buys"])
+
+
+def test_score_file_without_measure_key_is_not_labelled_ndcg(tmp_path, small_scores):
+    # audit 10: a wide CSV names no measure: neutral label "score"; a tidy file's own measure
+    res = run_study({"collection": {"scores": str(small_scores)}, "method": "analytic", "topics": [5, 10],
+                     "resamples": 10, "targets": [{"target": "erho2", "value": 0.9}]},
+                    out=tmp_path / "rep", quiet=True)
+    s = res.results["scenarios"][0]
+    assert s["settings"]["measure"] == "score" and s["data"]["measure"] == "score"
+    assert s["name"] == "dl19_small.csv analytic"
+    assert res.tables["scenarios"]["measure"].tolist() == ["score"]
+    assert "nDCG" not in (tmp_path / "rep" / "report.md").read_text()
+    tidy = tmp_path / "tidy.csv"
+    df = pd.read_csv(small_scores, dtype={"topic": str}).melt(id_vars="topic", var_name="system")
+    df["measure"] = "map"
+    df[["system", "topic", "value", "measure"]].to_csv(tidy, index=False)
+    res = run_study({"collection": {"scores": str(tidy)}, "method": "analytic", "topics": [5, 10],
+                     "resamples": 10, "targets": [{"target": "erho2", "value": 0.9}]}, quiet=True, write=False)
+    assert res.results["scenarios"][0]["settings"]["measure"] == "map"
+    assert "(map)" in res.results["honest"]["paragraphs"][0]
+    # a measure given is used as given
+    res = run_study({"collection": {"scores": str(small_scores)}, "measure": "nDCG@10", "method": "analytic",
+                     "topics": [5], "resamples": 10, "targets": [{"target": "erho2", "value": 0.9}]},
+                    quiet=True, write=False)
+    assert res.results["scenarios"][0]["settings"]["measure"] == "nDCG@10"
+
+
+def test_variants_without_query_variants_is_an_error():
+    with pytest.raises(ConfigError, match=r"variants: has no effect: these scores have no query variants"):
+        run_study({"collection": {"dataset": "dl19-passage"}, "variants": [1, 2], "topics": [10],
+                   "method": "analytic", "resamples": 10}, quiet=True, write=False)
+
+
+def _tiny_runs(tmp_path):
+    """4 TREC runs x 6 topics x 20 documents and qrels judging 8 documents per topic."""
+    rng = np.random.default_rng(3)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    qrels = []
+    for t in range(1, 7):
+        for d in range(8):
+            qrels.append(f"{t} 0 d{t}_{d} {int(rng.random() < 0.5)}\n")
+    (tmp_path / "qrels.txt").write_text("".join(qrels))
+    rel = {q.split()[2]: int(q.split()[3]) for q in qrels}
+    for s in range(4):
+        lines = []
+        for t in range(1, 7):
+            # run s puts relevant documents first with weight s: the runs differ in quality
+            docs = [f"d{t}_{d}" for d in range(20)]
+            key = [s * rel.get(d, 0) + 4 * rng.random() for d in docs]
+            order = [docs[i] for i in np.argsort(key)[::-1]]
+            lines += [f"{t} Q0 {doc} {r + 1} {20 - r} run{s}\n" for r, doc in enumerate(order)]
+        (runs / f"run{s}").write_text("".join(lines))
+    return runs, tmp_path / "qrels.txt"
+
+
+def test_answer_says_when_no_pool_depth_is_chosen(tmp_path):
+    runs, qrels = _tiny_runs(tmp_path)
+    doc = {"collection": {"runs": str(runs), "qrels": str(qrels)}, "measure": "nDCG@10", "method": "analytic",
+           "topics": [3, 6], "resamples": 10, "targets": [{"target": "erho2", "value": 0.5}],
+           "pool": {"depths": [2, 5], "tau_min": 0.0}, "costs": {"topic": 10, "judgment": 1, "budget": 1}}
+    res = run_study(doc, quiet=True, write=False)
+    pool = res.results["scenarios"][0]["pool"]
+    assert pool["choice"] is None
+    assert res.answer["depth"] is None
+    assert "The pool study chose no depth: " in res.answer["text"]
+    assert pool["reason"] in res.answer["text"]
+    assert pool["reason"].startswith("every depth with Kendall tau >= 0 that reaches the target costs more "
+                                     "than the budget 1")
+    # without the budget the cheapest depth is chosen and named
+    doc["costs"] = {"topic": 10, "judgment": 1}
+    res = run_study(doc, quiet=True, write=False)
+    assert res.answer["depth"] in (2, 5) and "chose no depth" not in res.answer["text"]
