@@ -77,9 +77,22 @@ def parse_int_list(text: str, *, option: str, minimum: int = 1) -> list[int]:
                                  parameter=option) from None
         if v < minimum:
             raise ParameterError(f"values must be >= {minimum}, got {v}", parameter=option)
+        if v in out:
+            raise ParameterError(f"{v} is listed more than once", parameter=option)
         out.append(v)
     if not out:
         raise ParameterError("empty list", parameter=option)
+    return out
+
+
+def parse_name_list(text: str, *, option: str) -> list[str]:
+    """``"a,b"`` -> ``["a", "b"]``; an empty or repeated name is a ParameterError naming ``option``."""
+    out = [item.strip() for item in text.split(",")]
+    for item in out:
+        if not item:
+            raise ParameterError(f"empty name in {text!r}", parameter=option)
+        if out.count(item) > 1:
+            raise ParameterError(f"{item!r} is listed more than once", parameter=option)
     return out
 
 
@@ -165,8 +178,6 @@ def _cmd_size(args) -> int:
         if val is not None:
             raise ParameterError(f"not used with {mode}" + (f" {args.design}" if mode == "--design" else ""),
                                  parameter=opt)
-    if args.resamples is not None and args.resamples == 1:
-        raise ParameterError("an interval needs at least 2 resamples (0 skips it)", parameter="--resamples")
     if args.target is not None:
         return _size_target(args)
     if args.allocate is not None:
@@ -689,7 +700,7 @@ def _cmd_budget(args) -> int:
 
         runs = _as_runs(args.runs)
         qrels = read_qrels(args.qrels)
-        pool_runs = None if args.pool_runs is None else [s.strip() for s in args.pool_runs.split(",")]
+        pool_runs = None if args.pool_runs is None else parse_name_list(args.pool_runs, option="--pool-runs")
         study = plan.pool_depth_study(runs, qrels, depths=depths, measure=args.measure, pool_runs=pool_runs,
                                       target=target or "swap_rate", value=value if value is not None else 0.05,
                                       variance=args.variance, min_diff=args.min_diff,
@@ -859,7 +870,7 @@ def _cmd_pool(args) -> int:
     from .measures import pool_stats
 
     depths = parse_int_list(args.depth, option="--depth", minimum=1)
-    pool_runs = None if args.pool_runs is None else [s.strip() for s in args.pool_runs.split(",") if s.strip()]
+    pool_runs = None if args.pool_runs is None else parse_name_list(args.pool_runs, option="--pool-runs")
     ps = pool_stats(args.runs, args.qrels, depths=depths, pool_runs=pool_runs, duplicates=args.duplicates)
     if args.json:
         print_json(ps.to_dict())
@@ -914,7 +925,7 @@ def _cmd_validate(args) -> int:
     from .pilot import validate
 
     topics = parse_int_list(args.topics, option="--topics", minimum=1)
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    methods = parse_name_list(args.methods, option="--methods")
     scores = load_scores(args.scores, measure=args.measure)
     names = {"pilot": "--pilot", "topics": "--topics", "repeats": "--repeats", "subsets": "--subsets",
              "methods": "--methods"}
@@ -943,9 +954,14 @@ def _cmd_validate(args) -> int:
                   f"{r['ratio_median'] - 1:+7.3f} "
                   f"{r['log_ratio_sd']:7.3f}")
         print("bias = median over repeats of pred/obs - 1; sd_log = sd over repeats of log(pred/obs)")
+        undefined = sorted({r["method"] for r in v.rows if r["statistic"] == stat
+                            and not math.isfinite(r["predicted_mean"])})
+        if undefined:
+            print(f"nan: no prediction at that n from a {v.pilot}-topic pilot ({', '.join(undefined)}; "
+                  "subsample draws two disjoint n-topic sets, so it needs n <= pilot / 2)")
         rec = v.recommend(stat)
         if rec["method"] is not None:
-            se_known = all(math.isfinite(r["rel_error_median_se"]) for r in v.rows if r["statistic"] == stat)
+            se_known = v.repeats >= 2
             how = ("ahead of every other method by more than 2 standard errors at every n" if rec["clear"]
                    else "the only method" if not rec["close"]
                    else "not clearly ahead of " + ", ".join(rec["close"]) + ": within 2 standard errors at "
@@ -1027,6 +1043,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(handler(args) or 0)
     except PlannerError as exc:
         print(f"{PROG} {args.command}: error: {_as_option(exc, args)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"{PROG} {args.command}: error: not enough memory for this problem (fewer resamples, "
+              "subsets or systems, or smaller topic counts, need less)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

@@ -829,10 +829,9 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
         raise ParameterError(f"topic count {int(t.max())} exceeds half of the {R} held-out topics "
                              f"({R // 2}): two disjoint sets must fit", parameter="topics")
     t = t.astype(np.int64)
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ParameterError(f"repeats must be an integer >= 1, got {repeats!r}", parameter="repeats")
-    if isinstance(subsets, bool) or not isinstance(subsets, (int, np.integer)) or subsets < 1:
-        raise ParameterError(f"subsets must be an integer >= 1, got {subsets!r}", parameter="subsets")
+    for name, v, most in (("repeats", repeats, 100_000), ("subsets", subsets, 100_000)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= most:
+            raise ParameterError(f"{name} must be an integer from 1 to {most:,}, got {v!r}", parameter=name)
     methods = tuple(str(m) for m in methods)
     if not methods:
         raise ParameterError("no methods given", parameter="methods")

@@ -206,6 +206,23 @@ def _ncx2_lambda(df: int, alpha: float, power: float) -> float:
     return optimize.brentq(f, 1e-12, hi, xtol=1e-12, rtol=1e-12)
 
 
+#: most topic resamples behind an interval on n (each one is a whole re-solve)
+MAX_INTERVAL_RESAMPLES = 100_000
+
+
+def _interval_resamples(resamples) -> int:
+    """The number of topic resamples of an interval on n: 0 (no interval) or 2 to
+    ``MAX_INTERVAL_RESAMPLES``."""
+    try:
+        r = int(resamples)
+    except (TypeError, ValueError):
+        raise ParameterError(f"expected an integer, got {resamples!r}", parameter="resamples") from None
+    if r != resamples or r < 0 or r == 1 or r > MAX_INTERVAL_RESAMPLES:
+        raise ParameterError(f"must be 0 (no interval) or an integer from 2 to {MAX_INTERVAL_RESAMPLES:,}, "
+                             f"got {resamples!r}", parameter="resamples")
+    return r
+
+
 def _smallest_n_vec(ok, size: int, n_min: int = 2, n_max: int = N_MAX) -> np.ndarray:
     """Vectorised :func:`_smallest_n`: ``ok(n_array)`` -> bool array of ``size`` monotone
     problems; returns float n per problem (``inf`` where none up to n_max)."""
@@ -480,9 +497,7 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, v
                           variance_selector=variance_selector, alpha=alpha, power=power,
                           n_topics=n_topics, systems=systems, exact=exact, approx=approx,
                           correction=correction, width=width)
-    resamples = int(resamples)
-    if resamples < 0:
-        raise ParameterError(f"must be >= 0, got {resamples}", parameter="resamples")
+    resamples = _interval_resamples(resamples)
     if resamples == 0 or res.solved_for != "n_topics" or not hasattr(variance, "topic_scores"):
         return res
     interval = _check_prob(interval, "interval")
@@ -892,9 +907,7 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     interval = _check_prob(interval, "interval")
     if not 0 < quantile <= 100:
         raise ParameterError(f"must be in (0, 100], got {quantile}", parameter="quantile")
-    resamples = int(resamples)
-    if resamples < 0:
-        raise ParameterError(f"must be >= 0, got {resamples}", parameter="resamples")
+    resamples = _interval_resamples(resamples)
     pred_spec = _PILOT_METHODS.get(method) if method != "analytic" else None
     if pred_spec is not None and variance != "pair":
         raise ParameterError(f"method {method!r} uses each pair's own variance (variance='pair'); "

@@ -396,6 +396,8 @@ def _matrix(scores) -> ScoreMatrix:
 
 #: largest topic count a curve is computed for (the planner's searches stop there too)
 MAX_TOPICS = 10_000_000
+#: most resamples (replicates) one simulation draws; far beyond any Monte Carlo need
+MAX_RESAMPLES = 1_000_000
 
 
 def _topics_list(topics) -> tuple[int, ...]:
@@ -1000,6 +1002,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
         raise ParameterError(f"must be >= 0, got {min_diff}", parameter="min_diff")
     if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 2:
         raise ParameterError(f"must be an integer >= 2, got {resamples!r}", parameter="resamples")
+    if resamples > MAX_RESAMPLES:
+        raise ParameterError(f"must be at most {MAX_RESAMPLES:,}, got {resamples}", parameter="resamples")
     resamples = int(resamples)
     if not isinstance(t_tests, (bool, np.bool_)):
         raise ParameterError(f"expected True or False, got {t_tests!r}", parameter="t_tests")

@@ -103,7 +103,7 @@ EXPECTED = {
     "study_name": "a plain folder name (no / or \\, not '.' or '..')",
     "description": "a string",
     "seed": "an integer >= 0",
-    "resamples": "an integer >= 10",
+    "resamples": "an integer from 10 to 1,000,000",
     "collection": "a collection object (dataset, scores, runs + qrels, or stack) or a list of them",
     "stack": "a list of at least 2 collection objects",
     "measure": "a measure name or a list of measure names",
@@ -249,7 +249,7 @@ SCHEMA: dict = {
     "properties": {
         "description": {"type": "string"},
         "seed": {"type": "integer", "minimum": 0},
-        "resamples": {"type": "integer", "minimum": 10},
+        "resamples": {"type": "integer", "minimum": 10, "maximum": 1_000_000},
         **_SCENARIO_PROPS,
         # the study name is also the default report folder: a plain folder name
         "name": {"type": "string", "minLength": 1, "pattern": r"^(?!\.\.?$)[^/\\\x00]+$",

@@ -816,7 +816,20 @@ def _fit_array(x: np.ndarray, m: ScoreMatrix, topics: Sequence[str], method: str
                                  "missing-cell policy)", parameter="method")
         est = _anova2(x)
     else:
-        est = _reml2_direct(x, name) if reml_engine == "direct" else _reml2(x, name, reml_start)
+        # the REML likelihood is parametrised relative to the residual variance, which is 0
+        # when system and topic effects explain every cell (identical systems, systems a
+        # constant apart): no REML estimate exists (the engines fail or stop anywhere)
+        none = InputError("the REML fit has no solution on these scores: system and topic effects "
+                          "explain every cell (no residual variance; identical systems, or systems "
+                          "a constant apart?)" + ("; the ANOVA fit (method 'anova') handles them"
+                                                  if not missing else ""), file=name)
+        try:
+            est = _reml2_direct(x, name) if reml_engine == "direct" else _reml2(x, name, reml_start)
+        except (ZeroDivisionError, FloatingPointError, np.linalg.LinAlgError):
+            raise none from None
+        comps = [float(est[k]) for k in ("var_s", "var_t", "var_e")]
+        if not all(math.isfinite(v) for v in comps) or comps[2] <= 1e-12 * sum(abs(v) for v in comps):
+            raise none
     return _finish(est, method=use, name=name, measure=m.measure, drop=drop, dropped=dropped,
                    reml_boundary=(use == "reml"))
 

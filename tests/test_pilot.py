@@ -375,6 +375,8 @@ def test_validate_bad_inputs():
         validate(sm, pilot=10, topics=[1, 5], repeats=1)
     with pytest.raises(ParameterError, match="rng.*>= 0"):
         validate(sm, pilot=10, topics=[5], repeats=1, rng=-1)
+    with pytest.raises(ParameterError, match="subsets: subsets must be an integer from 1 to 100,000"):
+        validate(sm, pilot=10, topics=[5], repeats=1, subsets=10 ** 8)   # used to run out of memory
 
 
 def test_recommend_with_one_repeat_is_never_clear():

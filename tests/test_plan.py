@@ -399,6 +399,12 @@ def test_cli_size_scores_text(tmp_path, capsys):
     (["budget", "--dataset", "dl19-passage", "--tau-min", "2"], "--tau-min: only used with --runs"),
     (["budget", "--dataset", "dl19-passage", "--qrels", "q.txt"], "--qrels: only used with --runs"),
     (["budget", "--dataset", "dl19-passage", "--pool-runs", "a,b"], "--pool-runs"),
+    # repeated or empty list items (a repeated pool run was counted twice)
+    (["budget", "--dataset", "dl19-passage", "--depths", "10,10"], "--depths: 10 is listed more than once"),
+    (["validate", "--scores", "x.csv", "--pilot", "10", "--topics", "5", "--methods", "analytic,"],
+     "--methods: empty name in 'analytic,'"),
+    (["validate", "--scores", "x.csv", "--pilot", "10", "--topics", "5", "--methods", "analytic,analytic"],
+     "--methods: 'analytic' is listed more than once"),
     (["size", "--design", "ci", "--width", "0.1", "--min-diff", "0.2", "--sigma2", "0.02"], "--width: give"),
     (["size", "--design", "ci", "--width", "0.1", "--power", "0.9", "--sigma2", "0.02"],
      "--power: not used with --design ci"),
@@ -408,13 +414,26 @@ def test_cli_size_scores_text(tmp_path, capsys):
     (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--strata", "t.csv"],
      "--strata: not used with --design paired-t"),
     (["size", "--target", "swap_rate:0.05", "--sigma2", "0.02", "--topics", "5"], "--topics: not used with --target"),
-    (["size", "--target", "swap_rate:0.05", "--sigma2", "0.02", "--resamples", "1"], "--resamples"),
 ])
 def test_cli_errors_exit_2(argv, needle, capsys):
     rc = main(argv)
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert len([line for line in err if "error" in line]) == 1 and needle in err[-1]
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--target", "swap_rate:0.05", "--resamples", "1"], "--resamples: must be 0 (no interval) or an integer from 2"),
+    (["--target", "swap_rate:0.05", "--resamples", "100000000"], "to 100,000, got 100000000"),
+    (["--design", "paired-t", "--min-diff", "0.05", "--resamples", "1"], "--resamples: must be 0"),
+])
+def test_cli_size_interval_resamples_bounded(tmp_path, capsys, extra, needle):
+    # one resample gave an "interval" [194, 194] that excluded the estimate 191; 1e8 ran out of memory
+    path = tmp_path / "wide.csv"
+    _toy().to_csv(path)
+    assert main(["size", "--scores", str(path), *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0]
 
 
 @pytest.mark.parametrize("argv", [

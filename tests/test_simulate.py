@@ -218,6 +218,8 @@ def test_topic_counts_bounded_and_seed_checked(adhoc5):
         == simulate.MAX_TOPICS
     with pytest.raises(ParameterError, match="rng: a seed must be an integer >= 0"):
         simulate.predict(adhoc5, topics=[10], method="bootstrap", resamples=10, rng=-1)
+    with pytest.raises(ParameterError, match="resamples: must be at most 1,000,000"):
+        simulate.predict(adhoc5, topics=[10], method="bootstrap", resamples=10 ** 9, rng=1)
 
 
 @pytest.mark.parametrize("method,R,strata", [("bootstrap", 100, "uniform"), ("subsample", 60, "uniform"),

@@ -514,6 +514,21 @@ def test_degenerate_fits_are_consistent_despite_rounding():
     assert need.n_topics == need.lower == need.upper == 1
 
 
+@pytest.mark.filterwarnings("ignore::planner.errors.DegenerateDataWarning")
+@pytest.mark.parametrize("x", [np.tile([0.1, 0.4, 0.2, 0.7], (3, 1)), np.tile([[0.1], [0.2], [0.3]], (1, 4))])
+@pytest.mark.parametrize("missing", [False, True])
+def test_reml_without_residual_variance_is_an_input_error(x, missing):
+    # no residual variance: the REML likelihood (relative to it) has no solution; the direct
+    # engine divided by zero (a traceback), now one error naming the scores
+    x = x.copy()
+    if missing:
+        x[0, 1] = np.nan
+    m = ScoreMatrix.build(x, ["s0", "s1", "s2"], ["t0", "t1", "t2", "t3"], missing="keep", warn=False,
+                          source="deg.csv")
+    with pytest.raises(InputError, match="deg.csv: the REML fit has no solution"):
+        fit(m, method="reml")
+
+
 def test_negative_component_truncated_and_topics_for_infinite():
     # system means equal and interaction large: MS_s < MS_e (hand: MS_s = 0)
     x = np.array([[0.1, 0.9, 0.5, 0.3], [0.9, 0.1, 0.3, 0.5]])
