@@ -894,6 +894,9 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     if target in ("swap_rate", "reversal_rate") and not 0 < value < 1:
         raise ParameterError(f"a {target} target must be in (0, 1), got {value}"
                              + (" (0 needs infinitely many topics)" if value <= 0 else ""), parameter="value")
+    if target == "swap_rate" and value >= 0.5:
+        raise ParameterError(f"a swap rate is at most 0.5 (two independent sets disagree with probability "
+                             f"2p(1-p)), so a target of {value} says nothing", parameter="value")
     if target == "ci_width" and not value > 0:
         raise ParameterError(f"a width target must be positive, got {value} (a width of 0 needs "
                              "infinitely many topics)", parameter="value")
@@ -937,7 +940,13 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
 
     lower = upper = None
     imethod = "none"
-    if target in ("erho2", "phi"):
+    if method in ("bootstrap", "subsample", "parametric") and target not in ("erho2", "phi"):
+        # the analytic re-solve of each topic resample answers for another estimator: its
+        # interval could even exclude this method's n (a parametric 251 against [101, 248])
+        if resamples > 0:
+            imethod = (f"none ({method}: an interval on n would re-run the simulation on every topic "
+                       "resample; the analytic method's interval is the nearest available)")
+    elif target in ("erho2", "phi"):
         lower, upper, imethod = _dstudy_interval(scores, target, value, interval)
     elif resamples > 0:
         T = vals.shape[1]
@@ -988,7 +997,8 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     return TargetResult(target=target, value=value, direction=direction, n_topics=n_star,
                         achieved=achieved, at_n_minus_1=prev, lower=lower, upper=upper,
                         interval=interval, interval_method=imethod, method=method,
-                        variance=variance, min_diff=float(min_diff), alpha=alpha,
+                        variance="pooled" if method == "parametric" else variance,
+                        min_diff=float(min_diff), alpha=alpha,
                         n_pairs=int(model.keep.size), n_systems=vals.shape[0],
                         n_topics_observed=vals.shape[1], excluded_pairs=excluded,
                         resamples=resamples, seed=seed)

@@ -184,7 +184,7 @@ MAX_TOPICS = int(getattr(_simulate, "MAX_TOPICS", 10_000_000))
 # coefficients are probabilities/correlations that are reached only in the limit at
 # 0 or 1, a width only at 0 (infinitely many topics)
 TARGET_RANGES = {
-    "swap_rate": ({"exclusiveMinimum": 0, "exclusiveMaximum": 1}, "a number in (0, 1)"),
+    "swap_rate": ({"exclusiveMinimum": 0, "exclusiveMaximum": 0.5}, "a number in (0, 0.5) (a swap rate is at most 0.5)"),
     "reversal_rate": ({"exclusiveMinimum": 0, "exclusiveMaximum": 1}, "a number in (0, 1)"),
     "kendall_tau": ({"exclusiveMinimum": -1, "exclusiveMaximum": 1}, "a number in (-1, 1)"),
     "ci_width": ({"exclusiveMinimum": 0}, "a number > 0"),

@@ -81,8 +81,8 @@ ERROR_CASES = [
      "a stack of collections supports no pool"),
     # target values out of range are rejected before anything runs (audit 1)
     ({**BASE, "targets": [{"target": "swap_rate", "value": 2}]}, "targets[0].value",
-     "expected a number in (0, 1) for a swap_rate target, got 2"),
-    ({**BASE, "targets": [{"target": "swap_rate", "value": 0}]}, "targets[0].value", "in (0, 1)"),
+     "expected a number in (0, 0.5) (a swap rate is at most 0.5) for a swap_rate target, got 2"),
+    ({**BASE, "targets": [{"target": "swap_rate", "value": 0}]}, "targets[0].value", "in (0, 0.5)"),
     ({**BASE, "targets": [{"target": "erho2", "value": 0.9}, {"target": "reversal_rate", "value": 1}]},
      "targets[1].value", "in (0, 1) for a reversal_rate target"),
     ({**BASE, "targets": [{"target": "kendall_tau", "value": 1.0}]}, "targets[0].value",
@@ -547,8 +547,8 @@ def test_cli_bad_target_value_fails_up_front(tmp_path, capsys, monkeypatch):
     f.write_text("collection: {dataset: dl19-passage}\ntargets: [{target: swap_rate, value: 2}]\n")
     assert cli.main(["study", str(f), "-o", str(tmp_path / "out"), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == (f"planner study: error: {f}: targets[0].value: expected a number in (0, 1) for a "
-                   "swap_rate target, got 2")
+    assert err == (f"planner study: error: {f}: targets[0].value: expected a number in (0, 0.5) (a swap "
+                   "rate is at most 0.5) for a swap_rate target, got 2")
     assert not (tmp_path / "out").exists()
 
 
