@@ -1534,10 +1534,20 @@ def _answer(scens: list[dict]) -> dict:
                 f"counts studied (up to {max(s0['settings']['topics'])}); study larger topic counts "
                 "or relax the targets.")
     elif need is None:
+        at_show = {int(r["n_topics"]): r for r in s0.get("at_n") or []}.get(int(n_show), {})
+
+        def why(t):
+            # the target's own reason (its `how`), and whether the count shown meets it anyway
+            col = _DECREASING.get(t["target"]) or _INCREASING[t["target"]]
+            v = at_show.get(col)
+            met = (v is not None and _finite(v)
+                   and (v <= t["value"] if t["target"] in _DECREASING else v >= t["value"]))
+            return (f"{t['target']} {t['value']:g} ({t.get('how') or 'not reached'}"
+                    + (f"; at {n_show} topics it is {v:.3g}, which meets it: study topic counts up to "
+                       f"{n_show} to find the smallest n" if met else "") + ")")
         text = (f"Choose **at least {n_show} topics** (scenario **{s0['name']}**; targets: {targets_txt}): "
-                f"that is what the reached targets need, but "
-                + ", ".join(f"{t['target']} {t['value']:g}" for t in missing)
-                + f" is not reached within the topic counts studied (up to {max(s0['settings']['topics'])}).")
+                f"that is what the reached targets need, but " + "; ".join(why(t) for t in missing)
+                + (" is" if len(missing) == 1 else " are") + " not solved.")
     else:
         text = (f"Choose **{need} topics**" + (f" judged to **depth {depth}**" if depth else "")
                 + f" (scenario **{s0['name']}**; targets: {targets_txt}).")

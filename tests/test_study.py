@@ -780,3 +780,21 @@ def test_answer_says_when_no_pool_depth_is_chosen(tmp_path):
     doc["costs"] = {"topic": 10, "judgment": 1}
     res = run_study(doc, quiet=True, write=False)
     assert res.answer["depth"] in (2, 5) and "chose no depth" not in res.answer["text"]
+
+
+def test_answer_gives_each_unsolved_target_its_own_reason():
+    # a bootstrap curve up to 20 topics cannot solve swap 0.05, but the power target's 134
+    # topics meet it: the answer used to say only "not reached within the topic counts
+    # studied (up to 20)", next to a swap rate of 0.046 at 134 that meets it
+    doc = {"collection": {"dataset": "dl19-passage"}, "method": "bootstrap", "topics": [10, 20], "resamples": 50,
+           "seed": 3, "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "power", "value": 0.8}]}
+    res = run_study(doc, quiet=True, write=False)
+    text = res.answer["text"]
+    swap = next(t for t in res.results["scenarios"][0]["targets"] if t["target"] == "swap_rate")
+    assert swap["n_topics"] is None and "not reached up to n = 20" in swap["how"]
+    at = {int(r["n_topics"]): r for r in res.results["scenarios"][0]["at_n"]}
+    n = int(next(t for t in res.results["scenarios"][0]["targets"] if t["target"] == "power")["n_topics"])
+    assert res.answer["n_topics"] is None and f"Choose **at least {n} topics**" in text
+    assert at[n]["swap_rate_mean"] <= 0.05
+    assert f"swap_rate 0.05 (bootstrap: {swap['how']}" in text or f"swap_rate 0.05 ({swap['how']}" in text
+    assert f"at {n} topics it is {at[n]['swap_rate_mean']:.3g}, which meets it" in text
