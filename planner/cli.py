@@ -249,7 +249,8 @@ def _size_allocate(args) -> int:
     if args.json:
         print_json(res.to_dict())
         return 0
-    print(f"allocation of {args.allocate} topics ({res.variance_note})")
+    print(f"allocation of {args.allocate} topics, or of their cost when strata cost differently "
+          f"({res.variance_note})")
     print(f"  {'stratum':<16} {'W':>6} {'sigma2':>9} {'cost':>6} {'prop.':>6} {'optimal':>8}")
     for r in res.strata:
         print(f"  {r['stratum']:<16} {r['weight']:>6.3f} {r['sigma2']:>9.5f} {r['cost']:>6.2f} "

@@ -1531,6 +1531,26 @@ class Allocation:
         return pd.DataFrame(list(self.strata))
 
 
+def _round_alloc_cost(target: np.ndarray, c: np.ndarray, budget: float, a: np.ndarray,
+                      minimum: int = 2) -> np.ndarray:
+    """Integers near ``target`` (each >= minimum) whose cost ``sum n_k c_k`` stays within
+    ``budget`` when the minimum allows it: the floors, then one topic at a time to the
+    stratum whose variance ``a_k / n_k`` falls most per unit cost, while the budget lasts
+    (largest-remainder rounding of the topic count could overspend when costs differ)."""
+    n = np.maximum(np.floor(np.asarray(target, float) + 1e-9).astype(int), minimum)
+    while float((n * c).sum()) > budget + 1e-9 and np.any(n > minimum):
+        # over the budget (the minimum, or floors of an infeasible target): drop the topic
+        # whose removal raises the variance least per unit cost saved
+        gain = np.where(n > minimum, a * (1.0 / (n - 1) - 1.0 / n) / c, np.inf)
+        n[int(np.argmin(gain))] -= 1
+    while True:
+        fits = float((n * c).sum()) + c <= budget + 1e-9
+        if not fits.any():
+            return n
+        gain = np.where(fits, a * (1.0 / n - 1.0 / (n + 1)) / c, -np.inf)
+        n[int(np.argmax(gain))] += 1
+
+
 def _round_alloc(target: np.ndarray, total: int, minimum: int = 2) -> np.ndarray:
     """Integers summing to ``total``, each >= minimum, by largest remainder from ``target``."""
     k = len(target)
@@ -1557,7 +1577,9 @@ def allocate(scores, *, n: int, costs: Mapping[str, float] | None = None, method
     ``sigma_k^2``: the within-stratum variance of per-topic pair differences, averaged over
     pairs. Proportional: ``n_k = n W_k``. Optimal (Neyman with cost ``c_k``, default 1):
     ``n_k ∝ W_k sigma_k / sqrt(c_k)``, scaled to the proportional allocation's total cost
-    (so both cost the same). Each stratum gets at least 2 topics (largest-remainder rounding).
+    (so both cost the same; with unequal costs the rounding keeps the optimal one within that
+    cost, adding topics where they lower the variance most per unit cost). Each stratum gets
+    at least 2 topics (largest-remainder rounding).
     The variance of the stratified mean difference is ``sum_k W_k^2 sigma_k^2 / n_k`` and the
     width ``2 z_{1-alpha/2} sqrt(.)``; ``unstratified`` is simple random sampling of ``n`` topics
     with the collection's overall pair-difference variance (including between-strata spread).
@@ -1612,8 +1634,11 @@ def allocate(scores, *, n: int, costs: Mapping[str, float] | None = None, method
     if shape.sum() <= 0:
         shape = W.copy()
     opt_real = shape * budget_c / float((shape * c).sum())
-    n_opt_total = int(round(opt_real.sum()))
-    n_opt = _round_alloc(opt_real, max(n_opt_total, 2 * len(labels)))
+    if np.all(c == c[0]):
+        n_opt_total = int(round(opt_real.sum()))
+        n_opt = _round_alloc(opt_real, max(n_opt_total, 2 * len(labels)))
+    else:
+        n_opt = _round_alloc_cost(opt_real, c, budget_c, W ** 2 * sig2)
     z = stats.norm.isf(alpha / 2)
 
     def summary(name, nk):
