@@ -245,7 +245,13 @@ def _size_allocate(args) -> int:
             if not sep:
                 raise ParameterError(f"expected STRATUM=COST, got {item!r}", parameter="--stratum-costs")
     scores = load_scores(args.scores, measure=args.measure, strata=args.strata)
-    res = allocate(scores, n=args.allocate, costs=costs, method=args.allocation, alpha=args.alpha)
+    try:
+        res = allocate(scores, n=args.allocate, costs=costs, method=args.allocation, alpha=args.alpha)
+    except ParameterError as exc:
+        opt = {"n": "--allocate", "costs": "--stratum-costs", "scores": "--strata"}.get(exc.parameter)
+        if opt is None:
+            raise
+        raise ParameterError(exc.message, parameter=opt) from None
     if args.json:
         print_json(res.to_dict())
         return 0
@@ -1032,9 +1038,13 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``planner`` console script; returns the exit code."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
     except SystemExit as exc:   # a usage error (one line, 2) or --help / --version (0)
         return int(exc.code or 0)
+    if extra:
+        where = f"{PROG} {args.command}" if getattr(args, "command", None) else PROG
+        print(f"{where}: error: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)
+        return 2
     if not getattr(args, "command", None):
         parser.print_help()
         return 2

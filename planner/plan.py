@@ -1620,6 +1620,10 @@ def allocate(scores, *, n: int, costs: Mapping[str, float] | None = None, method
         W = np.array(counts, dtype=float)
     W = W / W.sum()
     if costs is not None:
+        unknown = [str(k) for k in costs if k not in labels]
+        if unknown:
+            raise ParameterError(f"unknown stratum {unknown[0]!r} (the strata are {', '.join(map(repr, labels))})",
+                                 parameter="costs")
         missing = [lab for lab in labels if lab not in costs]
         if missing:
             raise ParameterError(f"no cost for stratum {missing[0]!r}", parameter="costs")

@@ -457,6 +457,13 @@ def _check_doc(doc: dict, source: str | None) -> None:
     walk(doc, [])
     entries = [([], doc)] + [(["scenarios", i], sd) for i, sd in enumerate(doc.get("scenarios") or [])]
     for prefix, d in entries:
+        flts = d.get("filter")
+        for fi, f in enumerate(flts if isinstance(flts, list) else [flts]):
+            if isinstance(f, dict) and not float(f.get("lo", 0.0)) < float(f.get("hi", 1.0)):
+                raise ConfigError(f"the low bound must be below the high bound, got lo {f.get('lo', 0.0)} and "
+                                  f"hi {f.get('hi', 1.0)}", file=source,
+                                  key=_key_path(prefix + ["filter"] + ([fi] if isinstance(flts, list) else [])
+                                                + ["lo"]))
         seen: dict = {}
         for j, t in enumerate(d.get("targets") or []):
             if t["target"] in seen:

@@ -409,6 +409,7 @@ def test_cli_size_scores_text(tmp_path, capsys):
     (["budget", "--dataset", "dl19-passage", "--tau-min", "2"], "--tau-min: only used with --runs"),
     (["budget", "--dataset", "dl19-passage", "--qrels", "q.txt"], "--qrels: only used with --runs"),
     (["budget", "--dataset", "dl19-passage", "--pool-runs", "a,b"], "--pool-runs"),
+    (["budget", "--dataset", "dl19-passage", "--bogus", "1"], "planner budget: error: unrecognized arguments: --bogus 1"),
     # repeated or empty list items (a repeated pool run was counted twice)
     (["budget", "--dataset", "dl19-passage", "--depths", "10,10"], "--depths: 10 is listed more than once"),
     (["validate", "--scores", "x.csv", "--pilot", "10", "--topics", "5", "--methods", "analytic,"],
@@ -628,6 +629,13 @@ def test_cli_size_allocate(tmp_path, capsys):
     rc = main(["size", "--allocate", "60", "--scores", str(tmp_path / "s.csv"), "--strata",
                str(tmp_path / "t.csv"), "--stratum-costs", "a=1,b"])
     assert rc == 2 and "--stratum-costs" in capsys.readouterr().err
+    # the library's parameter names (n, costs) are shown as the options; an unknown stratum is named
+    for extra, needle in ((["--allocate", "0"], "--allocate: 0 topics cannot give each of 3 strata"),
+                          (["--allocate", "60", "--stratum-costs", "a=1,b=2,c=4,z=1"],
+                           "--stratum-costs: unknown stratum 'z' (the strata are 'a', 'b', 'c')")):
+        rc = main(["size", "--scores", str(tmp_path / "s.csv"), "--strata", str(tmp_path / "t.csv"), *extra])
+        err = [line for line in capsys.readouterr().err.strip().splitlines() if "warning" not in line]
+        assert rc == 2 and len(err) == 1 and needle in err[0], err
 
 
 def test_holm_power_at_least_target_monte_carlo():

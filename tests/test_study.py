@@ -125,6 +125,10 @@ ERROR_CASES = [
     ({**BASE, "costs": {"budget": 100}}, "costs.budget", "no effect without a pool study"),
     ({**BASE, "costs": {"topic": 3}}, "costs", "no effect without a pool study"),
     ({**BASE, "scenarios": [{"costs": {"budget": 5}}]}, "scenarios[0].costs.budget", "no effect without a pool"),
+    # inverted filter bounds failed only when the scenario ran, naming no key
+    ({**BASE, "filter": {"lo": 0.9, "hi": 0.1}}, "filter.lo", "low bound must be below the high bound"),
+    ({**BASE, "scenarios": [{}, {"filter": [{"lo": 0.0}, {"lo": 0.5, "hi": 0.4}]}]}, "scenarios[1].filter[1].lo",
+     "got lo 0.5 and hi 0.4"),
 ]
 
 
