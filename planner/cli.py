@@ -295,11 +295,14 @@ def _size_target(args) -> int:
     print(f"target {res.target} {res.direction} {res.value} ({res.method}, variance {res.variance})")
     print(f"  topics        {n}")
     if res.n_topics is not None:
-        prev = "" if res.at_n_minus_1 is None else f" (at n-1: {res.at_n_minus_1:.4g})"
-        print(f"  achieved      {res.achieved:.4g}{prev}")
-    lo = "-" if res.lower is None else res.lower
-    hi = "unbounded" if res.upper is None else res.upper
-    print(f"  {res.interval:.0%} interval  [{lo}, {hi}]  ({res.interval_method})")
+        prev = "" if res.at_n_minus_1 is None else f" (at n-1: {res.at_n_minus_1:.8g})"
+        print(f"  achieved      {res.achieved:.8g}{prev}")
+    if res.interval_method.startswith("none"):
+        print(f"  interval      {res.interval_method}")
+    else:
+        lo = "-" if res.lower is None else res.lower
+        hi = "unbounded" if res.upper is None else res.upper
+        print(f"  {res.interval:.0%} interval  [{lo}, {hi}]  ({res.interval_method})")
     print(f"  learnt from   {res.n_systems} systems x {res.n_topics_observed} topics, {res.n_pairs} pairs"
           + (f" ({res.excluded_pairs} identical left out)" if res.excluded_pairs else ""))
     return 0
