@@ -564,6 +564,8 @@ def _cmd_fit(args) -> int:
         raise ParameterError(f"must be in (0, 1), got {args.alpha:g}", parameter="--alpha")
     if not 0 <= args.drop < 1:
         raise ParameterError(f"must be a fraction in [0, 1), got {args.drop:g}", parameter="--drop")
+    if args.variant_divisor is not None and args.variant_divisor < 2:   # before any data warning
+        raise ParameterError(f"expected an integer >= 2, got {args.variant_divisor}", parameter="--variant-divisor")
     missing = "keep" if args.method == "reml" and args.missing == "error" else args.missing
     scores = load_scores(args.scores, measure=args.measure, strata=args.strata, missing=missing)
     variants = None

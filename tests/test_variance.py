@@ -625,6 +625,17 @@ def test_cli_fit_bad_options(shared_data, capsys, argv, message):
     assert code == 2 and len(err.splitlines()) == 1 and message in err
 
 
+def test_cli_fit_bad_divisor_before_any_data_warning(tmp_path, capsys):
+    # scores outside [0, 1] warn when loaded; a bad option is reported first, alone
+    from planner.cli import main
+
+    path = tmp_path / "w.csv"
+    path.write_text("topic,a,b,c\n1,0.1,1.5,0.3\n2,0.2,0.4,0.9\n3,0.5,0.1,0.2\n")
+    code = main(["fit", "--scores", str(path), "--variant-divisor", "0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == ["planner fit: error: --variant-divisor: expected an integer >= 2, got 0"]
+
+
 def test_cli_fit_missing_file(tmp_path, capsys):
     from planner.cli import main
 
