@@ -799,6 +799,29 @@ def _finish(est: dict, *, method: str, name: str, measure, drop=0.0, dropped=(),
         measure=measure, converged=bool(est["converged"]))
 
 
+def _no_residual(x: np.ndarray) -> bool:
+    """Whether the additive model ``mu + a[s] + b[t]`` fits every observed cell (to rounding):
+    least squares on the observed cells (scipy's ``lsqr`` on the sparse design)."""
+    S, T = x.shape
+    if not np.isnan(x).any():   # complete: the two-way ANOVA residual
+        est = _anova2(x)
+        return est["ms_e"] <= 1e-13 * (est["ms_s"] + est["ms_t"] + est["ms_e"])
+    from scipy import sparse
+    from scipy.sparse.linalg import lsqr
+
+    r, c = np.nonzero(~np.isnan(x))
+    y = x[r, c]
+    total = float(np.sum((y - y.mean()) ** 2))
+    if total == 0.0:
+        return True
+    k = y.size
+    design = sparse.csr_matrix((np.ones(2 * k), (np.repeat(np.arange(k), 2),
+                                                 np.column_stack([r, S + c]).ravel())), shape=(k, S + T))
+    sol = lsqr(design, y - y.mean(), atol=1e-15, btol=1e-15, iter_lim=20 * (S + T))[0]
+    resid = (y - y.mean()) - design @ sol
+    return float(resid @ resid) <= 1e-20 * total
+
+
 def _fit_array(x: np.ndarray, m: ScoreMatrix, topics: Sequence[str], method: str, *,
                drop=0.0, dropped=(), name=None, reml_start: str = "moments",
                reml_engine: str = "direct") -> VarianceComponents:
@@ -823,6 +846,8 @@ def _fit_array(x: np.ndarray, m: ScoreMatrix, topics: Sequence[str], method: str
                           "explain every cell (no residual variance; identical systems, or systems "
                           "a constant apart?)" + ("; the ANOVA fit (method 'anova') handles them"
                                                   if not missing else ""), file=name)
+        if _no_residual(x):
+            raise none
         try:
             est = _reml2_direct(x, name) if reml_engine == "direct" else _reml2(x, name, reml_start)
         except (ZeroDivisionError, FloatingPointError, np.linalg.LinAlgError):
