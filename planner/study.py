@@ -108,7 +108,7 @@ EXPECTED = {
     "stack": "a list of at least 2 collection objects",
     "measure": "a measure name or a list of measure names",
     "method": "one of " + ", ".join(METHODS) + " (or a list of them)",
-    "variance": "pair, pooled, within-system or percentile:Q with 0 < Q < 100 (or a list of them)",
+    "variance": "pair, pooled, within-system or percentile:Q with 0 < Q <= 100 (or a list of them)",
     "min_diff": "a number > 0 (or a list of them)",
     "strata": "uniform or stratified (or a list of them)",
     "filter": "none or {lo, hi, min_spread} (or a list of them)",
@@ -210,7 +210,8 @@ _FILTER = {"oneOf": [
                     "min_spread": {"type": "number", "minimum": 0, "default": 0.0}}},
 ]}
 
-_VARIANCE = {"type": "string", "pattern": r"^(pair|pooled|within-system|percentile:([1-9][0-9]?(\.[0-9]+)?|0\.[0-9]*[1-9][0-9]*))$"}
+_VARIANCE = {"type": "string",
+             "pattern": r"^(pair|pooled|within-system|percentile:([1-9][0-9]?(\.[0-9]+)?|0\.[0-9]*[1-9][0-9]*|100(\.0+)?))$"}
 
 _SCENARIO_PROPS = {
     "name": {"type": "string", "minLength": 1},
@@ -748,7 +749,7 @@ def expand_scenarios(top: Mapping, scenario_docs, *, base: Path | str = ".", sou
                                   file=source)
             if sc["variance"].startswith("percentile:"):
                 q = float(sc["variance"].split(":", 1)[1])
-                if not 0 < q < 100:
+                if not 0 < q <= 100:
                     raise ConfigError(f"expected {EXPECTED['variance']}, got {sc['variance']!r}",
                                       key="variance", file=source)
             out.append(sc)

@@ -1163,7 +1163,8 @@ def _within_system(x: np.ndarray) -> float:
 
 
 def parse_selector(selector: str, *, parameter: str = "selector") -> tuple[str, float | None]:
-    """``"pair" | "pooled" | "within-system" | "percentile:q"`` -> (kind, q), ``0 <= q <= 100``.
+    """``"pair" | "pooled" | "within-system" | "percentile:q"`` -> (kind, q), ``0 < q <= 100``
+    (``percentile:100`` is the largest pair variance; 0 would be the smallest, often 0).
 
     The one parser of variance selectors (planner.plan and planner.simulate use it
     with ``parameter="variance"``, the name of their option)."""
@@ -1177,8 +1178,8 @@ def parse_selector(selector: str, *, parameter: str = "selector") -> tuple[str, 
             q = float(s.split(":", 1)[1])
         except ValueError:
             q = math.nan
-        if not 0 <= q <= 100:
-            raise ParameterError(f"percentile must be in [0, 100], got {selector!r}", parameter=parameter)
+        if not 0 < q <= 100:
+            raise ParameterError(f"percentile must be in (0, 100], got {selector!r}", parameter=parameter)
         return "percentile", q
     raise ParameterError(f"unknown variance selector {selector!r}; expected pair, pooled, "
                          "within-system or percentile:q", parameter=parameter)

@@ -60,6 +60,7 @@ ERROR_CASES = [
     ({**BASE, "method": "magic"}, "method", "expected one of analytic"),
     ({**BASE, "scenarios": [{"method": ["analytic", "magic"]}]}, "scenarios[0].method", "expected one of"),
     ({**BASE, "variance": "percentile:150"}, "variance", "percentile:Q"),
+    ({**BASE, "variance": "percentile:0"}, "variance", "0 < Q <= 100"),
     ({**BASE, "alpha": 0.7}, "alpha", "0 < alpha < 0.5"),
     ({**BASE, "seed": -1}, "seed", "integer >= 0"),
     ({**BASE, "resamples": 3}, "resamples", "integer from 10 to 1,000,000, got 3"),
@@ -802,3 +803,9 @@ def test_answer_gives_each_unsolved_target_its_own_reason():
     assert at[n]["swap_rate_mean"] <= 0.05
     assert f"swap_rate 0.05 (bootstrap: {swap['how']}" in text or f"swap_rate 0.05 ({swap['how']}" in text
     assert f"at {n} topics it is {at[n]['swap_rate_mean']:.3g}, which meets it" in text
+
+
+def test_variance_percentile_100_is_accepted_like_the_library():
+    # the schema and planner.variance.parse_selector share one range, 0 < Q <= 100
+    cfg = load_config({**BASE, "variance": "percentile:100"})
+    assert "percentile:100" in json.dumps(cfg.to_dict())

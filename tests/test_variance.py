@@ -319,9 +319,10 @@ def test_pair_variance_selectors(adhoc5):
     assert pair_variance(adhoc5, "within-system", design="independent")[0] == pytest.approx(v1)
     s = pair_variance_summary(adhoc5, pairs=ps)
     assert s["pooled"] == pytest.approx(s["pair"]["mean"], rel=1e-12)
-    # percentile:0 is the smallest pair variance (plan, simulate and variance share one parser)
-    assert pair_variance(adhoc5, "percentile:0")[0] == pytest.approx(float(np.min(ps.s2_d)))
-    for bad in ("median", "percentile:-1", "percentile:x", "percentile:101"):
+    # percentile:100 is the largest pair variance (plan, simulate, variance and the study schema
+    # share one range, 0 < q <= 100: percentile:0, the smallest, is often 0 and is refused)
+    assert pair_variance(adhoc5, "percentile:100")[0] == pytest.approx(float(np.max(ps.s2_d)))
+    for bad in ("median", "percentile:-1", "percentile:x", "percentile:101", "percentile:0"):
         with pytest.raises(ParameterError, match="selector"):
             pair_variance(adhoc5, bad)
     with pytest.raises(ParameterError, match="design"):
