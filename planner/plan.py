@@ -81,6 +81,7 @@ from .errors import DegenerateDataWarning, ParameterError
 from .pilot import INTERNAL_METHODS as _PILOT_METHODS
 from .variance import _anova_components as _variance_anova  # noqa: PLC2701 - same package
 from .variance import _within_system, parse_selector  # noqa: PLC2701 - same package
+from .simulate import allocate_counts
 from .variance import pair_index, pair_moments
 
 DESIGNS = ("paired-t", "two-sample", "anova", "ci")
@@ -1551,24 +1552,6 @@ def _round_alloc_cost(target: np.ndarray, c: np.ndarray, budget: float, a: np.nd
         n[int(np.argmax(gain))] += 1
 
 
-def _round_alloc(target: np.ndarray, total: int, minimum: int = 2) -> np.ndarray:
-    """Integers summing to ``total``, each >= minimum, by largest remainder from ``target``."""
-    k = len(target)
-    if total < minimum * k:
-        raise ParameterError(f"{total} topics cannot give each of {k} strata {minimum} topics",
-                             parameter="n")
-    x = np.maximum(np.asarray(target, float), minimum)
-    x = x * (total / x.sum())
-    base = np.maximum(np.floor(x).astype(int), minimum)
-    while base.sum() > total:  # the minimum pushed us over: take from the largest
-        i = int(np.argmax(np.where(base > minimum, base - x, -np.inf)))
-        base[i] -= 1
-    rem = x - base
-    for i in np.argsort(-rem, kind="stable")[: total - base.sum()]:
-        base[i] += 1
-    return base
-
-
 def allocate(scores, *, n: int, costs: Mapping[str, float] | None = None, method: str = "proportional",
              weights: Mapping[str, float] | None = None, alpha: float = 0.05) -> Allocation:
     """Split ``n`` topics across the strata of ``scores``: proportional or Neyman optimal.
@@ -1632,7 +1615,7 @@ def allocate(scores, *, n: int, costs: Mapping[str, float] | None = None, method
             raise ParameterError("stratum costs must be positive", parameter="costs")
     else:
         c = np.ones(len(labels))
-    n_prop = _round_alloc(n * W, n)
+    n_prop = allocate_counts(n, W, parameter="n")
     budget_c = float((n * W * c).sum())
     shape = W * np.sqrt(sig2) / np.sqrt(c)
     if shape.sum() <= 0:
@@ -1640,7 +1623,7 @@ def allocate(scores, *, n: int, costs: Mapping[str, float] | None = None, method
     opt_real = shape * budget_c / float((shape * c).sum())
     if np.all(c == c[0]):
         n_opt_total = int(round(opt_real.sum()))
-        n_opt = _round_alloc(opt_real, max(n_opt_total, 2 * len(labels)))
+        n_opt = allocate_counts(max(n_opt_total, 2 * len(labels)), opt_real, parameter="n")
     else:
         n_opt = _round_alloc_cost(opt_real, c, budget_c, W ** 2 * sig2)
     z = stats.norm.isf(alpha / 2)

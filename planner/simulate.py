@@ -502,45 +502,64 @@ def filter_informative(scores: ScoreMatrix, *, lo: float = 0.0, hi: float = 1.0,
 
 # ------------------------------------------------------------------ strata
 def allocate_counts(n: int, weights: Sequence[float], *, minimum: int = 2,
-                    maximum: Sequence[int] | None = None) -> np.ndarray:
-    """Integer ``n_k`` summing to ``n``, proportional to ``weights`` (largest remainder),
-    each at least ``minimum`` (and at most ``maximum[k]`` when given)."""
+                    maximum: Sequence[int] | None = None, parameter: str = "topics") -> np.ndarray:
+    """Integer ``n_k`` summing to ``n``, proportional to ``weights`` within the bounds
+    ``min(minimum, maximum[k]) <= n_k <= maximum[k]``.
+
+    The one rounding rule of planner (``simulate``, ``plan.allocate`` and the study's
+    stacked strata all use it). First the real quotas ``q_k = clip(lambda w_k, minimum,
+    maximum_k)``, with ``lambda`` solved so that ``sum q_k = n`` (strata below the minimum or
+    above their maximum are held there and the rest is shared in proportion to the weights);
+    then Hamilton's largest-remainder rounding of ``q``: the floors, and one more topic for
+    the strata with the largest fractional parts (ties to the earlier stratum). Every ``n_k``
+    is thus ``floor(q_k)`` or ``ceil(q_k)``, and within the bounds.
+    """
     w = np.asarray(weights, dtype=float)
     K = w.size
-    if n < minimum * K:
+    if K == 0 or not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+        raise ParameterError("stratum weights must be finite, >= 0 and not all 0", parameter=parameter)
+    lo = np.full(K, float(minimum))
+    hi = np.full(K, np.inf) if maximum is None else np.asarray(maximum, dtype=float)
+    lo = np.minimum(lo, hi)             # a stratum that allows fewer than ``minimum`` gives all it can
+    if n < lo.sum():
         raise ParameterError(f"{n} topics cannot give each of {K} strata {minimum} topics",
-                             parameter="topics")
+                             parameter=parameter)
+    if n > hi.sum():
+        raise ParameterError(f"{n} topics exceed what the strata allow ({int(hi.sum())})",
+                             parameter=parameter)
     w = w / w.sum()
-    base = np.full(K, minimum)
-    rest = n - base.sum()
-    ideal = np.maximum(w * n - base, 0.0)
-    if ideal.sum() > 0:
-        ideal = ideal / ideal.sum() * rest
+    pos = w > 0
+    room = hi[pos].sum() + lo[~pos].sum()
+    if n > room:
+        # the weighted strata are full: they take their maximum, the unweighted ones share the rest
+        out = np.where(pos, hi, 0).astype(int)
+        out[~pos] = allocate_counts(int(n - hi[pos].sum()), np.ones(int((~pos).sum())), minimum=minimum,
+                                    maximum=hi[~pos], parameter=parameter)
+        return out
+
+    def quotas(lam: float) -> np.ndarray:
+        return np.where(pos, np.clip(lam * w, lo, hi), lo)
+
+    # sum(quotas) is continuous, piecewise linear and nondecreasing in lambda: find the
+    # piece that reaches n among the breakpoints, then solve that piece exactly
+    cap = pos & np.isfinite(hi)
+    brk = np.unique(np.concatenate([[0.0], lo[pos] / w[pos], hi[cap] / w[cap]]))
+    total = np.array([quotas(b).sum() for b in brk])
+    i = int(np.searchsorted(total, n, side="left"))
+    if i < brk.size and total[i] == n:
+        q = quotas(brk[i])
     else:
-        ideal = np.full(K, rest / K)
-    add = np.floor(ideal).astype(int)
-    left = rest - add.sum()
-    order = np.argsort(-(ideal - add), kind="stable")
-    add[order[:left]] += 1
-    out = base + add
-    if maximum is not None:
-        mx = np.asarray(maximum, dtype=int)
-        if out.sum() > mx.sum():
-            raise ParameterError(f"{n} topics exceed what the strata allow ({mx.sum()})",
-                                 parameter="topics")
-        # move the overflow to strata with room, in order of weight
-        for _ in range(K):
-            over = np.maximum(out - mx, 0)
-            if not over.any():
-                break
-            out = out - over
-            free = np.flatnonzero(out < mx)
-            extra = over.sum()
-            for k in free[np.argsort(-w[free], kind="stable")]:
-                take = min(extra, mx[k] - out[k])
-                out[k] += take
-                extra -= take
-    return out
+        left = brk[i - 1]                            # total[i - 1] < n (total[0] = sum lo <= n)
+        mid = left + 1.0 if i == brk.size else (left + brk[i]) / 2
+        free = pos & (mid * w > lo) & (mid * w < hi)   # the strata that move on this piece
+        fixed = quotas(mid)
+        lam = (n - fixed[~free].sum()) / w[free].sum()
+        q = np.where(free, lam * w, fixed)
+    base = np.minimum(np.floor(q), hi).astype(int)
+    left_over = int(n - base.sum())
+    frac = np.where(base < hi, q - base, -np.inf)
+    base[np.argsort(-frac, kind="stable")[:left_over]] += 1
+    return base
 
 
 def _strata_plan(m: ScoreMatrix, mode: str, costs, dbar_unused=None):

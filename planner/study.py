@@ -86,6 +86,7 @@ from ._random import child_streams
 from .errors import ConfigError, InputError, ParameterError, PlannerError
 from . import simulate as _simulate
 from .simulate import CLOSED_FORM as _CLOSED_FORM
+from .simulate import allocate_counts
 from .simulate import METHODS as _SIM_METHODS
 
 __all__ = ["SCHEMA", "StudyConfig", "StudyResult", "load_config", "expand_scenarios",
@@ -1104,19 +1105,12 @@ def _size(m, **kw):
 
 
 def _allocate(n: int, share: np.ndarray) -> np.ndarray:
-    """Largest-remainder rounding of ``n * share`` with at least 2 topics per stratum."""
+    """``n`` topics across strata in proportion to ``share`` (planner.simulate.allocate_counts,
+    at least 2 per stratum); below ``2 K`` topics, 2 per stratum."""
     K = len(share)
     if n < 2 * K:
         return np.full(K, 2)
-    raw = n * share / share.sum()
-    base = np.maximum(np.floor(raw).astype(int), 2)
-    while base.sum() > n:                       # too many after the minimum: take from a stratum
-        over = np.where(base > 2, base - raw, -np.inf)   # above the minimum, most over its share
-        base[int(np.argmax(over))] -= 1
-    rem = raw - base
-    for i in np.argsort(-rem, kind="stable")[: n - base.sum()]:
-        base[i] += 1
-    return base
+    return allocate_counts(n, share)
 
 
 def _run_stacked(sc: dict, rng, resamples: int) -> dict:

@@ -568,6 +568,20 @@ def test_anova_two_systems_equals_two_sample_t():
         assert float(f) == pytest.approx(float(t), abs=1e-9)
 
 
+def test_anova_power_matches_published_systat_example():
+    # SYSTAT's one-way power analysis example (alpha .05, 4 groups, within-cell SD 1.5, means
+    # 7, 8, 9, 10; effect size 0.745, "noncentrality parameter = 2.222 * sample size"), as
+    # printed in its manual and reproduced in tutorials: power 0.373, 0.551, 0.695, 0.802,
+    # 0.876, 0.925 at 3..8 per group. The same noncentral F: Sakai's least favourable
+    # configuration has lambda = n minD^2 / (2 sigma^2), so minD^2 = 2 * 2.25 * 2.222 = 10.
+    published = {3: 0.373, 4: 0.551, 5: 0.695, 6: 0.802, 7: 0.876, 8: 0.925}
+    for n, p in published.items():
+        assert float(design_power("anova", n, math.sqrt(10.0), 2.25, systems=4)) == pytest.approx(p, abs=6e-4)
+    # and the sample size SYSTAT reads off its table for power .80: 6 per group
+    r = topic_set_size(design="anova", min_diff=math.sqrt(10.0), variance=2.25, systems=4, power=0.8)
+    assert r.n_topics == 6
+
+
 def test_pair_selector_leaves_out_identical_systems():
     from planner.errors import DegenerateDataWarning
 

@@ -469,6 +469,50 @@ def test_allocate_counts_hand_cases():
     assert simulate.allocate_counts(10, [0.5, 0.5], maximum=[3, 10]).tolist() == [3, 7]
     with pytest.raises(ParameterError, match="topics"):
         simulate.allocate_counts(3, [1, 1])
+    # quotas 2.39, 117.99, 1.15 -> 2 (the minimum), 47.47: the two topics the minimum takes come
+    # out of every other stratum in proportion, and 117.99 is rounded up, not down
+    assert simulate.allocate_counts(169, [2.39, 117.99, 1.15, 47.47]).tolist() == [2, 118, 2, 47]
+    # a stratum at its maximum passes the rest on; weight-0 strata keep the minimum until the
+    # weighted ones are full
+    assert simulate.allocate_counts(12, [0.5, 0.5, 0.0], maximum=[3, 20, 20]).tolist() == [3, 7, 2]
+    assert simulate.allocate_counts(14, [0.5, 0.5, 0.0], maximum=[3, 4, 20]).tolist() == [3, 4, 7]
+    # a stratum that allows fewer than the minimum (subsample: half of a 3-topic stratum) gives what it has
+    assert simulate.allocate_counts(5, [0.5, 0.3, 0.2], maximum=[10, 1, 10]).tolist() == [2, 1, 2]
+    with pytest.raises(ParameterError, match="exceed"):
+        simulate.allocate_counts(30, [1, 1], maximum=[10, 10])
+
+
+def test_allocate_counts_rounds_the_bounded_quotas():
+    # property check against a bisection for lambda in q_k = clip(lambda w_k, 2, max_k), sum q = n:
+    # every count is floor(q_k) or ceil(q_k), within its bounds, and the counts sum to n
+    rng = np.random.default_rng(5)
+    for _ in range(600):
+        K = int(rng.integers(1, 7))
+        w = rng.dirichlet(np.ones(K) * rng.uniform(0.3, 3))
+        mx = rng.integers(2, 60, K) if rng.random() < 0.5 else None
+        cap = np.inf if mx is None else mx
+        n = int(rng.integers(2 * K, (300 if mx is None else mx.sum()) + 1))
+        got = simulate.allocate_counts(n, w, maximum=mx)
+        lo, hi = 0.0, 10.0 * n / w.min()
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if np.clip(mid * w, 2, cap).sum() < n else (lo, mid)
+        q = np.clip(hi * w, 2, cap)
+        assert got.sum() == n and (got >= 2).all() and (mx is None or (got <= mx).all())
+        assert np.all(np.abs(got - q) < 1 + 1e-6), (n, w, mx, got, q)
+
+
+def test_one_rounding_rule_for_every_allocation(adhoc5_small):
+    # plan.allocate, the study's stacked strata and the simulator share allocate_counts
+    from planner import plan
+    from planner.study import _allocate
+
+    m = adhoc5_small.with_strata(["a" if i % 3 else "b" for i in range(adhoc5_small.n_topics)])
+    for n in (9, 17, 40):
+        al = plan.allocate(m, n=n)
+        W = np.array([r["weight"] for r in al.strata])
+        assert [r["n_proportional"] for r in al.strata] == simulate.allocate_counts(n, W).tolist()
+        assert _allocate(n, W).tolist() == simulate.allocate_counts(n, W).tolist()
 
 
 def test_stratified_analytic_by_hand():
