@@ -626,6 +626,16 @@ def test_answer_figures_are_computed_at_the_topic_count_not_interpolated():
             f"swap rate {own['swap_rate_mean']:.3f}, Kendall tau {own['kendall_tau_mean']:.3f}, "
             f"power {own['power_mean']:.3f}") in buys
     assert "not interpolated" in buys[-1] and "interpolated;" not in " ".join(buys)
+    # the power target's own figure: the paired t-test at the median pair variance, at n, is
+    # at least the target (and below it at n - 1), next to the mean power over pairs
+    from planner.plan import design_power
+
+    pr = planner.topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, variance_selector="pair")
+    assert pr.n_topics == n
+    p = float(design_power("paired-t", n, 0.05, pr.sigma2))
+    assert p >= 0.8 > float(design_power("paired-t", n - 1, 0.05, pr.sigma2))
+    assert any(b.startswith("power of the paired t-test at min_diff 0.05 for a pair with the planning "
+                            "variance (pair (median over pairs)") and b.endswith(f"{p:.3f}") for b in buys)
 
 
 def test_resampling_target_is_solved_at_n_with_the_curve_stream():
