@@ -597,6 +597,11 @@ def _delimiter(text: str) -> str:
     return "\t" if "\t" in first and "," not in first else ","
 
 
+#: first-column headings of a wide table that name the topic column (case-insensitive)
+TOPIC_HEADERS = ("topic", "topics", "topic_id", "topicid", "topic-id", "query", "query_id", "queryid",
+                 "query-id", "qid", "id", "")
+
+
 def _read_wide(text: str, source, *, measure, missing) -> ScoreMatrix:
     rows = _rows(text, _delimiter(text))
     try:
@@ -604,7 +609,7 @@ def _read_wide(text: str, source, *, measure, missing) -> ScoreMatrix:
     except StopIteration:
         raise InputError("empty score table", file=source) from None
     header = [h.strip() for h in header]
-    has_topic = header[0].lower() in ("topic", "topics", "query", "query_id", "qid", "") if header else False
+    has_topic = header[0].lower() in TOPIC_HEADERS if header else False
     systems = header[1:] if has_topic else header
     if not systems:
         raise InputError("no system columns in header", file=source, line=hline)

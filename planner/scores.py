@@ -153,8 +153,16 @@ class ScoreMatrix:
         v = self.values
         finite = v[~np.isnan(v)]
         if finite.size and (finite.min() < 0 or finite.max() > 1):
+            out = [s for s, row in zip(self.systems, v) if np.any((row < 0) | (row > 1))]
+            hint = ""
+            if len(out) == 1 and len(self.systems) > 1:
+                row = v[self.systems.index(out[0])]
+                hint = f"; only system {out[0]!r} ({np.nanmin(row):.4g} to {np.nanmax(row):.4g})"
+                if np.all(row[~np.isnan(row)] == np.round(row[~np.isnan(row)])):
+                    hint += (": if that column holds topic ids, head it 'topic' (or 'qid', 'query_id', "
+                             "'topic_id')")
             warnings.warn(f"{self._name()}: scores outside [0, 1] (min {finite.min():.4g}, "
-                          f"max {finite.max():.4g})", DegenerateDataWarning, stacklevel=3)
+                          f"max {finite.max():.4g}){hint}", DegenerateDataWarning, stacklevel=3)
         groups = self.identical_systems()
         if groups:
             listed = "; ".join(" = ".join(g) for g in groups)

@@ -223,6 +223,26 @@ def test_wide_csv_with_and_without_topic_column(tmp_path):
     assert m.systems == ("s1", "s2") and m.topics == ("q1", "q2") and m.values[1, 1] == 0.4
 
 
+def test_wide_csv_topic_column_headings(tmp_path):
+    # 'id', 'topic_id', 'Query-ID' ... head the topic column (it used to be read as a system
+    # scoring 301..303); an unknown heading over integer ids gets a warning that says what to do
+    p = tmp_path / "w.csv"
+    for head in ("id", "topic_id", "Query-ID", "QID", "TopicId"):
+        p.write_text(f"{head},s1,s2\n301,0.1,0.2\n302,0.3,0.4\n")
+        m = load_scores(p)
+        assert m.systems == ("s1", "s2") and m.topics == ("301", "302"), head
+    p.write_text("num,s1,s2\n301,0.1,0.2\n302,0.3,0.4\n")
+    with pytest.warns(DegenerateDataWarning, match=r"only system 'num' \(301 to 302\): if that column holds "
+                                                   r"topic ids, head it 'topic'"):
+        m = load_scores(p)
+    assert m.systems == ("num", "s1", "s2")
+    # scores merely outside [0, 1] in several systems: no topic-id hint
+    p.write_text("topic,s1,s2\nt1,1.5,2\nt2,0.3,0.4\n")
+    with pytest.warns(DegenerateDataWarning) as rec:
+        load_scores(p)
+    assert not any("topic ids" in str(w.message) for w in rec)
+
+
 def test_wide_csv_errors(tmp_path):
     p = tmp_path / "w.csv"
     p.write_text("s1,s2\n0.1,0.2\n0.3,x\n")
