@@ -101,6 +101,20 @@ def parse_name_list(text: str, *, option: str) -> list[str]:
 # --------------------------------------------------------------------------
 
 
+def _load_scores(path, *, measure=None, strata=None, missing="error"):
+    """:func:`planner.load_scores`, or the embedded data set of that name (``planner.datasets``,
+    measure default nDCG@10) when no such file or folder exists."""
+    from pathlib import Path
+
+    from . import datasets
+    from .collection import load_scores
+
+    if path in datasets.available() and not Path(path).exists():
+        m = datasets.load(path, measure=measure or "nDCG@10")
+        return load_scores(m, strata=strata) if strata is not None else m
+    return load_scores(path, measure=measure, strata=strata, missing=missing)
+
+
 def _add_size(subparsers) -> None:
     p = _sub(subparsers, "size", "topic-set size of a classical design (paired-t, two-sample, anova, ci)",
              """  planner size --design paired-t --min-diff 0.05 --sigma2 0.02 --power 0.8
@@ -132,7 +146,8 @@ def _add_size(subparsers) -> None:
     src.add_argument("--sigma2", type=float, metavar="V",
                      help="the variance the design needs (paired: of per-topic differences; "
                           "two-sample/anova: within-system)")
-    src.add_argument("--scores", metavar="FILE", help="estimate the variance from a score file/folder")
+    src.add_argument("--scores", metavar="FILE", help="estimate the variance from a score file/folder or an "
+                     "embedded data set (dl19-passage, dl20-passage)")
     p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders)")
     p.add_argument("--variance", default=None, metavar="SEL",
                    help="with --scores: pair | pooled | within-system | percentile:q "
@@ -189,9 +204,7 @@ def _cmd_size(args) -> int:
     if args.correction is not None and args.systems is None:
         raise ParameterError("a correction over all pairs needs the number of systems", parameter="--systems")
     if args.scores is not None:
-        from .collection import load_scores
-
-        variance = load_scores(args.scores, measure=args.measure)
+        variance = _load_scores(args.scores, measure=args.measure)
     else:
         variance = args.sigma2
     power = args.power
@@ -228,7 +241,6 @@ def _cmd_size(args) -> int:
 
 
 def _size_allocate(args) -> int:
-    from .collection import load_scores
     from .plan import allocate
 
     if args.scores is None or args.strata is None:
@@ -244,7 +256,7 @@ def _size_allocate(args) -> int:
                 sep = ""
             if not sep:
                 raise ParameterError(f"expected STRATUM=COST, got {item!r}", parameter="--stratum-costs")
-    scores = load_scores(args.scores, measure=args.measure, strata=args.strata)
+    scores = _load_scores(args.scores, measure=args.measure, strata=args.strata)
     try:
         res = allocate(scores, n=args.allocate, costs=costs, method=args.allocation, alpha=args.alpha)
     except ParameterError as exc:
@@ -272,10 +284,9 @@ def _size_target(args) -> int:
 
     if args.scores is None:
         raise ParameterError("a target needs a collection to learn from (--scores FILE)", parameter="--scores")
-    from .collection import load_scores
 
     name, value = _parse_target(args.target)
-    scores = load_scores(args.scores, measure=args.measure)
+    scores = _load_scores(args.scores, measure=args.measure)
     try:
         res = size_for_target(scores, target=name, value=value, method=args.method,
                               variance=args.variance or "pair", alpha=args.alpha,
@@ -401,7 +412,8 @@ def _add_predict(subparsers) -> None:
                          "pairs' interval widths, the mean power of the paired t-test at --min-diff, "
                          "the discriminative power, Erho2 and Phi (definitions: docs/simulate.md).")
     p.add_argument("--scores", required=True, metavar="FILE",
-                   help="wide CSV, tidy CSV/TSV or folder of trec_eval -q files")
+                   help="wide CSV, tidy CSV/TSV, folder of trec_eval -q files, or an embedded data set "
+                        "(dl19-passage, dl20-passage; measure default nDCG@10)")
     p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
     p.add_argument("--topics", required=True, metavar="N,N,...", help="topic counts, e.g. 25,50,100")
     p.add_argument("--method", default="predictive",
@@ -425,13 +437,12 @@ def _add_predict(subparsers) -> None:
 
 
 def _cmd_predict(args) -> int:
-    from .collection import load_scores
     from .simulate import filter_informative, predict
 
     topics = parse_int_list(args.topics, option="--topics", minimum=2)
     if args.allocation is not None and args.strata is None and args.allocation != "uniform":
         raise ParameterError("needs --strata FILE", parameter="--allocation")
-    scores = load_scores(args.scores, measure=args.measure, strata=args.strata)
+    scores = _load_scores(args.scores, measure=args.measure, strata=args.strata)
     removed = None
     filt = None
     if args.filter is not None:
@@ -524,7 +535,8 @@ def _add_fit(subparsers) -> None:
                          "per-topic differences under each selector (pair, pooled, within-system, "
                          "percentile:95). Definitions: docs/variance.md.")
     p.add_argument("--scores", required=True, metavar="FILE",
-                   help="wide CSV, tidy CSV/TSV or folder of trec_eval -q files")
+                   help="wide CSV, tidy CSV/TSV, folder of trec_eval -q files, or an embedded data set "
+                        "(dl19-passage, dl20-passage; measure default nDCG@10)")
     p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
     p.add_argument("--strata", default=None, metavar="FILE", help="topic metadata CSV (topic, stratum): per-stratum fits")
     p.add_argument("--drop", type=float, default=0.0, metavar="Q",
@@ -546,7 +558,6 @@ def _add_fit(subparsers) -> None:
 
 
 def _cmd_fit(args) -> int:
-    from .collection import load_scores
     from .variance import fit, fit_variants, pair_stats, pair_variance_summary, stack_variants
 
     topics = None if args.topics is None else parse_int_list(args.topics, option="--topics", minimum=1)
@@ -567,7 +578,7 @@ def _cmd_fit(args) -> int:
     if args.variant_divisor is not None and args.variant_divisor < 2:   # before any data warning
         raise ParameterError(f"expected an integer >= 2, got {args.variant_divisor}", parameter="--variant-divisor")
     missing = "keep" if args.method == "reml" and args.missing == "error" else args.missing
-    scores = load_scores(args.scores, measure=args.measure, strata=args.strata, missing=missing)
+    scores = _load_scores(args.scores, measure=args.measure, strata=args.strata, missing=missing)
     variants = None
     if args.variant_divisor is not None:
         scores = stack_variants(scores, divisor=args.variant_divisor)
@@ -701,7 +712,7 @@ def _cmd_budget(args) -> int:
         for opt, val in (("--qrels", args.qrels), ("--pool-runs", args.pool_runs), ("--tau-min", args.tau_min),
                          ("--seed", args.seed)):
             if val is not None:
-                raise ParameterError(f"only used with --runs (the data set's pool statistics are fixed)",
+                raise ParameterError("only used with --runs (the data set's pool statistics are fixed)",
                                      parameter=opt)
     study = growth = None
     if args.runs is not None:
@@ -800,7 +811,6 @@ def _add_scores(subparsers) -> None:
 def _cmd_scores(args) -> int:
     import pandas as pd
 
-    from . import datasets
     from .collection import load_scores
     from .measures import score_runs
 
@@ -827,15 +837,7 @@ def _cmd_scores(args) -> int:
         if len(measures) > 1:
             raise ParameterError("one measure for a score file", parameter="--measure")
         measure = measures[0] if measures else None
-        from pathlib import Path
-
-        if args.input in datasets.available() and not Path(args.input).exists():
-            m = datasets.load(args.input, measure=measure or "nDCG@10")
-            if args.strata:
-                m = load_scores(m, strata=args.strata)
-        else:
-            m = load_scores(args.input, measure=measure, missing=args.missing or "error", strata=args.strata)
-        mats = [m]
+        mats = [_load_scores(args.input, measure=measure, missing=args.missing or "error", strata=args.strata)]
     if args.json:
         print_json({"matrices": [{"measure": m.measure, "source": m.source, "systems": list(m.systems),
                                   "topics": list(m.topics), "strata": None if m.strata is None else list(m.strata),
@@ -916,7 +918,8 @@ def _add_validate(subparsers) -> None:
                          "name planner predict / size --method and a study's method: accept. "
                          "Definitions: docs/validation.md.")
     p.add_argument("--scores", required=True, metavar="FILE",
-                   help="wide CSV, tidy CSV/TSV or folder of trec_eval -q files")
+                   help="wide CSV, tidy CSV/TSV, folder of trec_eval -q files, or an embedded data set "
+                        "(dl19-passage, dl20-passage; measure default nDCG@10)")
     p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
     p.add_argument("--pilot", required=True, type=int, metavar="N0", help="pilot size (topics)")
     p.add_argument("--topics", required=True, metavar="N,N,...",
@@ -933,12 +936,11 @@ def _add_validate(subparsers) -> None:
 
 
 def _cmd_validate(args) -> int:
-    from .collection import load_scores
     from .pilot import validate
 
     topics = parse_int_list(args.topics, option="--topics", minimum=1)
     methods = parse_name_list(args.methods, option="--methods")
-    scores = load_scores(args.scores, measure=args.measure)
+    scores = _load_scores(args.scores, measure=args.measure)
     names = {"pilot": "--pilot", "topics": "--topics", "repeats": "--repeats", "subsets": "--subsets",
              "methods": "--methods"}
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import warnings
 
 import numpy as np
@@ -362,6 +363,44 @@ def test_cli_scores_embedded_dataset(capsys):
     # a measure given twice wrote every tidy row twice, a table planner cannot read back
     assert main(["scores", "dl19-passage", "--measure", "nDCG@10", "--measure", "nDCG@10", "--tidy"]) == 2
     assert "--measure: measure 'nDCG@10' given more than once" in capsys.readouterr().err
+
+
+def test_every_scores_option_takes_an_embedded_dataset(capsys, tmp_path):
+    # --scores NAME loads planner.datasets NAME (as `planner scores NAME` does) when no such
+    # file exists; a file of that name still wins
+    import planner
+    from planner.cli import main
+
+    m = planner.datasets.load("dl20-passage", measure="AP(rel=2)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        for argv in (["fit", "--json"], ["predict", "--topics", "20", "--method", "analytic", "--json"],
+                     ["validate", "--pilot", "20", "--topics", "10", "--repeats", "2", "--methods", "analytic",
+                      "--json"]):
+            assert main(argv + ["--scores", "dl20-passage", "--measure", "AP"]) == 0, argv
+            text = capsys.readouterr().out
+            assert "AP(rel=2)" in text and ("dl20-passage" in text or '"n_systems": 59' in text), argv
+        assert main(["size", "--design", "paired-t", "--min-diff", "0.05", "--scores", "dl20-passage",
+                     "--measure", "AP", "--json"]) == 0
+        n = planner.topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8).n_topics
+        assert json.loads(capsys.readouterr().out)["n_topics"] == n
+        ref = planner.fit(m)
+        assert main(["fit", "--scores", "dl20-passage", "--measure", "AP(rel=2)", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["components"]["var_e"] == pytest.approx(ref.var_e, rel=1e-12)
+        assert main(["fit", "--scores", "dl20-passage", "--measure", "ERR"]) == 2
+        assert "measure 'ERR' is not shipped" in capsys.readouterr().err
+        # a file named like a data set is read as the file
+        f = tmp_path / "dl20-passage"
+        f.write_text("topic,a,b\nt1,0.1,0.2\nt2,0.3,0.5\nt3,0.2,0.2\n")
+        import os
+
+        cwd = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            assert main(["fit", "--scores", "dl20-passage", "--json"]) == 0
+        finally:
+            os.chdir(cwd)
+        assert json.loads(capsys.readouterr().out)["components"]["n_systems"] == 2
 
 
 # ------------------------------------------------- byte-order marks (audit 7, 8)
