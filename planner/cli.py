@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import sys
 import warnings
 from typing import Callable
@@ -43,8 +44,15 @@ def _sub(subparsers, name: str, help: str, examples: str, description: str | Non
     return p
 
 
-def print_json(obj) -> None:
-    """Print ``obj`` as JSON (NaN/inf become null)."""
+def print_json(obj, args=None) -> None:
+    """Print ``obj`` as JSON (NaN/inf become null). With the command's ``args``, an object
+    gets a ``provenance`` entry: the command line and the versions behind its numbers."""
+    if args is not None and isinstance(obj, dict) and "provenance" not in obj:
+        from .report import versions
+
+        argv = getattr(args, "argv", None)
+        obj = {**obj, "provenance": {"command": None if argv is None else shlex.join([PROG, *argv]),
+                                     "versions": versions()}}
     print(json.dumps(_jsonable(obj), indent=2, allow_nan=False))
 
 
@@ -217,7 +225,7 @@ def _cmd_size(args) -> int:
                          correction=args.correction, width=args.width,
                          resamples=args.resamples or 0, rng=args.seed)
     if args.json:
-        print_json(res.to_dict())
+        print_json(res.to_dict(), args)
         return 0
     print(f"design {res.design} ({res.method}), solved for {res.solved_for}")
     print(f"  topics        {res.n_topics}")
@@ -265,7 +273,7 @@ def _size_allocate(args) -> int:
             raise
         raise ParameterError(exc.message, parameter=opt) from None
     if args.json:
-        print_json(res.to_dict())
+        print_json(res.to_dict(), args)
         return 0
     print(f"allocation of {args.allocate} topics, or of their cost when strata cost differently "
           f"({res.variance_note})")
@@ -300,7 +308,7 @@ def _size_target(args) -> int:
             raise
         raise ParameterError(exc.message, parameter=opt) from None
     if args.json:
-        print_json(res.to_dict())
+        print_json(res.to_dict(), args)
         return 0
     n = "none up to the search limit" if res.n_topics is None else str(res.n_topics)
     print(f"target {res.target} {res.direction} {res.value} ({res.method}, variance {res.variance})")
@@ -376,7 +384,7 @@ def _cmd_study(args) -> int:
     secs = _time.perf_counter() - t0
     if args.json:
         print_json({"study": res.name, "out": res.out, "seconds": round(secs, 2),
-                    "answer": res.answer, "seed": res.results.get("seed")})
+                    "answer": res.answer, "seed": res.results.get("seed")}, args)
         return 0
     print(res.answer.get("text", "").replace("**", ""))
     for b in res.answer.get("buys", []):
@@ -475,7 +483,7 @@ def _cmd_predict(args) -> int:
     if filt is not None:
         out["filter"] = dict(filt, removed_topics=list(removed))
     if args.json:
-        print_json(out)
+        print_json(out, args)
         return 0
     print(f"{args.scores}: {len(curve.systems)} systems x {curve.n_collection_topics} topics, "
           f"{curve.pair_a.size} pairs; method {curve.method}, variance {curve.variance}, "
@@ -598,7 +606,7 @@ def _cmd_fit(args) -> int:
         if variants is not None:
             out["variants"] = {"components": variants.to_dict(),
                                "dstudy": variants.dstudy(topics or [comp.n_topics]).to_dict()["rows"]}
-        print_json(out)
+        print_json(out, args)
         return 0
     print(f"{args.scores}: {comp.n_systems} systems x {comp.n_topics} topics"
           + (f" ({comp.n_cells} observed cells)" if comp.n_cells != comp.n_systems * comp.n_topics else "")
@@ -758,7 +766,7 @@ def _cmd_budget(args) -> int:
     if args.json:
         print_json({"target": target, "value": value, "variance": None if args.topics is not None else args.variance,
                     "budget": res.to_dict(), "pool_study": None if study is None else study.to_dict(),
-                    "growth": None if growth is None else growth.to_dict()})
+                    "growth": None if growth is None else growth.to_dict()}, args)
         return 0
     what = (f"{target} {value} (analytic, variance {args.variance})" if args.topics is None
             else f"{args.topics} topics (fixed)")
@@ -841,7 +849,7 @@ def _cmd_scores(args) -> int:
     if args.json:
         print_json({"matrices": [{"measure": m.measure, "source": m.source, "systems": list(m.systems),
                                   "topics": list(m.topics), "strata": None if m.strata is None else list(m.strata),
-                                  "values": m.values, "report": m.meta.get("report")} for m in mats]})
+                                  "values": m.values, "report": m.meta.get("report")} for m in mats]}, args)
         return 0
     tidy = args.tidy or len(mats) > 1 or mats[0].has_variants
     if tidy:
@@ -887,7 +895,7 @@ def _cmd_pool(args) -> int:
     pool_runs = None if args.pool_runs is None else parse_name_list(args.pool_runs, option="--pool-runs")
     ps = pool_stats(args.runs, args.qrels, depths=depths, pool_runs=pool_runs, duplicates=args.duplicates)
     if args.json:
-        print_json(ps.to_dict())
+        print_json(ps.to_dict(), args)
         return 0
     if args.per == "summary":
         df = ps.summary()
@@ -951,7 +959,7 @@ def _cmd_validate(args) -> int:
             raise ParameterError(exc.message, parameter=names[exc.parameter]) from None
         raise
     if args.json:
-        print_json(v.to_dict())
+        print_json(v.to_dict(), args)
         return 0
     print(f"{args.scores}: {v.n_systems} systems x {v.n_topics} topics; pilot {v.pilot}, "
           f"{v.repeats} repeats, {v.subsets} held-out subset pairs each, seed {v.seed}")
@@ -1055,6 +1063,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     handler = dict((add.__name__[len("_add_"):], cmd) for add, cmd in COMMANDS)[args.command.replace("-", "_")]
     warnings.showwarning = _show_warning
     try:

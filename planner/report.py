@@ -70,6 +70,23 @@ def jsonable(obj):
     return plain(obj)
 
 
+def versions() -> dict:
+    """The versions behind every number: planner, Python and the libraries that compute or read."""
+    import sys
+    from importlib import metadata
+
+    from . import __version__
+
+    out = {"planner": __version__, "python": sys.version.split()[0]}
+    for pkg in ("numpy", "scipy", "pandas", "statsmodels", "matplotlib", "ir-measures", "jsonschema",
+                "pyyaml"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
 def dump_json(obj) -> str:
     """Deterministic JSON text (indent 2, NaN as null, trailing newline)."""
     return json.dumps(jsonable(obj), indent=2, allow_nan=False, ensure_ascii=False) + "\n"

@@ -1476,21 +1476,6 @@ def _pool_study(sc: dict) -> dict:
                     "topic = mean over topics of distinct documents in the union of the pooled runs' top k"}
 
 
-def _versions() -> dict:
-    from importlib import metadata
-
-    from . import __version__
-
-    out = {"planner": __version__, "python": sys.version.split()[0]}
-    for pkg in ("numpy", "scipy", "pandas", "statsmodels", "matplotlib", "ir-measures", "jsonschema",
-                "pyyaml"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            out[pkg] = None
-    return out
-
-
 def _fmt_n(n) -> str:
     return "not reached" if n is None else str(int(n))
 
@@ -1878,6 +1863,8 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
         from .errors import DegenerateDataWarning
 
         warnings.warn(w, DegenerateDataWarning, stacklevel=2)
+    from .report import versions as _versions
+
     versions = _versions()
     inputs: list[dict] = []
     for s in scens_l:

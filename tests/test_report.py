@@ -4,6 +4,7 @@ every figure, deterministic JSON, atomic move into place, refusal without force.
 from __future__ import annotations
 
 import json
+import warnings
 from html.parser import HTMLParser
 
 import numpy as np
@@ -155,3 +156,32 @@ def test_sigterm_while_writing_removes_the_temporary_folder(tmp_path):
             proc.wait()
     assert list(tmp_path.iterdir()) == []
 
+
+
+def test_every_json_output_records_command_and_versions(capsys):
+    # the seed alone does not reproduce a number: the command line and the library versions do
+    import shlex
+
+    import numpy
+    import scipy
+
+    from planner.cli import main
+
+    runs = (["fit", "--scores", "dl19-passage"],
+            ["predict", "--scores", "dl19-passage", "--topics", "20", "--method", "bootstrap", "--resamples", "50",
+             "--seed", "3"],
+            ["size", "--design", "ci", "--width", "0.1", "--sigma2", "0.04"],
+            ["validate", "--scores", "dl20-passage", "--pilot", "20", "--topics", "10", "--repeats", "2"],
+            ["budget", "--dataset", "dl19-passage", "--topic-cost", "10", "--judgment-cost", "1", "--topics", "50"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for argv in runs:
+            assert main(argv + ["--json"]) == 0, argv
+            prov = json.loads(capsys.readouterr().out)["provenance"]
+            assert prov["command"] == shlex.join(["planner", *argv, "--json"])
+            v = prov["versions"]
+            assert v["numpy"] == numpy.__version__ and v["scipy"] == scipy.__version__ and v["planner"]
+    # the study's results.json keeps its own provenance block (same versions)
+    from planner.report import versions
+
+    assert versions()["numpy"] == numpy.__version__
