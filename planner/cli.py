@@ -438,7 +438,8 @@ def _add_predict(subparsers) -> None:
     p.add_argument("--seed", type=_seed, default=None, metavar="N", help="random seed")
     p.add_argument("--strata", default=None, metavar="FILE", help="topic metadata CSV (topic, stratum)")
     p.add_argument("--allocation", default=None, choices=["uniform", "stratified", "proportional", "optimal"],
-                   help="with --strata: how n is spread over strata (default stratified = proportional)")
+                   help="with --strata: how n is spread over strata (default stratified = proportional; "
+                        "needs --method analytic, bootstrap or subsample)")
     p.add_argument("--filter", default=None, metavar="LO:HI[:SPREAD]",
                    help="drop uninformative topics first (all systems <= LO or >= HI, or range < SPREAD)")
     p.add_argument("--bins", action="store_true", help="also print the summaries by bins of |difference|")
@@ -450,6 +451,13 @@ def _cmd_predict(args) -> int:
     topics = parse_int_list(args.topics, option="--topics", minimum=2)
     if args.allocation is not None and args.strata is None and args.allocation != "uniform":
         raise ParameterError("needs --strata FILE", parameter="--allocation")
+    from .simulate import PREDICTIVE
+
+    if args.strata is not None and args.allocation in (None, "stratified", "proportional", "optimal") \
+            and (args.method in PREDICTIVE or args.method == "parametric"):
+        raise ParameterError(f"method {args.method!r}{' (the default)' if args.method == 'predictive' else ''} "
+                             f"draws no topics within strata; with --strata give --method analytic, bootstrap "
+                             f"or subsample, or --allocation uniform", parameter="--allocation")
     scores = _load_scores(args.scores, measure=args.measure, strata=args.strata)
     removed = None
     filt = None
@@ -916,7 +924,7 @@ def _add_validate(subparsers) -> None:
     p = _sub(subparsers, "validate", "check pilot-based swap/reversal predictions against held-out topics",
              """  planner validate --scores terabyte2006_ap.csv --pilot 25 --topics 25,50,62
   planner validate --scores terabyte2006_ap.csv --pilot 25 --topics 25,50,62 --repeats 50 --seed 1 --json
-  planner validate --scores ap.csv --pilot 20 --topics 10,20 --methods predictive,analytic,bootstrap""",
+  planner validate --scores ap.csv --pilot 20 --topics 10,15 --methods predictive,analytic,bootstrap""",
              description="Repeatedly split the topics at random into a pilot of --pilot topics and the "
                          "disjoint remainder; predict the mean swap and reversal rate over all system "
                          "pairs at each topic count from the pilot alone, measure them on pairs of "

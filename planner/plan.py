@@ -946,7 +946,8 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         # interval could even exclude this method's n (a parametric 251 against [101, 248])
         if resamples > 0:
             imethod = (f"none ({method}: an interval on n would re-run the simulation on every topic "
-                       "resample; the analytic method's interval is the nearest available)")
+                       "resample; --method analytic gives one, but for the analytic estimator, which "
+                       "can exclude this method's n)")
     elif target in ("erho2", "phi"):
         lower, upper, imethod = _dstudy_interval(scores, target, value, interval)
     elif resamples > 0:

@@ -102,7 +102,8 @@ Methods
     ``swap(n) = A exp(-B n)`` fitted by least squares on ``log swap`` over the
     computed counts (overall and per |difference| bin; a fit with ``B <= 0``, a swap
     rate that does not fall with ``n``, is not used and leaves its counts undefined,
-    with a warning); see :attr:`Curve.extrapolation`. Without-replacement sets of half the
+    with a warning; no swap at the largest computed count extrapolates as 0); see
+    :attr:`Curve.extrapolation`. Without-replacement sets of half the
     collection vary less than independent samples, so these intervals are narrow.
 ``parametric``
     New topics from the fitted two-way model ``x[s,t] = mu + a[s] + b[t] +
@@ -1395,34 +1396,55 @@ def _fit_exp(ns: np.ndarray, sw: np.ndarray):
             "extrapolates": bool(-slope > 0)}
 
 
+def _zero_fit(ns: np.ndarray, sw: np.ndarray):
+    """No swap at the largest simulated count (and fewer than 2 positive rates to fit): the
+    expected swap rate only falls with n, so the counts above T/2 are extrapolated as 0."""
+    fin = np.isfinite(sw)
+    if not fin.any() or sw[fin][np.argmax(ns[fin])] != 0:
+        return None
+    return {"A": 0.0, "B": None, "fit_topics": [int(v) for v in ns[fin]], "extrapolates": True,
+            "zero": True}
+
+
+def _exp_value(fit: dict, n: int) -> float:
+    return 0.0 if fit.get("zero") else fit["A"] * math.exp(-fit["B"] * n)
+
+
 def _extrapolate(ns, computed, rows, bin_rows, B):
     """Voorhees-Buckley exponential extrapolation of the swap rate to ``n > T/2``.
 
     A fit whose swap rate does not fall with ``n`` (``B <= 0``) is kept in the output
     with ``"extrapolates": False`` and its counts above ``T/2`` stay undefined (NaN):
     growing it would leave [0, 1]. It happens in the bin of near-ties, where two
-    disjoint halves of a finite collection tend to order a pair oppositely.
+    disjoint halves of a finite collection tend to order a pair oppositely. A bin (or the
+    whole curve) with no swap at its largest simulated count and fewer than two positive
+    rates is extrapolated as 0 (``"zero": True``); one with a single positive rate at its
+    largest count cannot be fitted and stays NaN, with a warning naming it.
     """
     comp = np.array([n for n, c in zip(ns, computed) if c])
     sw = np.array([r["swap_rate_mean"] for r, c in zip(rows, computed) if c])
-    fit = _fit_exp(comp, sw)
+    fit = _fit_exp(comp, sw) or _zero_fit(comp, sw)
     by_bin = []
     rising = []
+    unfit = []
     for k in range(B):
         brs = [br for br in bin_rows if br["bin_lo"] == bin_rows[k]["bin_lo"]]
         bsw = np.array([br["swap_rate_mean"] for br, c in zip(brs, computed) if c])
-        f = _fit_exp(comp, bsw) if bsw.size else None
+        f = (_fit_exp(comp, bsw) or _zero_fit(comp, bsw)) if bsw.size else None
         by_bin.append({"bin_lo": bin_rows[k]["bin_lo"], "bin_hi": bin_rows[k]["bin_hi"], "fit": f})
+        label = f"[{bin_rows[k]['bin_lo']:g}, {bin_rows[k]['bin_hi']:g})"
         if f is not None and not f["extrapolates"] and not all(computed):
-            rising.append(f"[{bin_rows[k]['bin_lo']:g}, {bin_rows[k]['bin_hi']:g})")
+            rising.append(label)
+        if f is None and bsw.size and np.isfinite(bsw).any() and not all(computed):
+            unfit.append(label)
         if f is not None and f["extrapolates"]:
             for br, c in zip(brs, computed):
                 if not c:
-                    br["swap_rate_mean"] = f["A"] * math.exp(-f["B"] * br["n_topics"])
+                    br["swap_rate_mean"] = _exp_value(f, br["n_topics"])
     if fit is not None and fit["extrapolates"]:
         for r, c in zip(rows, computed):
             if not c:
-                s = fit["A"] * math.exp(-fit["B"] * r["n_topics"])
+                s = _exp_value(fit, r["n_topics"])
                 r["swap_rate_mean"] = s
                 r["kendall_tau_mean"] = 1.0 - 2.0 * s
     elif fit is not None:
@@ -1434,6 +1456,10 @@ def _extrapolate(ns, computed, rows, bin_rows, B):
             warnings.warn("subsample: fewer than 2 simulated topic counts (<= T/2) with a positive "
                           "swap rate; counts above T/2 cannot be extrapolated", DegenerateDataWarning,
                           stacklevel=3)
+    if unfit:
+        warnings.warn("subsample: fewer than 2 simulated topic counts with a positive swap rate in "
+                      + ", ".join(unfit) + "; counts above T/2 are not extrapolated there",
+                      DegenerateDataWarning, stacklevel=3)
     if rising:
         warnings.warn("subsample: the swap rate does not fall with n (fitted B <= 0) for "
                       + ", ".join(rising) + "; counts above T/2 are not extrapolated there (disjoint "

@@ -675,6 +675,12 @@ def test_cli_predict_text_and_filter(shared_data, capsys):
     (["--topics", "25", "--alpha", "2"], "--alpha: must be in (0, 1)"),
     (["--topics", "25", "--variance", "bogus"], "--variance: unknown variance selector"),
     (["--topics", "25", "--allocation", "optimal"], "--allocation: needs --strata FILE"),
+    # the documented default allocation (stratified) with the default method used to fail with a
+    # message that named neither way out
+    (["--topics", "25", "--strata", "s.csv"], "--allocation: method 'predictive' (the default) draws no "
+                                               "topics within strata; with --strata give --method analytic"),
+    (["--topics", "25", "--strata", "s.csv", "--method", "parametric", "--allocation", "optimal"],
+     "--allocation: method 'parametric' draws no topics within strata"),
     (["--topics", "25", "--method", "bootstrap", "--variance", "pooled"], "--variance:"),
     (["--topics", "25", "--filter", "0"], "--filter: expected LO:HI"),
     (["--topics", "25", "--method", "predictive-bogus"], "method: unknown method 'predictive-bogus'"),
@@ -758,6 +764,25 @@ def test_subsample_does_not_extrapolate_a_rising_swap_rate(adhoc5):
             else:
                 assert math.isnan(br["swap_rate_mean"]) or 0.0 <= br["swap_rate_mean"] <= 1.0
     assert all(0.0 <= r["swap_rate_mean"] <= 1.0 for r in c.rows)
+
+
+def test_subsample_bin_with_no_swaps_extrapolates_to_zero(adhoc5):
+    # TREC-5 AP, seed 7: the pairs more than 0.2 apart never swap at 10, 20 or 25 topics; the
+    # counts above T/2 were left undefined ('-') without a warning; they are 0 (the expected
+    # swap rate only falls with n), and the fit says so
+    c = simulate.predict(adhoc5, topics=[10, 20, 25, 50, 100], method="subsample", resamples=300, rng=7)
+    top = [br for br in c.bins if br["bin_lo"] == 0.2]
+    assert [br["swap_rate_mean"] for br in top if br["n_topics"] <= 25] == [0.0, 0.0, 0.0]
+    assert [br["swap_rate_mean"] for br in top if br["n_topics"] > 25] == [0.0, 0.0]
+    fit = {b["bin_lo"]: b["fit"] for b in c.extrapolation["by_bin"]}[0.2]
+    assert fit["zero"] is True and fit["extrapolates"] is True
+    # a lone positive rate at the largest simulated count cannot be fitted: NaN, and named
+    rows = [{"n_topics": 10, "swap_rate_mean": 0.0}, {"n_topics": 20, "swap_rate_mean": 0.01},
+            {"n_topics": 40, "swap_rate_mean": float("nan")}]
+    bins = [dict(r, bin_lo=0.0, bin_hi=0.5) for r in rows]
+    with pytest.warns(DegenerateDataWarning, match=r"fewer than 2 .* in \[0, 0\.5\)"):
+        simulate._extrapolate([10, 20, 40], [True, True, False], [dict(r) for r in rows], bins, 1)
+    assert math.isnan(bins[2]["swap_rate_mean"])
 
 
 def test_subsample_without_fit_points_warns(adhoc5_small):

@@ -819,3 +819,24 @@ def test_variance_percentile_100_is_accepted_like_the_library():
     # the schema and planner.variance.parse_selector share one range, 0 < Q <= 100
     cfg = load_config({**BASE, "variance": "percentile:100"})
     assert "percentile:100" in json.dumps(cfg.to_dict())
+
+
+def test_the_annotated_file_in_docs_studies_md():
+    # the reference block of docs/studies.md: as written it passes the schema and fails only on
+    # what its preface says (pool needs runs + qrels); without pool, costs and variants it runs
+    text = (Path(__file__).resolve().parents[1] / "docs" / "studies.md").read_text()
+    block = text.split("## The file", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
+    doc = yaml.safe_load(block)
+    import jsonschema
+
+    jsonschema.validate(doc, schema())
+    with pytest.raises(ConfigError, match="pool study needs a collection with runs"):
+        load_config(doc)
+    lines = [ln for ln in block.splitlines() if not ln.startswith(("pool:", "costs:", "variants:"))]
+    doc = yaml.safe_load("\n".join(lines))
+    doc.update(resamples=20, topics=[10, 43, 100])
+    res = run_study(doc, quiet=True, write=False)
+    sc = res.results["scenarios"]        # the one scenario 'deep' (AP) crossed with both methods
+    assert [(s["settings"]["measure"], s["settings"]["method"]) for s in sc] == \
+        [("AP(rel=2)", "analytic"), ("AP(rel=2)", "bootstrap")]
+    assert res.answer["n_topics"] is not None
