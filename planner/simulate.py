@@ -1456,7 +1456,7 @@ def _extrapolate(ns, computed, rows, bin_rows, B):
             warnings.warn("subsample: fewer than 2 simulated topic counts (<= T/2) with a positive "
                           "swap rate; counts above T/2 cannot be extrapolated", DegenerateDataWarning,
                           stacklevel=3)
-    if unfit:
+    if unfit and fit.get("A") is not None:     # (without an overall fit its own warning says it)
         warnings.warn("subsample: fewer than 2 simulated topic counts with a positive swap rate in "
                       + ", ".join(unfit) + "; counts above T/2 are not extrapolated there",
                       DegenerateDataWarning, stacklevel=3)

@@ -777,12 +777,14 @@ def test_subsample_bin_with_no_swaps_extrapolates_to_zero(adhoc5):
     fit = {b["bin_lo"]: b["fit"] for b in c.extrapolation["by_bin"]}[0.2]
     assert fit["zero"] is True and fit["extrapolates"] is True
     # a lone positive rate at the largest simulated count cannot be fitted: NaN, and named
-    rows = [{"n_topics": 10, "swap_rate_mean": 0.0}, {"n_topics": 20, "swap_rate_mean": 0.01},
+    rows = [{"n_topics": 10, "swap_rate_mean": 0.02}, {"n_topics": 20, "swap_rate_mean": 0.01},
             {"n_topics": 40, "swap_rate_mean": float("nan")}]
     bins = [dict(r, bin_lo=0.0, bin_hi=0.5) for r in rows]
+    bins[0]["swap_rate_mean"] = 0.0
     with pytest.warns(DegenerateDataWarning, match=r"fewer than 2 .* in \[0, 0\.5\)"):
-        simulate._extrapolate([10, 20, 40], [True, True, False], [dict(r) for r in rows], bins, 1)
-    assert math.isnan(bins[2]["swap_rate_mean"])
+        fit = simulate._extrapolate([10, 20, 40], [True, True, False], rows, bins, 1)
+    assert math.isnan(bins[2]["swap_rate_mean"]) and rows[2]["swap_rate_mean"] == pytest.approx(0.0025)
+    assert fit["B"] == pytest.approx(math.log(2) / 10)
 
 
 def test_subsample_without_fit_points_warns(adhoc5_small):
