@@ -821,6 +821,24 @@ def _score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
     return np.rint(np.ldexp(xg, k)), math.ldexp(1.0, -k)
 
 
+def _exact_dbar(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each pair's observed mean difference, from the scores' integer grid (:func:`_score_grid`).
+
+    Every system's total is an exact integer there, so pairs with equal totals get exactly 0
+    (a tie: reversal 0.5) and, on a decimal grid, a difference is the double nearest its
+    decimal value (one rounding), so that e.g. 0.02 falls in the bin ``[0.02, 0.03)``. The
+    float mean of the differences can instead be 1e-18 for a tie, or 0.019999999999999987
+    (TREC-6 P@10). On a binary grid the value moves by at most ``2^-50 max|x|``.
+    """
+    T = x.shape[1]
+    q, unit = _score_grid(x, T)
+    tot = q.sum(axis=1)                      # exact integers below 2^50
+    diff = tot[a] - tot[b]
+    if unit <= 1.0:
+        return diff / (T * float(round(1.0 / unit)))
+    return diff * unit / T
+
+
 def _pair_diff(M: np.ndarray, aa: np.ndarray, bb: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``out[i] = M[aa[i]] - M[bb[i]]``, computed in ``M``'s precision and rounded to ``out``'s.
 
@@ -1058,6 +1076,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     # the pair passes (differences in blocks) stay within max_memory as well
     pblock = max(T, min(2_000_000, int(max_memory) // 24))
     dbar, s2 = pair_moments(x, a, b, block=pblock)
+    dbar = _exact_dbar(x, a, b)
     comps = _components(m)
     if comps["var_s"] == 0:
         warnings.warn("variance component of systems is 0 (truncated): Erho2 and Phi are 0",

@@ -766,6 +766,39 @@ def test_subsample_does_not_extrapolate_a_rising_swap_rate(adhoc5):
     assert all(0.0 <= r["swap_rate_mean"] <= 1.0 for r in c.rows)
 
 
+def test_observed_difference_is_exact_on_decimal_scores(shared_data):
+    # TREC-6 P@10 (statistics audit): the means are multiples of 0.002, and the float mean of
+    # the differences made 14 exact ties +-1e-18 (bootstrap reversal 0.478-0.528 instead of
+    # the tie's 0.5) and put 31 pairs one bin low (|dbar| = 0.02 as 0.019999999999999987).
+    # Reference: the same bins in exact rational arithmetic from the CSV text.
+    from fractions import Fraction
+
+    import pandas as pd
+
+    path = shared_data / "trec-adhoc" / "adhoc6_p10.csv"
+    raw = pd.read_csv(path, dtype=str)
+    from planner.collection import load_scores
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        m = load_scores(path)
+        c = simulate.predict(m, topics=[10], method="bootstrap", resamples=200, rng=1)
+    tot = {sy: sum(Fraction(v) for v in raw[sy]) for sy in m.systems}
+    T = m.n_topics
+    edges = [Fraction(e) for e in ("0", "0.01", "0.02", "0.03", "0.05", "0.1", "0.2")]
+    exact = np.zeros(7, int)
+    ties = []
+    for i, (a, b) in enumerate(zip(c.pair_a, c.pair_b)):
+        d = (tot[m.systems[a]] - tot[m.systems[b]]) / T
+        exact[max(j for j in range(7) if abs(d) >= edges[j])] += 1
+        assert float(d) == c.dbar[i]               # the nearest double to the exact value
+        if d == 0:
+            ties.append(i)
+    assert [r["n_pairs"] for r in c.bins if r["n_topics"] == 10] == exact.tolist()
+    assert len(ties) == 15
+    assert np.all(c.per_pair["reversal_rate"][ties, 0] == 0.5)
+
+
 def test_subsample_bin_with_no_swaps_extrapolates_to_zero(adhoc5):
     # TREC-5 AP, seed 7: the pairs more than 0.2 apart never swap at 10, 20 or 25 topics; the
     # counts above T/2 were left undefined ('-') without a warning; they are 0 (the expected
