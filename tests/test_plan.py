@@ -382,6 +382,14 @@ def test_allocation_with_costs_same_cost():
         got = plan._round_alloc_cost(q, c, B, a)
         assert (got * c).sum() <= B + 1e-9 and got.min() >= 2
         assert (a / got).sum() == pytest.approx(exhaustive(a, c, B), rel=1e-12)
+    # a search cut short (branch budget) keeps a feasible allocation no worse than its start
+    a, c = np.array([1e-3, 2e-3, 5e-4, 3e-3, 1e-3]), np.array([1.0, 5.0, 1.7, 10.0, 3.0])
+    B = 5000.0
+    start = np.array([400, 150, 300, 80, 200])
+    assert (start * c).sum() <= B
+    for cap in (1, 50, 10 ** 6):
+        got = plan._exact_alloc_cost(a, c, B, 2, start, max_nodes=cap)
+        assert (got * c).sum() <= B and got.min() >= 2 and (a / got).sum() <= (a / start).sum()
     with pytest.raises(ParameterError):
         plan.allocate(_toy(), n=20)   # no strata
     with pytest.raises(ParameterError):
