@@ -711,6 +711,30 @@ def _swap_distinct(pos: np.ndarray, neg: np.ndarray, R: int) -> np.ndarray:
     return (2.0 * cp * cm + 0.5 * with_tie) / tot
 
 
+def _order_rates(mean: np.ndarray, dbar: np.ndarray, halves: bool, count) -> tuple:
+    """Per-pair swap and reversal rates from resampled mean differences ``mean`` (c, R).
+
+    Reversal: share of resamples ordering the pair against ``dbar`` (a tie, or
+    ``dbar = 0``, counts half). Swap: with ``halves``, share of the paired
+    disjoint sets (column ``j`` and ``j + R/2``) that disagree, else over distinct
+    pairs of resamples (:func:`_swap_distinct`). ``count(mask)`` counts True per row.
+    """
+    R = mean.shape[1]
+    pos = count(mean > 0)
+    neg = count(mean < 0)
+    zero = R - pos - neg
+    sg = np.sign(dbar)
+    opp = np.where(sg > 0, neg, pos)
+    rev = np.where(sg == 0, 0.5, (opp + 0.5 * zero) / R)
+    if halves:
+        h = R // 2
+        prod = np.sign(mean[:, :h]) * np.sign(mean[:, h:])
+        swap = (count(prod < 0) + 0.5 * count(prod == 0)) / h
+    else:
+        swap = _swap_distinct(pos, neg, R)
+    return swap, rev
+
+
 def _draw_stats(mean: np.ndarray, thr: np.ndarray, dbar: np.ndarray, alpha: float, min_diff: float,
                 halves: bool = False, scale: float = 1.0) -> dict:
     """Per-pair statistics from resampled means ``mean`` (c, R) and thresholds ``thr``.
@@ -721,18 +745,7 @@ def _draw_stats(mean: np.ndarray, thr: np.ndarray, dbar: np.ndarray, alpha: floa
     partially sorted in place (for the percentiles).
     """
     c, R = mean.shape
-    pos = np.count_nonzero(mean > 0, axis=1)
-    neg = np.count_nonzero(mean < 0, axis=1)
-    zero = R - pos - neg
-    sg = np.sign(dbar)
-    opp = np.where(sg > 0, neg, pos)
-    rev = np.where(sg == 0, 0.5, (opp + 0.5 * zero) / R)
-    if halves:
-        h = R // 2
-        prod = np.sign(mean[:, :h]) * np.sign(mean[:, h:])
-        swap = (np.count_nonzero(prod < 0, axis=1) + 0.5 * np.count_nonzero(prod == 0, axis=1)) / h
-    else:
-        swap = _swap_distinct(pos, neg, R)
+    swap, rev = _order_rates(mean, dbar, halves, lambda m: np.count_nonzero(m, axis=1))
     if thr is None:
         sig = power = np.full(c, np.nan)
     else:
@@ -940,19 +953,7 @@ def _fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, d
     c = aa.size
     R = Msys.shape[1]
     u = _pair_diff(Msys, aa, bb, np.empty((c, R), dtype=dtype))
-    pos = _count(u > 0)
-    neg = _count(u < 0)
-    zero = R - pos - neg
-    sg = np.sign(dbar)
-    opp = np.where(sg > 0, neg, pos)
-    rev = np.where(sg == 0, 0.5, (opp + 0.5 * zero) / R)
-    if halves:
-        h = R // 2
-        prod = np.sign(u[:, :h]) * np.sign(u[:, h:])
-        swap = (_count(prod < 0) + 0.5 * _count(prod == 0)) / h
-        del prod
-    else:
-        swap = _swap_distinct(pos, neg, R)
+    swap, rev = _order_rates(u, dbar, halves, _count)
     if Q is None:
         sig = power = np.full(c, np.nan)
     else:
