@@ -44,6 +44,14 @@ def _sub(subparsers, name: str, help: str, examples: str, description: str | Non
     return p
 
 
+def _scores_option(p: argparse.ArgumentParser) -> None:
+    """The required ``--scores FILE`` and optional ``--measure`` of fit, predict and validate."""
+    p.add_argument("--scores", required=True, metavar="FILE",
+                   help="wide CSV, tidy CSV/TSV, folder of trec_eval -q files, or an embedded data set "
+                        "(dl19-passage, dl20-passage; measure default nDCG@10)")
+    p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
+
+
 def print_json(obj, args=None) -> None:
     """Print ``obj`` as JSON (NaN/inf become null). With the command's ``args``, an object
     gets a ``provenance`` entry: the command line and the versions behind its numbers."""
@@ -419,10 +427,7 @@ def _add_predict(subparsers) -> None:
                          "of systems, the expected Kendall tau, the median and 90th percentile of the "
                          "pairs' interval widths, the mean power of the paired t-test at --min-diff, "
                          "the discriminative power, Erho2 and Phi (definitions: docs/simulate.md).")
-    p.add_argument("--scores", required=True, metavar="FILE",
-                   help="wide CSV, tidy CSV/TSV, folder of trec_eval -q files, or an embedded data set "
-                        "(dl19-passage, dl20-passage; measure default nDCG@10)")
-    p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
+    _scores_option(p)
     p.add_argument("--topics", required=True, metavar="N,N,...", help="topic counts, e.g. 25,50,100")
     p.add_argument("--method", default="predictive",
                    metavar="METHOD",
@@ -550,10 +555,7 @@ def _add_fit(subparsers) -> None:
                          "at level 1-alpha), the topics needed for Erho2/Phi targets and the variance of "
                          "per-topic differences under each selector (pair, pooled, within-system, "
                          "percentile:95). Definitions: docs/variance.md.")
-    p.add_argument("--scores", required=True, metavar="FILE",
-                   help="wide CSV, tidy CSV/TSV, folder of trec_eval -q files, or an embedded data set "
-                        "(dl19-passage, dl20-passage; measure default nDCG@10)")
-    p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
+    _scores_option(p)
     p.add_argument("--strata", default=None, metavar="FILE", help="topic metadata CSV (topic, stratum): per-stratum fits")
     p.add_argument("--drop", type=float, default=0.0, metavar="Q",
                    help="drop the systems whose mean is below the Q-quantile of system means first (gt4ireval)")
@@ -933,10 +935,7 @@ def _add_validate(subparsers) -> None:
                          "bootstrap standard error), and the method that predicted best here, whose "
                          "name planner predict / size --method and a study's method: accept. "
                          "Definitions: docs/validation.md.")
-    p.add_argument("--scores", required=True, metavar="FILE",
-                   help="wide CSV, tidy CSV/TSV, folder of trec_eval -q files, or an embedded data set "
-                        "(dl19-passage, dl20-passage; measure default nDCG@10)")
-    p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
+    _scores_option(p)
     p.add_argument("--pilot", required=True, type=int, metavar="N0", help="pilot size (topics)")
     p.add_argument("--topics", required=True, metavar="N,N,...",
                    help="topic counts to predict, each at most half of the held-out topics")
