@@ -1408,11 +1408,15 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
 
 
 def _fit_exp(ns: np.ndarray, sw: np.ndarray):
+    """Least-squares line through ``(n, log swap)`` over the positive rates, in increasing
+    ``n`` (so the fit, to the last bit, does not depend on the order the counts were given)."""
     ok = np.isfinite(sw) & (sw > 0)
     if ok.sum() < 2:
         return None
-    slope, icpt = np.polyfit(ns[ok].astype(float), np.log(sw[ok]), 1)
-    return {"A": float(math.exp(icpt)), "B": float(-slope), "fit_topics": [int(v) for v in ns[ok]],
+    order = np.argsort(ns[ok], kind="stable")
+    x, y = ns[ok][order].astype(float), np.log(sw[ok][order])
+    slope, icpt = np.polyfit(x, y, 1)
+    return {"A": float(math.exp(icpt)), "B": float(-slope), "fit_topics": [int(v) for v in x],
             "extrapolates": bool(-slope > 0)}
 
 
@@ -1422,7 +1426,7 @@ def _zero_fit(ns: np.ndarray, sw: np.ndarray):
     fin = np.isfinite(sw)
     if not fin.any() or sw[fin][np.argmax(ns[fin])] != 0:
         return None
-    return {"A": 0.0, "B": None, "fit_topics": [int(v) for v in ns[fin]], "extrapolates": True,
+    return {"A": 0.0, "B": None, "fit_topics": sorted(int(v) for v in ns[fin]), "extrapolates": True,
             "zero": True}
 
 

@@ -431,6 +431,23 @@ def test_subsample_extrapolates_beyond_half(adhoc5):
     assert ex["B"] > 0
 
 
+def test_subsample_output_does_not_depend_on_the_order_of_topic_counts(adhoc5):
+    # each count has its own random stream and the exponential fit is made in increasing n,
+    # so every row (extrapolated ones included) is the same to the last bit in either order
+    kw = dict(method="subsample", resamples=100, rng=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        up = simulate.predict(adhoc5, topics=[5, 10, 15, 25, 40, 100], **kw)
+        down = simulate.predict(adhoc5, topics=[100, 40, 25, 15, 10, 5], **kw)
+    assert up.extrapolation["fit_topics"] == down.extrapolation["fit_topics"] == [5, 10, 15, 25]
+    assert (up.extrapolation["A"], up.extrapolation["B"]) == (down.extrapolation["A"], down.extrapolation["B"])
+    for n in (5, 10, 15, 25, 40, 100):
+        a, b = up.row(n), down.row(n)
+        assert a.keys() == b.keys()
+        for k in a:
+            assert a[k] == b[k] or (a[k] != a[k] and b[k] != b[k]), (n, k, a[k], b[k])
+
+
 def test_predictive_delegates_to_pilot(adhoc5_small):
     from planner.pilot import predictive_pair_rates
 
