@@ -1476,10 +1476,6 @@ def _pool_study(sc: dict) -> dict:
                     "topic = mean over topics of distinct documents in the union of the pooled runs' top k"}
 
 
-def _fmt_n(n) -> str:
-    return "not reached" if n is None else str(int(n))
-
-
 def _finite(v) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and bool(np.isfinite(v))
 
