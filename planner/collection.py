@@ -319,8 +319,18 @@ def read_run(path_or_text, *, duplicates: str = "error", name: str | None = None
     return Run(name=name, frame=frame, source=source, tags=tags)
 
 
-def _files_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+#: largest |grade| a qrels line may carry (a 32-bit int: what trec_eval and pytrec_eval store)
+_MAX_GRADE = 2 ** 31 - 1
+
+
+def _files_in(folder: Path, pattern: str | None = None) -> list[Path]:
+    """The folder's files in name order (hidden ones skipped, or those matching ``pattern``);
+    a folder that cannot be listed is an InputError naming it."""
+    try:
+        found = folder.glob(pattern) if pattern else (p for p in folder.iterdir() if not p.name.startswith("."))
+        return sorted(p for p in found if p.is_file())
+    except OSError as exc:
+        raise InputError(f"cannot list the folder: {exc.strerror or exc}", file=str(folder)) from None
 
 
 def read_runs(folder, *, duplicates: str = "error", pattern: str | None = None,
@@ -331,8 +341,7 @@ def read_runs(folder, *, duplicates: str = "error", pattern: str | None = None,
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError("not a folder of run files", file=str(folder))
-    files = sorted(folder.glob(pattern)) if pattern else _files_in(folder)
-    files = [f for f in files if f.is_file()]
+    files = _files_in(folder, pattern)
     if not files:
         raise InputError("no run files in folder", file=str(folder))
     out: dict[str, Run] = {}
@@ -395,6 +404,9 @@ def read_qrels(path_or_text) -> Qrels:
             grade = _int(g)
         except ValueError:
             raise InputError(f"grade must be an integer, found {g!r}", file=source, line=i) from None
+        if not -_MAX_GRADE <= grade <= _MAX_GRADE:
+            raise InputError(f"grade {g} is out of range (at most {_MAX_GRADE} in absolute value)",
+                             file=source, line=i)
         docs = out.setdefault(t, {})
         if d in docs and docs[d] != grade:
             raise InputError(f"document {d!r} judged twice for topic {t!r} with different grades "
@@ -570,10 +582,20 @@ def _sniff(text: str) -> str:
     return "wide"
 
 
-def _rows(text: str, delim: str):
-    """(line number, row) pairs of a CSV text, blank lines skipped."""
-    reader = csv.reader(io.StringIO(text), delimiter=delim)
-    for row in reader:
+def _rows(text: str, delim: str, source):
+    """(line number, row) pairs of a CSV text, blank lines skipped.
+
+    Line ends may be ``\n``, ``\r\n`` or a lone ``\r`` (universal newlines); a
+    malformed record (a field over the csv module's size limit, a stray quote)
+    is an InputError naming its line."""
+    reader = csv.reader(io.StringIO(text, newline=None), delimiter=delim)
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV record ({exc})", file=source, line=reader.line_num) from None
         if not row or all(not c.strip() for c in row):
             continue
         yield reader.line_num, row
@@ -603,7 +625,7 @@ TOPIC_HEADERS = ("topic", "topics", "topic_id", "topicid", "topic-id", "query", 
 
 
 def _read_wide(text: str, source, *, measure, missing) -> ScoreMatrix:
-    rows = _rows(text, _delimiter(text))
+    rows = _rows(text, _delimiter(text), source)
     try:
         hline, header = next(rows)
     except StopIteration:
@@ -663,7 +685,7 @@ def _read_tidy(text: str, source, *, measure, missing) -> ScoreMatrix:
 
     first = next(line for line in text.splitlines() if line.strip())
     delim = "\t" if "\t" in first and "," not in first else ","
-    rows = _rows(text, delim)
+    rows = _rows(text, delim, source)
     hline, header = next(rows)
     header = [h.strip().lower() for h in header]
     idx: dict[str, int] = {}
@@ -864,7 +886,7 @@ def read_topics(path_or_text):
     except StopIteration:
         raise InputError("empty topic metadata file", file=source) from None
     delim = "\t" if "\t" in first and "," not in first else ","
-    rows = _rows(text, delim)
+    rows = _rows(text, delim, source)
     hline, header = next(rows)
     header = [h.strip() for h in header]
     low = [h.lower() for h in header]

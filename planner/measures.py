@@ -52,7 +52,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .collection import Qrels, Run, read_qrels, read_run, read_runs, run_name
+from .collection import Qrels, Run, _files_in, read_qrels, read_run, read_runs, run_name  # noqa: PLC2701
 from .errors import InputError, ParameterError, PlannerWarning
 from .scores import MISSING_POLICIES, ScoreMatrix
 
@@ -105,7 +105,7 @@ def _lazy_runs(runs, *, duplicates: str = "error"):
     one at a time when asked for, so that only one run is in memory at once."""
     if isinstance(runs, (str, os.PathLike)) and Path(runs).is_dir():
         folder = Path(runs)
-        files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+        files = _files_in(folder)
         if not files:
             raise InputError("no run files in folder", file=str(folder))
         by_name: dict[str, Path] = {}

@@ -30,6 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MISSING_POLICIES = ("error", "zero", "drop-topic", "drop-system", "keep")
 
+#: largest |score| accepted: the pilot's kurtosis takes fourth powers of pair differences,
+#: which stay finite in float64 for any realistic number of topics below this
+MAX_ABS_SCORE = 1e50
+
 
 @dataclass(frozen=True, eq=False)
 class ScoreMatrix:
@@ -100,7 +104,8 @@ class ScoreMatrix:
 
         ``NaN`` cells in ``values`` are missing cells. Raises :class:`InputError`
         (naming ``source``) for fewer than 2 systems or 2 topics after the policy,
-        infinite values, or a missing cell under ``missing="error"``. Warns
+        infinite values or values beyond ``MAX_ABS_SCORE`` (1e50) in absolute value,
+        or a missing cell under ``missing="error"``. Warns
         (:class:`DegenerateDataWarning`) for values outside [0, 1] and for systems
         identical on every topic.
         """
@@ -114,6 +119,12 @@ class ScoreMatrix:
         if vals.ndim in (2, 3) and np.isinf(vals).any():
             s, t = np.argwhere(np.isinf(vals))[0][:2]
             raise InputError(f"infinite score for system {systems[s]!r}, topic {topics[t]!r}", file=source)
+        if vals.ndim in (2, 3) and np.nanmax(np.abs(vals), initial=0.0) > MAX_ABS_SCORE:
+            s, t = np.argwhere(np.abs(vals) > MAX_ABS_SCORE)[0][:2]
+            raise InputError(f"score {vals[(s, t)].flat[0]:.4g} for system {systems[s]!r}, topic "
+                             f"{topics[t]!r} is too large to analyse (|score| at most {MAX_ABS_SCORE:g}: "
+                             "fourth powers of differences must stay finite; rescale the measure)",
+                             file=source)
         if vals.ndim in (2, 3) and vals.shape[:2] == (len(systems), len(topics)):
             miss = np.isnan(vals)
             if vals.ndim == 3:

@@ -145,6 +145,27 @@ def test_read_qrels_and_errors(tmp_path):
     p.write_text("")
     with pytest.raises(InputError, match="empty qrels"):
         read_qrels(p)
+    # grades are 32-bit ints (trec_eval, pytrec_eval); a larger one used to crash pytrec_eval
+    assert read_qrels("1 0 a 2147483647\n1 0 b -2147483647\n")["1"] == {"a": 2 ** 31 - 1, "b": -(2 ** 31 - 1)}
+    p.write_text("1 0 a 2\n1 0 b 9223372036854775808\n")
+    with pytest.raises(InputError, match=r"q.txt:2: grade 9223372036854775808 is out of range"):
+        read_qrels(p)
+
+
+def test_unlistable_folder_is_an_input_error(tmp_path, monkeypatch):
+    # (root can list any folder, so the permission failure is simulated)
+    from pathlib import Path
+
+    from planner.measures import score_runs
+
+    (tmp_path / "a.run").write_text("1 Q0 d 1 1.0 a\n")
+    def denied(self):
+        raise PermissionError(13, "Permission denied", str(self))
+    monkeypatch.setattr(Path, "iterdir", denied)
+    for call in (lambda: read_runs(tmp_path), lambda: load_scores(tmp_path),
+                 lambda: score_runs(tmp_path, "1 0 d 1\n", measures=["P@1"])):
+        with pytest.raises(InputError, match="cannot list the folder: Permission denied"):
+            call()
 
 
 def test_read_real_qrels(shared_data):
@@ -259,6 +280,32 @@ def test_wide_csv_errors(tmp_path):
     assert load_scores(p, missing="zero").values[1, 0] == 0.0
     p.write_text("")
     with pytest.raises(InputError, match="empty"):
+        load_scores(p)
+
+
+def test_tables_with_lone_carriage_returns_read_like_newlines(tmp_path):
+    # classic-Mac line ends ("\r" alone) used to stop the csv module with a traceback
+    for name, body in (("w.csv", "topic,s1,s2\n1,0.1,0.2\n2,0.3,0.5\n"),
+                       ("t.csv", "system,topic,value\ns1,1,0.1\ns1,2,0.3\ns2,1,0.2\ns2,2,0.5\n")):
+        lf, cr = tmp_path / ("lf_" + name), tmp_path / ("cr_" + name)
+        lf.write_text(body)
+        cr.write_bytes(body.replace("\n", "\r").encode())
+        a, b = load_scores(lf), load_scores(cr)
+        assert a.systems == b.systems == ("s1", "s2") and a.topics == b.topics == ("1", "2")
+        np.testing.assert_array_equal(a.values, b.values)
+    cr = tmp_path / "cr_bad.csv"
+    cr.write_bytes(b"topic,s1,s2\r1,0.1,0.2\r2,0.3,x\r")
+    with pytest.raises(InputError, match=":3: non-numeric value 'x'"):
+        load_scores(cr)
+    topics = tmp_path / "cr_topics.csv"
+    topics.write_bytes(b"topic,stratum\r1,a\r2,b\r")
+    assert read_topics(topics)["stratum"].tolist() == ["a", "b"]
+
+
+def test_oversized_csv_field_names_its_line(tmp_path):
+    p = tmp_path / "long.csv"
+    p.write_text("topic,s1,s2\n1,0.1,0.2\n" + "t" * 200_000 + ",0.3,0.4\n")
+    with pytest.raises(InputError, match=r"long.csv:3: malformed CSV record \(field larger than field limit"):
         load_scores(p)
 
 

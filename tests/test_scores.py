@@ -63,6 +63,10 @@ def test_errors_inf_size_labels():
         ScoreMatrix.build([[0.1, 0.2], [0.3, np.inf]], ["a", "b"], ["1", "2"])
     with pytest.raises(InputError, match="need at least 2 systems, got 1"):
         ScoreMatrix.build([[0.1, 0.2]], ["a"], ["1", "2"])
+    # beyond 1e50 the pilot's fourth powers overflow (1e300 used to end in an IndexError)
+    with pytest.raises(InputError, match="score -1e\\+300 for system 'a', topic '2' is too large"):
+        ScoreMatrix.build([[0.1, -1e300], [0.3, 0.4]], ["a", "b"], ["1", "2"])
+    ScoreMatrix.build([[0.1, -1e50], [0.3, 0.4]], ["a", "b"], ["1", "2"], warn=False)
     with pytest.raises(InputError, match="need at least 2 topics, got 1"):
         ScoreMatrix.build([[0.1], [0.2]], ["a", "b"], ["1"])
     with pytest.raises(ParameterError, match="repeated label 'a'"):

@@ -448,6 +448,23 @@ def test_subsample_output_does_not_depend_on_the_order_of_topic_counts(adhoc5):
             assert a[k] == b[k] or (a[k] != a[k] and b[k] != b[k]), (n, k, a[k], b[k])
 
 
+def test_every_method_is_scale_invariant_up_to_the_largest_accepted_score():
+    # scores up to MAX_ABS_SCORE run without overflow and give the same rates as on [0, 1]
+    from planner.scores import MAX_ABS_SCORE
+
+    rng = np.random.default_rng(0)
+    v = rng.uniform(0, 0.6, (8, 30)) + np.arange(8)[:, None] * 0.05
+    scale = MAX_ABS_SCORE / 2
+    small, big = (_matrix(v * k) for k in (1.0, scale))
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        for method in ("predictive", "analytic", "bootstrap", "subsample", "parametric"):
+            a = simulate.predict(small, topics=[10, 15], method=method, rng=1, resamples=100)
+            b = simulate.predict(big, topics=[10, 15], method=method, rng=1, resamples=100)
+            for ra, rb in zip(a.rows, b.rows):
+                assert rb["swap_rate_mean"] == pytest.approx(ra["swap_rate_mean"], rel=1e-9), method
+                assert rb["ci_width_median"] == pytest.approx(ra["ci_width_median"] * scale, rel=1e-6)
+
+
 def test_predictive_delegates_to_pilot(adhoc5_small):
     from planner.pilot import predictive_pair_rates
 
