@@ -579,6 +579,8 @@ def _yaml_load(path: Path):
                          "study file as UTF-8", file=path, line=line) from None
     try:
         return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 (a SafeLoader subclass)
+    except RecursionError:
+        raise InputError("invalid YAML: nested too deeply (a study needs a few levels)", file=path) from None
     except yaml.YAMLError as exc:
         line = None
         mark = getattr(exc, "problem_mark", None)

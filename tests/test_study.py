@@ -163,6 +163,16 @@ def test_cli_yaml_syntax_error_names_file_and_line(tmp_path, capsys):
     assert f"{f}:" in err and "invalid YAML" in err
 
 
+def test_cli_yaml_nested_too_deeply_is_one_line(tmp_path, capsys):
+    # PyYAML's composer recurses once per level; thousands of levels ended in a RecursionError
+    f = tmp_path / "deep.yaml"
+    f.write_text("collection: {dataset: dl19-passage}\ntopics: " + "[" * 5000 + "10" + "]" * 5000 + "\n")
+    assert cli.main(["study", str(f), "-o", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"planner study: error: {f}: invalid YAML: nested too deeply (a study needs a few levels)"
+    assert not (tmp_path / "out").exists()
+
+
 def test_cli_missing_study_file(tmp_path, capsys):
     assert cli.main(["study", str(tmp_path / "nope.yaml"), "--quiet"]) == 2
     assert "study file not found" in capsys.readouterr().err
