@@ -32,6 +32,17 @@ __all__ = ["plot_curve", "plot_ci_width", "plot_swap_reversal", "plot_kendall_ta
 
 _LINESTYLES = ["-", "--", ":", "-."]
 
+#: up to this many legend entries the legend sits inside the axes; beyond, to their right
+LEGEND_INSIDE = 8
+#: rows of one legend column outside the axes
+LEGEND_ROWS = 30
+#: more line groups than this get no legend (a note names the table instead)
+LEGEND_MAX = 60
+#: most bar groups whose labels are drawn (beyond, a note names the table)
+BAR_LABELS_MAX = 80
+
+_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">"]
+
 
 def _axes(ax, figsize=(6.4, 4.0)):
     if ax is not None:
@@ -40,6 +51,45 @@ def _axes(ax, figsize=(6.4, 4.0)):
 
     fig = Figure(figsize=figsize, layout="constrained")
     return fig, fig.subplots()
+
+
+def _colors(n: int) -> list:
+    """``n`` distinguishable colours: matplotlib's default cycle up to 10, ``tab20`` up
+    to 20, evenly spaced ``turbo`` beyond."""
+    from matplotlib import colormaps
+
+    if n <= 10:
+        return [f"C{i}" for i in range(n)]
+    if n <= 20:
+        return [colormaps["tab20"](i) for i in range(n)]
+    return [colormaps["turbo"](v) for v in np.linspace(0.05, 0.95, n)]
+
+
+def _band_alpha(n: int) -> float:
+    """Opacity of one group's band: 0.15 for up to 4 groups, less with more, so that
+    overlapping bands do not hide the lines."""
+    return 0.15 if n <= 4 else max(0.03, 0.6 / n)
+
+
+def _legend(ax, n: int, *, owned: bool, table: str, handles=None, labels=None) -> None:
+    """Legend of ``n`` entries: inside the axes when few, to their right in columns of
+    :data:`LEGEND_ROWS` when more (a figure made here grows to keep the axes' size), and
+    left out above :data:`LEGEND_MAX`, with a note naming ``table``."""
+    if n > LEGEND_MAX:
+        ax.text(0.99, 0.99, f"{n} scenarios: legend left out (see {table})", transform=ax.transAxes,
+                ha="right", va="top", fontsize="small", color="dimgrey")
+        return
+    kw = {} if handles is None else {"handles": handles, "labels": labels}
+    if n <= LEGEND_INSIDE:
+        ax.legend(fontsize="small", **kw)
+        return
+    ncol = -(-n // LEGEND_ROWS)
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+              ncol=ncol, **kw)
+    if owned:
+        rows = -(-n // ncol)
+        w, h = ax.figure.get_size_inches()
+        ax.figure.set_size_inches(w + 2.4 * ncol, max(h, 0.17 * rows + 1.2))
 
 
 def _need(frame, cols: Sequence[str], what: str) -> None:
@@ -60,28 +110,34 @@ def _groups(frame, by: str | None):
 def plot_curve(frame: "pd.DataFrame", y: str, *, by: str | None = "scenario", band: tuple[str, str] | None = None,
                ylabel: str | None = None, title: str | None = None, hline: float | None = None,
                logx: bool = False, ax: "Axes | None" = None, linestyle: str = "-",
-               label_suffix: str = "") -> "Figure":
+               label_suffix: str = "", legend: bool = True) -> "Figure":
     """One line of ``y`` against ``n_topics`` per ``by`` group, with an optional band.
 
     ``band=(lo, hi)`` names two columns filled between; without it, columns
     ``y + "_lo"`` and ``y + "_hi"`` are used when present.
     """
     _need(frame, ["n_topics", y], "plot_curve")
+    owned = ax is None
     fig, ax = _axes(ax)
     if band is None and f"{y}_lo" in frame.columns and f"{y}_hi" in frame.columns:
         band = (f"{y}_lo", f"{y}_hi")
-    for i, (g, sub) in enumerate(_groups(frame, by)):
+    groups = _groups(frame, by)
+    colors = _colors(len(groups))
+    for i, (g, sub) in enumerate(groups):
         sub = sub.sort_values("n_topics")
         x = sub["n_topics"].to_numpy(dtype=float)
         yy = sub[y].to_numpy(dtype=float)
         label = (str(g) if g is not None else y) + label_suffix
-        (line,) = ax.plot(x, yy, marker="o", markersize=3, linestyle=linestyle, label=label)
+        marker = "o" if len(groups) <= 10 else _MARKERS[i % len(_MARKERS)]
+        (line,) = ax.plot(x, yy, marker=marker, markersize=3, linestyle=linestyle, label=label,
+                          color=colors[i])
         if band is not None and band[0] in sub.columns and band[1] in sub.columns:
             lo = sub[band[0]].to_numpy(dtype=float)
             hi = sub[band[1]].to_numpy(dtype=float)
             ok = np.isfinite(lo) & np.isfinite(hi)
             if ok.any():
-                ax.fill_between(x[ok], lo[ok], hi[ok], alpha=0.15, color=line.get_color(), linewidth=0)
+                ax.fill_between(x[ok], lo[ok], hi[ok], alpha=_band_alpha(len(groups)), color=line.get_color(),
+                                linewidth=0)
     if hline is not None:
         ax.axhline(hline, color="grey", linewidth=0.8, linestyle=":")
     if logx:
@@ -91,9 +147,45 @@ def plot_curve(frame: "pd.DataFrame", y: str, *, by: str | None = "scenario", ba
     if title:
         ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    if len(ax.get_lines()) > 1 or by is not None:
-        ax.legend(fontsize="small")
+    if legend and (len(ax.get_lines()) > 1 or by is not None):
+        _legend(ax, len(ax.get_lines()), owned=owned, table="curves.csv")
     return fig
+
+
+def _second_style(fig, ax, frame, by, column: str, first: str, second: str, *, owned: bool,
+                  bands: tuple[str, str] | None = None) -> None:
+    """Dashed lines (``x`` markers) of ``column`` in the colours of the solid ones drawn by
+    :func:`plot_curve`; the legend then names each scenario once, plus two entries
+    (black) saying which style is which (or, for one group, the two statistics)."""
+    from matplotlib.lines import Line2D
+
+    ax2 = fig.axes[0] if ax is None else ax
+    solid = list(ax2.get_lines())
+    groups = _groups(frame, by)
+    for i, (g, sub) in enumerate(groups):
+        sub = sub.sort_values("n_topics")
+        color = solid[i].get_color() if i < len(solid) else None
+        x = sub["n_topics"].to_numpy(dtype=float)
+        ax2.plot(x, sub[column], linestyle="--", marker="x", markersize=3, color=color,
+                 label=(str(g) if g is not None else "") + " " + second)
+        if bands and bands[0] in sub.columns and bands[1] in sub.columns:
+            lo, hi = sub[bands[0]].to_numpy(dtype=float), sub[bands[1]].to_numpy(dtype=float)
+            ok = np.isfinite(lo) & np.isfinite(hi)
+            if ok.any():
+                ax2.fill_between(x[ok], lo[ok], hi[ok], alpha=_band_alpha(len(groups)) * 2 / 3, color=color,
+                                 linewidth=0)
+    if len(groups) == 1:
+        g = groups[0][0]
+        names = [first, second] if g is None else [f"{g} {first}", f"{g} {second}"]
+        _legend(ax2, 2, owned=owned, table="curves.csv", handles=ax2.get_lines()[-2:], labels=names)
+        return
+    handles = solid[:len(groups)] + [Line2D([], [], color="black", linestyle="-", marker="o", markersize=3),
+                                     Line2D([], [], color="black", linestyle="--", marker="x", markersize=3)]
+    labels = [str(g) for g, _ in groups] + [f"solid: {first}", f"dashed: {second}"]
+    if len(groups) > LEGEND_MAX:
+        _legend(ax2, len(groups), owned=owned, table="curves.csv")
+    else:
+        _legend(ax2, len(labels), owned=owned, table="curves.csv", handles=handles, labels=labels)
 
 
 def plot_ci_width(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario") -> "Figure":
@@ -106,16 +198,12 @@ def plot_ci_width(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | 
 
 def plot_swap_reversal(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario") -> "Figure":
     """Swap rate (solid) and reversal rate (dashed), mean over pairs, against n."""
+    owned = ax is None
     fig = plot_curve(frame, "swap_rate_mean", by=by, ax=ax, ylabel="rate (mean over pairs)",
-                     title="Swap rate (solid) and reversal rate (dashed)", label_suffix=" swap")
+                     title="Swap rate (solid) and reversal rate (dashed)", label_suffix=" swap",
+                     legend="reversal_rate_mean" not in frame.columns)
     if "reversal_rate_mean" in frame.columns:
-        ax2 = fig.axes[0] if ax is None else ax
-        for i, (g, sub) in enumerate(_groups(frame, by)):
-            sub = sub.sort_values("n_topics")
-            color = ax2.get_lines()[i].get_color() if i < len(ax2.get_lines()) else None
-            ax2.plot(sub["n_topics"], sub["reversal_rate_mean"], linestyle="--", marker="x",
-                     markersize=3, color=color, label=(str(g) if g is not None else "") + " reversal")
-        ax2.legend(fontsize="small")
+        _second_style(fig, ax, frame, by, "reversal_rate_mean", "swap", "reversal", owned=owned)
     return fig
 
 
@@ -135,24 +223,12 @@ def plot_power(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | Non
 def plot_generalizability(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario") -> "Figure":
     """D-study Erho2 (solid) and Phi (dashed) against n, with their intervals as bands
     (columns ``erho2_lo/erho2_hi``, ``phi_lo/phi_hi`` when present)."""
+    owned = ax is None
     fig = plot_curve(frame, "erho2", by=by, ax=ax, ylabel="coefficient",
                      title="Generalizability Erho2 (solid) and dependability Phi (dashed)",
-                     label_suffix=" Erho2")
+                     label_suffix=" Erho2", legend="phi" not in frame.columns)
     if "phi" in frame.columns:
-        ax2 = fig.axes[0] if ax is None else ax
-        n_lines = len(ax2.get_lines())
-        for i, (g, sub) in enumerate(_groups(frame, by)):
-            sub = sub.sort_values("n_topics")
-            color = ax2.get_lines()[i].get_color() if i < n_lines else None
-            x = sub["n_topics"].to_numpy(dtype=float)
-            ax2.plot(x, sub["phi"], linestyle="--", marker="x", markersize=3, color=color,
-                     label=(str(g) if g is not None else "") + " Phi")
-            if "phi_lo" in sub.columns and "phi_hi" in sub.columns:
-                lo, hi = sub["phi_lo"].to_numpy(dtype=float), sub["phi_hi"].to_numpy(dtype=float)
-                ok = np.isfinite(lo) & np.isfinite(hi)
-                if ok.any():
-                    ax2.fill_between(x[ok], lo[ok], hi[ok], alpha=0.1, color=color, linewidth=0)
-        ax2.legend(fontsize="small")
+        _second_style(fig, ax, frame, by, "phi", "Erho2", "Phi", owned=owned, bands=("phi_lo", "phi_hi"))
     return fig
 
 
@@ -161,7 +237,8 @@ def plot_required_topics(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> 
     _need(frame, ["scenario", "target", "n_topics"], "plot_required_topics")
     scen = list(dict.fromkeys(frame["scenario"]))
     targets = list(dict.fromkeys(frame["target"].astype(str)))
-    fig, ax = _axes(ax, figsize=(6.4, max(2.5, 0.45 * len(scen) * max(1, len(targets)) + 1.2)))
+    fig, ax = _axes(ax, figsize=(6.4, _bar_height(0.45 * len(scen) * max(1, len(targets)))))
+    labelled = len(scen) <= BAR_LABELS_MAX
     h = 0.8 / max(1, len(targets))
     for j, tg in enumerate(targets):
         sub = frame[frame["target"].astype(str) == tg].set_index("scenario")
@@ -170,11 +247,10 @@ def plot_required_topics(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> 
         shown = np.where(np.isfinite(vals), vals, 0.0)
         ax.barh(y, shown, height=h, label=tg)
         for yi, v in zip(y, vals):
-            ax.text(v if np.isfinite(v) else 0, yi, f" {int(v)}" if np.isfinite(v) else " not reached",
-                    va="center", fontsize="small")
-    ax.set_yticks(np.arange(len(scen)) + h * (len(targets) - 1) / 2)
-    ax.set_yticklabels([str(s) for s in scen], fontsize="small")
-    ax.invert_yaxis()
+            if labelled:
+                ax.text(v if np.isfinite(v) else 0, yi, f" {int(v)}" if np.isfinite(v) else " not reached",
+                        va="center", fontsize="small")
+    _bar_labels(ax, np.arange(len(scen)) + h * (len(targets) - 1) / 2, scen, "targets.csv")
     ax.set_xlabel("topics needed")
     ax.set_title("Topics needed per scenario and target")
     ax.legend(fontsize="small")
@@ -182,19 +258,34 @@ def plot_required_topics(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> 
     return fig
 
 
+def _bar_height(bars_inches: float) -> float:
+    """Figure height for horizontal bars: their share plus room for titles, at most 40 inches."""
+    return min(40.0, max(2.5, bars_inches + 1.2))
+
+
+def _bar_labels(ax, ticks, names, table: str) -> None:
+    """Scenario names on the bars' axis, top down; above :data:`BAR_LABELS_MAX` bars they
+    would overlap, so a note names ``table`` instead."""
+    if len(names) <= BAR_LABELS_MAX:
+        ax.set_yticks(ticks)
+        ax.set_yticklabels([str(s) for s in names], fontsize="small")
+    else:
+        ax.set_yticks([])
+        ax.set_ylabel(f"{len(names)} scenarios (top to bottom in {table} order)")
+    ax.invert_yaxis()
+
+
 def plot_components(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figure":
     """Stacked bars of the variance components (system, topic, residual) per scenario."""
     _need(frame, ["scenario", "var_s", "var_t", "var_e"], "plot_components")
-    fig, ax = _axes(ax, figsize=(6.4, max(2.5, 0.4 * len(frame) + 1.2)))
+    fig, ax = _axes(ax, figsize=(6.4, _bar_height(0.4 * len(frame))))
     y = np.arange(len(frame))
     left = np.zeros(len(frame))
     for col, lab in (("var_s", "systems"), ("var_t", "topics"), ("var_e", "residual (s x t)")):
         v = frame[col].to_numpy(dtype=float)
         ax.barh(y, v, left=left, label=lab)
         left = left + np.nan_to_num(v)
-    ax.set_yticks(y)
-    ax.set_yticklabels([str(s) for s in frame["scenario"]], fontsize="small")
-    ax.invert_yaxis()
+    _bar_labels(ax, y, list(frame["scenario"]), "components.csv")
     ax.set_xlabel("variance")
     ax.set_title("Variance components")
     ax.legend(fontsize="small")

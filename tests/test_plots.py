@@ -103,3 +103,77 @@ def test_generalizability_bands():
     ax = fig.axes[0]
     assert len(ax.get_lines()) == 4                      # Erho2 and Phi per scenario
     assert sum(isinstance(c, PolyCollection) for c in ax.collections) == 4
+
+
+def _many(k: int):
+    n = [10, 20, 50]
+    rows = []
+    for i in range(k):
+        for j, t in enumerate(n):
+            rows.append({"scenario": f"s{i}", "n_topics": t, "swap_rate_mean": .3 / (j + 1) + i / 1000,
+                         "reversal_rate_mean": .2 / (j + 1), "ci_width_median": .3 - .05 * j,
+                         "ci_width_p90": .4 - .05 * j, "kendall_tau_mean": .5 + .1 * j,
+                         "power_mean": .3 + .2 * j, "erho2": .8, "phi": .7})
+    return pd.DataFrame(rows)
+
+
+def _render_without_warnings(fig):
+    import io
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # e.g. "constrained_layout not applied ... collapsed to zero"
+        fig.savefig(io.BytesIO(), format="png", dpi=50)
+
+
+def test_many_scenarios_keep_the_axes_readable():
+    # 25 scenarios used to stack 50 legend entries inside the axes, which collapsed them
+    df = _many(25)
+    for func in (plots.plot_ci_width, plots.plot_swap_reversal, plots.plot_generalizability):
+        fig = func(df)
+        _render_without_warnings(fig)
+        ax = fig.axes[0]
+        leg = ax.get_legend()
+        labels = [t.get_text() for t in leg.get_texts()]
+        assert labels[:25] == [f"s{i}" for i in range(25)]              # each scenario once
+        if func is not plots.plot_ci_width:
+            assert labels[25:] == {plots.plot_swap_reversal: ["solid: swap", "dashed: reversal"],
+                                   plots.plot_generalizability: ["solid: Erho2", "dashed: Phi"]}[func]
+        assert leg.get_bbox_to_anchor().x0 > ax.get_window_extent().x1 - 1   # right of the axes
+        assert fig.get_size_inches()[0] > 6.4                              # grown for it
+        colors = {tuple(ln.get_color()) if not isinstance(ln.get_color(), str) else ln.get_color()
+                  for ln in ax.get_lines()[:25]}
+        assert len(colors) == 25
+
+
+def test_legend_left_out_beyond_its_maximum():
+    k = plots.LEGEND_MAX + 1
+    for func in (plots.plot_kendall_tau, plots.plot_swap_reversal):
+        fig = func(_many(k))
+        _render_without_warnings(fig)
+        ax = fig.axes[0]
+        assert ax.get_legend() is None
+        assert any(f"{k} scenarios: legend left out (see curves.csv)" in t.get_text() for t in ax.texts)
+
+
+def test_few_scenarios_legend_stays_inside():
+    fig = plots.plot_swap_reversal(_curves())
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b", "solid: swap", "dashed: reversal"]
+    assert tuple(fig.get_size_inches()) == (6.4, 4.0)
+    one = plots.plot_swap_reversal(_curves().query("scenario == 'a'"), by=None)
+    assert [t.get_text() for t in one.axes[0].get_legend().get_texts()] == ["swap", "reversal"]
+    one = plots.plot_generalizability(_curves().assign(erho2=.8, phi=.7).query("scenario == 'a'"))
+    assert [t.get_text() for t in one.axes[0].get_legend().get_texts()] == ["a Erho2", "a Phi"]
+
+
+def test_bar_plots_with_many_scenarios_drop_labels_and_cap_height():
+    k = plots.BAR_LABELS_MAX + 5
+    tg = pd.DataFrame({"scenario": [f"s{i}" for i in range(k)] * 2, "target": ["swap_rate"] * k + ["power"] * k,
+                       "value": [.05] * k + [.8] * k, "n_topics": np.arange(2 * k) + 10.0})
+    fig = plots.plot_required_topics(tg)
+    ax = fig.axes[0]
+    assert fig.get_size_inches()[1] == 40.0 and not ax.texts and list(ax.get_yticks()) == []
+    assert ax.get_ylabel() == f"{k} scenarios (top to bottom in targets.csv order)"
+    few = plots.plot_required_topics(tg[tg.scenario.isin(["s0", "s1"])])
+    assert [t.get_text() for t in few.axes[0].get_yticklabels()] == ["s0", "s1"]
