@@ -1034,7 +1034,7 @@ def build_parser() -> argparse.ArgumentParser:
 # library parameter names whose CLI option has another name
 _PARAMETER_OPTION = {"rng": "seed", "n_topics": "topics", "topics_needed": "topics", "divisor": "variant_divisor",
                      "variance_selector": "variance", "n0": "pilot", "value": "target", "n_runs": "project_runs",
-                     "name": "dataset"}
+                     "name": "dataset", "measures": "measure"}
 
 
 def _as_option(exc: PlannerError, args) -> PlannerError:

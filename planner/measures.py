@@ -135,9 +135,22 @@ def parse_measures(measures) -> dict[str, object]:
             out[m] = ir_measures.parse_measure(m)
         except (NameError, ValueError, SyntaxError, TypeError) as exc:
             raise ParameterError(f"unknown measure {m!r} ({exc})", parameter="measures") from None
+        _check_params(m, getattr(out[m], "params", None) or {})
     if not out:
         raise ParameterError("no measures given", parameter="measures")
     return out
+
+
+def _check_params(name: str, params: Mapping) -> None:
+    """Cut-offs are integers >= 1 and integer parameters (``rel``) fit in 32 bits, as
+    trec_eval needs: pytrec_eval aborts the interpreter on ``@0`` and raises on a larger ``rel``."""
+    for key, v in params.items():
+        if key == "cutoff" and v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ParameterError(f"measure {name!r}: the cut-off must be an integer >= 1, got {v!r}",
+                                 parameter="measures")
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2 ** 31 - 1:
+            raise ParameterError(f"measure {name!r}: {key}={v} is out of range (at most {2 ** 31 - 1} "
+                                 "in absolute value)", parameter="measures")
 
 
 def _order(q: np.ndarray, d: np.ndarray, score: np.ndarray, ties: str) -> np.ndarray:

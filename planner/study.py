@@ -698,6 +698,16 @@ def _grid_label(value) -> str:
     return str(value)
 
 
+def _check_measure(measure: str, key: str, source: str | None) -> None:
+    """A measure that runs are scored with must parse (ir_measures) with a cut-off >= 1."""
+    from .measures import parse_measures
+
+    try:
+        parse_measures([measure])
+    except ParameterError as exc:
+        raise ConfigError(exc.message, key=key, file=source) from None
+
+
 def expand_scenarios(top: Mapping, scenario_docs, *, base: Path | str = ".", source: str | None = None) -> list[dict]:
     """Expand defaults + scenario overrides into the grid of fully resolved scenarios.
 
@@ -731,6 +741,9 @@ def expand_scenarios(top: Mapping, scenario_docs, *, base: Path | str = ".", sou
             sc["collection"] = _resolve_collection(sc["collection"], base)
             if not measure_given and _only_score_files(sc["collection"]):
                 sc["measure"] = None
+            if sc["measure"] is not None and "runs" in sc["collection"]:
+                _check_measure(sc["measure"], "measure" if "measure" not in sdoc else f"scenarios[{i}].measure",
+                               source)
             sc["filter"] = _resolve_filter(sc["filter"])
             sc["topics"] = sorted(int(n) for n in sc["topics"])
             sname = sdoc.get("name")

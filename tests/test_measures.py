@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -76,6 +78,15 @@ def test_bad_measure_and_no_common_topic():
         score_runs(_runs(), QRELS, ["FOO@3"])
     with pytest.raises(ParameterError, match="unknown measure 'AP\\(rel=2'"):
         score_runs(_runs(), QRELS, "AP(rel=2")
+    # trec_eval's limits: cut-offs >= 1 (pytrec_eval aborts on @0, Judged@0 divides by 0) and
+    # 32-bit integer parameters (a larger rel raised a TypeError inside pytrec_eval)
+    for m, needle in (("nDCG@0", "the cut-off must be an integer >= 1, got 0"),
+                      ("Judged@0", "the cut-off must be an integer >= 1, got 0"),
+                      ("P@2.5", "the cut-off must be an integer >= 1, got 2.5"),
+                      ("AP(rel=99999999999)", "rel=99999999999 is out of range")):
+        with pytest.raises(ParameterError, match=re.escape(f"measure {m!r}: {needle}")):
+            score_runs(_runs(), QRELS, [m])
+    assert set(score_runs(_runs(), QRELS, ["P@1", "AP(rel=2147483647)"], missing_topic="zero")) >= {"P@1"}
     with pytest.raises(InputError, match="no topic in common"):
         score_runs(_runs(), "7 0 a 1\n8 0 b 1\n", ["AP"])
     with pytest.raises(ParameterError, match="missing_topic"):
@@ -206,7 +217,12 @@ def test_cli_scores_from_runs(tmp_path, capsys):
     assert lines[0] == "system,topic,value,measure" and len(lines) == 9
     assert main(["scores", "--runs", str(runs), "--qrels", str(qrels), "--measure", "FOO@3"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("planner scores: error: measures: unknown measure 'FOO@3'") and err.count("\n") == 1
+    assert err.startswith("planner scores: error: --measure: unknown measure 'FOO@3'") and err.count("\n") == 1
+    # a cut-off of 0 used to abort the interpreter inside pytrec_eval (SIGABRT, no message)
+    for m in ("nDCG@0", "P@0"):
+        assert main(["scores", "--runs", str(runs), "--qrels", str(qrels), "--measure", m]) == 2
+        err = capsys.readouterr().err
+        assert err == f"planner scores: error: --measure: measure {m!r}: the cut-off must be an integer >= 1, got 0\n"
 
 
 def test_cli_pool(tmp_path, capsys):

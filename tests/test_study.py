@@ -173,6 +173,25 @@ def test_cli_yaml_nested_too_deeply_is_one_line(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_measure_to_score_runs_with_is_checked_when_the_config_loads(tmp_path):
+    # nDCG@0 used to reach pytrec_eval, which aborts the interpreter on a cut-off of 0
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ("a", "b"):
+        (runs / f"{name}.run").write_text(f"1 Q0 d1 1 2.0 {name}\n2 Q0 d2 1 1.0 {name}\n")
+    (tmp_path / "qrels.txt").write_text("1 0 d1 1\n2 0 d2 1\n")
+    coll = {"runs": str(runs), "qrels": str(tmp_path / "qrels.txt")}
+    for doc, key, words in (
+            ({"collection": coll, "measure": "nDCG@0"}, "measure", "measure 'nDCG@0': the cut-off must be an integer >= 1"),
+            ({"collection": coll, "measure": ["nDCG@10", "P@0"]}, "measure", "measure 'P@0': the cut-off"),
+            ({"collection": coll, "scenarios": [{"measure": "P@5"}, {"measure": "FOO@3"}]}, "scenarios[1].measure",
+             "unknown measure 'FOO@3'")):
+        with pytest.raises(ConfigError) as ei:
+            load_config(doc)
+        assert ei.value.key == key and words in str(ei.value)
+    assert len(load_config({"collection": coll, "measure": ["nDCG@10", "P@1"]}).scenarios) == 2
+
+
 def test_cli_missing_study_file(tmp_path, capsys):
     assert cli.main(["study", str(tmp_path / "nope.yaml"), "--quiet"]) == 2
     assert "study file not found" in capsys.readouterr().err
