@@ -105,8 +105,15 @@ def _t_power_exact(df, nc, alpha):
     tc = _crit_t(alpha, df)
     nc = np.asarray(nc, dtype=float)
     with np.errstate(invalid="ignore"):
-        p = stats.nct.sf(tc, df, nc) + stats.nct.cdf(-tc, df, nc)
-    # scipy's nct returns NaN far in the tail (|nc| - tc > ~37): the power is 1 there
+        up = stats.nct.sf(tc, df, nc)
+        lo = stats.nct.cdf(-tc, df, nc)
+    # scipy's nct returns NaN for some tiny tail probabilities: the tail opposite to nc
+    # (from |nc| > 5, e.g. df 1, nc 11.3; it is below P(Z < -|nc|) < 2e-7 there) is then 0,
+    # and far out (|nc| - tc > ~37) the power itself is 1
+    pos = nc >= 0
+    up = np.where(np.isnan(up) & ~pos, 0.0, up)
+    lo = np.where(np.isnan(lo) & pos, 0.0, lo)
+    p = up + lo
     return np.where(np.isnan(p) & (np.abs(nc) > tc), 1.0, p)
 
 

@@ -759,3 +759,25 @@ def test_budget_frontier_for_plot():
         assert sub["n_topics"].max() == r["max_topics"] == math.floor(5000 / r["cost_per_topic"])
         assert (sub["cost"] <= 5000).all()
     assert b.cheapest["depth"] == 10 and b.cheapest["total_cost"] == pytest.approx(40 * 68)
+
+
+def test_paired_t_power_where_scipy_nct_tail_is_nan():
+    # scipy's nct.cdf(-t_c, 1, 11.31) is NaN (a tail below 1e-31 by quadrature); that NaN
+    # made `planner size --topics 2` crash in the root finder. The power must be the upper
+    # tail alone there, and agree with a simulation of the paired t-test at n = 2 (df 1).
+    from scipy import integrate
+
+    tc, nc = stats.t.isf(0.025, 1), math.sqrt(2) * 1.131370849898476 / math.sqrt(0.02)
+    tail = integrate.quad(lambda v: stats.chi2.pdf(v, 1) * stats.norm.cdf(-tc * math.sqrt(v) - nc),
+                          0, np.inf, epsabs=0, epsrel=1e-10)[0]
+    assert tail < 1e-30
+    p = float(design_power("paired-t", 2, 1.131370849898476, 0.02))
+    assert p == pytest.approx(float(stats.nct.sf(tc, 1, nc)), abs=1e-15) and 0.6 < p < 0.65
+    assert float(design_power("paired-t", 2, -1.131370849898476, 0.02)) == p   # symmetric in delta
+    rng = np.random.default_rng(5)
+    d = rng.normal(1.131370849898476, math.sqrt(0.02), (200_000, 2))
+    t = d.mean(1) / (d.std(1, ddof=1) / math.sqrt(2))
+    sim = float(np.mean(np.abs(t) > tc))
+    assert abs(sim - p) < 4 * math.sqrt(p * (1 - p) / 200_000)
+    r = topic_set_size(design="paired-t", n_topics=2, power=0.8, variance=0.02)
+    assert float(design_power("paired-t", 2, r.min_diff, 0.02)) == pytest.approx(0.8, abs=1e-9)
