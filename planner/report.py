@@ -31,7 +31,7 @@ import math
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -92,13 +92,34 @@ def dump_json(obj) -> str:
     return json.dumps(jsonable(obj), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
-def check_target(out: str | os.PathLike, *, force: bool = False) -> Path:
-    """Raise :class:`InputError` when ``out`` exists and ``force`` is false."""
+#: longest report folder name (the folder is built as ``.<name>.tmp-<pid>`` first)
+MAX_NAME_BYTES = 200
+
+
+def check_target(out: str | os.PathLike, *, force: bool = False,
+                 keep: Sequence[str | os.PathLike] = ()) -> Path:
+    """Raise :class:`InputError` when ``out`` exists and ``force`` is false, when ``out`` is
+    the current folder or contains it (replacing it would pull the folder from under the
+    command), or when ``force`` would delete one of the inputs ``keep`` inside ``out``."""
     out = Path(out)
+    where = out.resolve()
+    cwd = Path.cwd().resolve()
+    if where == cwd or where in cwd.parents:
+        raise InputError("is the current folder or contains it; give the report a folder of its own (-o)",
+                         file=out)
+    if len(out.name.encode("utf-8")) > MAX_NAME_BYTES:
+        raise InputError(f"folder name longer than {MAX_NAME_BYTES} bytes (the file system allows 255, "
+                         "and the report is built under a longer temporary name)", file=out)
     if out.exists() and not force:
         raise InputError("report folder exists; use --force (force=True) to replace it", file=out)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a folder", file=out)
+    if out.exists():
+        for k in keep:
+            kp = Path(k).resolve()
+            if kp == where or where in kp.parents:
+                raise InputError(f"holds the input {k}, which replacing the folder would delete; "
+                                 "choose another folder for the report", file=out)
     parent = out.resolve().parent
     try:      # fail before the study runs when the folder cannot be written
         parent.mkdir(parents=True, exist_ok=True)

@@ -529,10 +529,15 @@ def _source_id(c: Mapping) -> tuple:
 def _check_name(name: str, source: str | None, key: str = "name") -> None:
     import re
 
+    from .report import MAX_NAME_BYTES
+
     if not re.fullmatch(SCHEMA["properties"]["name"]["pattern"], name):
         raise ConfigError(f"expected {EXPECTED['study_name']}, got {_short(name)} (the study name is the "
                           "default report folder, reports/<name>; choose the folder with -o)",
                           key=key, file=source)
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        raise ConfigError(f"expected a name of at most {MAX_NAME_BYTES} bytes, got {len(name.encode('utf-8'))} "
+                          "(the study name is the default report folder, reports/<name>)", key=key, file=source)
 
 
 def _unique_key_loader():
@@ -1812,6 +1817,16 @@ def _worker(args):
         raise ConfigError(str(exc), key=f"{sc['id']} [{sc['name']}]") from None
 
 
+def _input_paths(cfg: StudyConfig) -> list[str]:
+    """The study file and every file or folder its scenarios read (collections, strata)."""
+    paths = [cfg.source] if cfg.source else []
+    for sc in cfg.scenarios:
+        coll = sc["collection"]
+        for c in coll.get("stack", [coll]):
+            paths += [c[k] for k in ("scores", "runs", "qrels", "strata") if isinstance(c.get(k), str)]
+    return list(dict.fromkeys(paths))
+
+
 def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | os.PathLike | None = None,
               force: bool = False, seed: int | None = None, jobs: int = 1, quiet: bool = False,
               write: bool = True, command: str | None = None) -> StudyResult:
@@ -1839,7 +1854,7 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
 
     if write:
         out = Path(out) if out is not None else Path("reports") / cfg.name
-        check_target(out, force=force)
+        check_target(out, force=force, keep=_input_paths(cfg))
     streams = child_streams(cfg.seed, len(cfg.scenarios))
     tasks = [(dict(sc), streams[i], cfg.resamples) for i, sc in enumerate(cfg.scenarios)]
     from tqdm import tqdm

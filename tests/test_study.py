@@ -386,6 +386,31 @@ def test_existing_report_needs_force(tmp_path, small_scores, capsys):
     assert not (out / "keep.txt").exists() and (out / "report.md").exists()
 
 
+def test_report_folder_must_not_swallow_the_command_or_its_inputs(tmp_path, monkeypatch, capsys):
+    # `-o .` (or '') used to end in an OSError from renaming the current folder, and --force
+    # would have replaced a folder holding the study file or the scores it reads
+    work = tmp_path / "work"
+    (work / "data").mkdir(parents=True)
+    (work / "data" / "s.csv").write_text("topic,a,b,c\n" + "".join(
+        f"{t},{0.1 + 0.01 * t},{0.2 + 0.02 * (t % 3)},{0.3 - 0.01 * (t % 4)}\n" for t in range(1, 13)))
+    (work / "s.yaml").write_text(yaml.safe_dump({"collection": {"scores": "data/s.csv"}, "method": "analytic",
+                                                 "topics": [5, 10], "resamples": 10}))
+    monkeypatch.chdir(work)
+    for out, words in ((".", ".: is the current folder or contains it"),
+                       ("", ".: is the current folder or contains it"),
+                       ("..", "..: is the current folder or contains it"),
+                       ("data", "data: holds the input " + str(work / "data" / "s.csv")),
+                       ("y" * 201, "folder name longer than 200 bytes")):
+        assert cli.main(["study", "s.yaml", "-o", out, "--force", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("planner study: error: ") and words in err and err.count("\n") == 1, err
+    assert (work / "data" / "s.csv").exists() and (work / "s.yaml").exists()
+    (work / "long.yaml").write_text(yaml.safe_dump({"name": "n" * 201, "collection": {"scores": "data/s.csv"}}))
+    assert cli.main(["study", "long.yaml", "--quiet"]) == 2
+    assert "name: expected a name of at most 200 bytes, got 201" in capsys.readouterr().err
+    assert cli.main(["study", "s.yaml", "-o", "rep", "--quiet"]) == 0 and (work / "rep" / "report.md").exists()
+
+
 def test_missing_input_file_is_one_line_exit_2(tmp_path, capsys):
     f = tmp_path / "s.yaml"
     f.write_text(yaml.safe_dump({"collection": {"scores": "nowhere.csv"}, "method": "analytic"}))
