@@ -1440,16 +1440,19 @@ def stack_variants(scores, *, divisor: int = 1000) -> ScoreMatrix:
         raise ParameterError(f"expected an integer >= 2, got {divisor!r}", parameter="divisor")
     ids = []
     for t in m.topics:
-        try:
-            ids.append(int(float(t)))
-        except ValueError:
+        try:     # Python integers: exact for ids of any length, whatever the divisor
+            ids.append(int(t) if str(t).strip().lstrip("+-").isdigit() else int(float(t)))
+        except (ValueError, OverflowError):
             raise InputError(f"topic id {t!r} is not a number (expected topic * {div} + variant)",
                              file=m.source) from None
-    ids = np.asarray(ids)
-    top, var = ids // div, ids % div
-    topics = list(dict.fromkeys(top.tolist()))
-    variants = sorted(set(var.tolist()))
-    pos = {(int(t), int(v)): j for j, (t, v) in enumerate(zip(top, var))}
+    top, var = zip(*(divmod(i, div) for i in ids))
+    topics = list(dict.fromkeys(top))
+    variants = sorted(set(var))
+    if len(topics) < 2:
+        raise ParameterError(f"{div} maps all {len(ids)} query ids to topic {topics[0]} (ids must be "
+                             f"topic * {div} + variant); use the divisor the ids were built with",
+                             parameter="divisor")
+    pos = {(t, v): j for j, (t, v) in enumerate(zip(top, var))}
     out = np.full((m.n_systems, len(topics), len(variants)), np.nan)
     for i, t in enumerate(topics):
         for k, v in enumerate(variants):
@@ -1460,7 +1463,7 @@ def stack_variants(scores, *, divisor: int = 1000) -> ScoreMatrix:
     strata = None
     if m.strata is not None:
         first = {}
-        for t, s in zip(top.tolist(), m.strata):
+        for t, s in zip(top, m.strata):
             first.setdefault(t, s)
         strata = [first[t] for t in topics]
     return ScoreMatrix.build(out, m.systems, [str(t) for t in topics], measure=m.measure,

@@ -449,6 +449,13 @@ def test_variants_bad_input(adhoc5):
     ids = ScoreMatrix.build([[0.1, 0.2, 0.3], [0.3, 0.5, 0.4]], ["a", "b"], ["1001", "1002", "2001"], warn=False)
     with pytest.raises(InputError, match="topic 2 has no variant 2"):
         stack_variants(ids)
+    # a divisor beyond 64 bits used to overflow numpy (OverflowError); ids are Python integers
+    with pytest.raises(ParameterError, match=r"^divisor: 100000000000000000000 maps all 3 query ids to topic 0"):
+        stack_variants(ids, divisor=10 ** 20)
+    long = [str(10 ** 25 * t + v) for t in (1, 2) for v in (1, 2)]     # beyond float precision
+    big = stack_variants(ScoreMatrix.build([[.1, .2, .3, .4], [.2, .2, .5, .1]], ["a", "b"], long, warn=False),
+                         divisor=10 ** 25)
+    assert big.topics == ("1", "2") and big.variants == ("1", "2") and big.values[1, 1, 0] == .5
 
 
 # ----------------------------------------------------------------------------- bad input
