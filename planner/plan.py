@@ -82,7 +82,7 @@ from .errors import DegenerateDataWarning, ParameterError
 from .pilot import INTERNAL_METHODS as _PILOT_METHODS
 from .variance import _anova_components as _variance_anova  # noqa: PLC2701 - same package
 from .variance import _within_system, parse_selector  # noqa: PLC2701 - same package
-from .simulate import allocate_counts
+from .simulate import MAX_TOPICS, allocate_counts
 from .variance import pair_index, pair_moments
 
 DESIGNS = ("paired-t", "two-sample", "anova", "ci")
@@ -1578,7 +1578,16 @@ def _round_alloc_cost(target: np.ndarray, c: np.ndarray, budget: float, a: np.nd
             if not fits.any():
                 return n
             gain = np.where(fits, a * (1.0 / n - 1.0 / (n + 1)) / c, -np.inf)
-            n[int(np.argmax(gain))] += 1
+            k = int(np.argmax(gain))
+            # the one-at-a-time greedy keeps adding to k while its gain a/(m (m+1) c) stays
+            # above the runner-up's and the budget allows: add that many at once (with very
+            # unequal costs this is millions of single steps)
+            runner = np.max(np.delete(gain, k)) if K > 1 else -np.inf
+            step = int((budget + tol - cost(n)) // c[k])
+            if runner > 0:
+                m = int((math.sqrt(1.0 + 4.0 * a[k] / (c[k] * runner)) - 1.0) / 2.0)
+                step = min(step, m - int(n[k]) + 1)
+            n[k] += max(1, step)
 
     lo = np.maximum(np.floor(tgt + 1e-9).astype(int), minimum)
     hi = np.maximum(np.ceil(tgt - 1e-9).astype(int), minimum)
@@ -1736,8 +1745,8 @@ def allocate(scores, *, n: int, costs: Mapping[str, float] | None = None, method
         if missing:
             raise ParameterError(f"no cost for stratum {missing[0]!r}", parameter="costs")
         c = np.array([float(costs[lab]) for lab in labels])
-        if np.any(~(c > 0)):
-            raise ParameterError("stratum costs must be positive", parameter="costs")
+        if np.any(~(c > 0)) or not np.all(np.isfinite(c)):
+            raise ParameterError("stratum costs must be positive and finite", parameter="costs")
     else:
         c = np.ones(len(labels))
     n_prop = allocate_counts(n, W, parameter="n")
@@ -1746,11 +1755,20 @@ def allocate(scores, *, n: int, costs: Mapping[str, float] | None = None, method
     if shape.sum() <= 0:
         shape = W.copy()
     opt_real = shape * budget_c / float((shape * c).sum())
+    def too_many(total):
+        return ParameterError(f"with these stratum costs (largest / smallest = {c.max() / c.min():.3g}) the "
+                              f"budget of {n} proportionally allocated topics buys {total:.3g} topics in the "
+                              f"optimal allocation, more than {MAX_TOPICS:,}", parameter="costs")
+
+    if not opt_real.sum() <= MAX_TOPICS:
+        raise too_many(opt_real.sum())
     if np.all(c == c[0]):
         n_opt_total = int(round(opt_real.sum()))
         n_opt = allocate_counts(max(n_opt_total, 2 * len(labels)), opt_real, parameter="n")
     else:
         n_opt = _round_alloc_cost(opt_real, c, budget_c, W ** 2 * sig2)
+        if n_opt.sum() > MAX_TOPICS:     # the rounding spent what it freed on very cheap topics
+            raise too_many(float(n_opt.sum()))
     z = stats.norm.isf(alpha / 2)
 
     def summary(name, nk):

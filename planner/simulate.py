@@ -599,8 +599,8 @@ def _allocation(n: int, mode: str, groups, W, x, a, b, costs, labels, *, minimum
         for i, k in enumerate(labels):
             if k in costs:
                 v = float(costs[k])
-                if not v > 0:
-                    raise ParameterError(f"cost of stratum {k!r} must be > 0", parameter="costs")
+                if not 0 < v < math.inf:
+                    raise ParameterError(f"cost of stratum {k!r} must be > 0 and finite", parameter="costs")
                 c[i] = v
     sig = np.empty(len(groups))
     for i, g in enumerate(groups):   # every stratum has >= 2 topics (_strata_plan)

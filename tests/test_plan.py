@@ -390,6 +390,19 @@ def test_allocation_with_costs_same_cost():
     for cap in (1, 50, 10 ** 6):
         got = plan._exact_alloc_cost(a, c, B, 2, start, max_nodes=cap)
         assert (got * c).sum() <= B and got.min() >= 2 and (a / got).sum() <= (a / start).sum()
+    # very unequal costs: the greedy fill adds many cheap topics in one step (it took one step
+    # per topic, 1e8 of them at a cost ratio of 1e8); still the exhaustive optimum
+    a, c = np.array([1e-3, 2e-3]), np.array([1.0, 1e-5])
+    for B in (10.5, 7.25, 30.0):
+        best = min((a[0] / n1 + a[1] / n2, n1, n2) for n1 in range(2, int(B) + 1)
+                   for n2 in [int((B - n1 + 1e-9) // c[1])] if n2 >= 2)
+        q = np.sqrt(a / c) * B / (np.sqrt(a / c) * c).sum()
+        got = plan._round_alloc_cost(q, c, B, a)
+        assert (got * c).sum() <= B + 1e-9 and (a / got).sum() == pytest.approx(best[0], rel=1e-12)
+    with pytest.raises(ParameterError, match=r"buys [0-9.]+e\+151 topics in the optimal allocation, more than 10,000,000"):
+        plan.allocate(m, n=60, method="optimal", costs={"a": 1, "b": 1e-300, "c": 1})
+    with pytest.raises(ParameterError, match="positive and finite"):
+        plan.allocate(m, n=60, method="optimal", costs={"a": 1, "b": math.inf, "c": 1})
     with pytest.raises(ParameterError):
         plan.allocate(_toy(), n=20)   # no strata
     with pytest.raises(ParameterError):
