@@ -589,8 +589,9 @@ def _cmd_fit(args) -> int:
         if not 0 < g < 1:
             raise ParameterError(f"targets must be in (0, 1), got {item!r}", parameter="--target")
         targets.append(g)
-    if not 0 < args.alpha < 1:
-        raise ParameterError(f"must be in (0, 1), got {args.alpha:g}", parameter="--alpha")
+    from .variance import check_alpha
+
+    check_alpha(args.alpha, "--alpha")
     if not 0 <= args.drop < 1:
         raise ParameterError(f"must be a fraction in [0, 1), got {args.drop:g}", parameter="--drop")
     if args.variant_divisor is not None and args.variant_divisor < 2:   # before any data warning

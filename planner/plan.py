@@ -81,7 +81,7 @@ from ._random import as_generator, seed_of
 from .errors import DegenerateDataWarning, ParameterError
 from .pilot import INTERNAL_METHODS as _PILOT_METHODS
 from .variance import _anova_components as _variance_anova  # noqa: PLC2701 - same package
-from .variance import _within_system, parse_selector  # noqa: PLC2701 - same package
+from .variance import _within_system, check_alpha, parse_selector  # noqa: PLC2701 - same package
 from .simulate import MAX_TOPICS, allocate_counts
 from .variance import pair_index, pair_moments
 
@@ -554,7 +554,7 @@ def _topic_set_size(*, design, min_diff, variance, variance_selector, alpha, pow
     if correction not in CORRECTIONS:
         raise ParameterError(f"unknown correction {correction!r}; expected holm or bonferroni",
                              parameter="correction")
-    alpha = _check_prob(alpha, "alpha")
+    alpha = check_alpha(alpha)
     try:
         systems = int(systems)
     except (TypeError, ValueError):
@@ -915,7 +915,7 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     if target == "power" and not (float(min_diff) > 0 and math.isfinite(float(min_diff))):
         raise ParameterError(f"the power target needs a positive difference, got {min_diff}",
                              parameter="min_diff")
-    alpha = _check_prob(alpha, "alpha")
+    alpha = check_alpha(alpha)
     interval = _check_prob(interval, "interval")
     if not 0 < quantile <= 100:
         raise ParameterError(f"must be in (0, 100], got {quantile}", parameter="quantile")
@@ -1704,7 +1704,7 @@ def allocate(scores, *, n: int, costs: Mapping[str, float] | None = None, method
     if method not in ("proportional", "optimal"):
         raise ParameterError(f"unknown method {method!r}; expected proportional or optimal",
                              parameter="method")
-    alpha = _check_prob(alpha, "alpha")
+    alpha = check_alpha(alpha)
     try:
         n = int(n)
     except (TypeError, ValueError):

@@ -192,7 +192,7 @@ from ._random import as_generator, seed_of
 from .errors import DegenerateDataWarning, ParameterError, PlannerError
 from .scores import ScoreMatrix
 from .variance import _anova_components as anova_components  # noqa: PLC2701 - same package
-from .variance import _within_system, parse_selector  # noqa: PLC2701 - same package
+from .variance import _within_system, check_alpha, parse_selector  # noqa: PLC2701 - same package
 from .variance import pair_index  # noqa: F401 - the one pair order (re-exported here)
 from .variance import pair_moments as _direct_pair_moments
 from .pilot import INTERNAL_METHODS as _PILOT_METHODS
@@ -1035,8 +1035,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     for name, v in (("min_diff", min_diff), ("alpha", alpha)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ParameterError(f"expected a number, got {v!r}", parameter=name)
-    if not 0 < alpha < 1:
-        raise ParameterError(f"must be in (0, 1), got {alpha}", parameter="alpha")
+    check_alpha(alpha)
     if min_diff < 0:
         raise ParameterError(f"must be >= 0, got {min_diff}", parameter="min_diff")
     if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 2:

@@ -208,14 +208,26 @@ def _positive_n(n, parameter: str = "n") -> np.ndarray:
     return arr
 
 
-def _check_alpha(alpha) -> float:
+#: smallest test level accepted: below it t, F and chi-square quantiles overflow or lose
+#: all precision (alpha 1e-300 gave a "power" of 2 and NaN interval bounds)
+MIN_ALPHA = 1e-10
+
+
+def check_alpha(alpha, parameter: str = "alpha") -> float:
+    """``alpha`` as a float in ``[MIN_ALPHA, 1)``, else a ParameterError naming ``parameter``."""
+    if isinstance(alpha, bool):
+        raise ParameterError(f"expected a number in [{MIN_ALPHA:g}, 1), got {alpha!r}", parameter=parameter)
     try:
         a = float(alpha)
     except (TypeError, ValueError):
-        raise ParameterError(f"expected a number in (0, 1), got {alpha!r}", parameter="alpha") from None
-    if not 0 < a < 1:
-        raise ParameterError(f"must be in (0, 1), got {alpha!r}", parameter="alpha")
+        raise ParameterError(f"expected a number in [{MIN_ALPHA:g}, 1), got {alpha!r}",
+                             parameter=parameter) from None
+    if not MIN_ALPHA <= a < 1:
+        raise ParameterError(f"must be in [{MIN_ALPHA:g}, 1), got {alpha!r}", parameter=parameter)
     return a
+
+
+_check_alpha = check_alpha
 
 
 def _ratio(num, den):
