@@ -128,18 +128,23 @@ def _t_power_sakai(df, nc, alpha):
 
 def _f_power_exact(df1, df2, lam, alpha):
     fc = stats.f.isf(alpha, df1, df2)
-    return stats.ncf.sf(fc, df1, df2, lam)
+    lam = np.asarray(lam, dtype=float)
+    with np.errstate(invalid="ignore"):
+        p = stats.ncf.sf(fc, df1, df2, np.where(np.isinf(lam), 1.0, lam))
+    return np.where(np.isinf(lam), 1.0, p)     # an infinite noncentrality: power 1
 
 
 def _f_power_sakai(df1, df2, lam, alpha):
     df1 = np.asarray(df1, dtype=float)
     df2 = np.asarray(df2, dtype=float)
     lam = np.asarray(lam, dtype=float)
+    big = np.isinf(lam)
+    lam = np.where(big, 1.0, lam)
     fc = stats.f.isf(alpha, df1, df2)
     c = (df1 + 2 * lam) / (df1 + lam)
     g = df1 * fc / df2
     w = (np.sqrt(g * (2 * df2 - 1)) - np.sqrt(np.maximum(2 * (df1 + lam) - c, 0.0))) / np.sqrt(g + c)
-    return stats.norm.sf(w)
+    return np.where(big, 1.0, stats.norm.sf(w))
 
 
 def _c_factor(n):
@@ -160,6 +165,11 @@ def design_power(design: str, n, delta, sigma2: float, *, alpha: float = 0.05, s
     ``alpha`` is the per-comparison level (apply any correction before). Vectorised
     over ``n`` and ``delta``. Not defined for ``design="ci"``.
     """
+    with np.errstate(over="ignore"):    # a noncentrality that overflows is inf: power 1
+        return _design_power(design, n, delta, sigma2, alpha, approx, systems)
+
+
+def _design_power(design, n, delta, sigma2, alpha, approx, systems):
     n = np.asarray(n, dtype=float)
     delta = np.abs(np.asarray(delta, dtype=float))
     sigma2 = np.asarray(sigma2, dtype=float)
@@ -191,17 +201,19 @@ def sakai_initial_n(design: str, delta, sigma2, *, alpha: float = 0.05, power: f
     (``delta`` = the width cap) ``4 z_a^2 sigma2 / delta^2``. Vectorised over ``sigma2``.
     """
     sigma2 = np.asarray(sigma2, dtype=float)
+    delta = np.float64(delta)      # (a Python float raises OverflowError on delta ** 2)
     za = stats.norm.isf(alpha / 2)
-    if design == "ci":
-        return 4 * za ** 2 * sigma2 / delta ** 2
-    zb = stats.norm.isf(1 - power)
-    d = delta / np.sqrt(sigma2)
-    if design == "paired-t":
-        return ((za + zb) / d) ** 2 + za ** 2 / 2
-    if design == "two-sample":
-        return 2 * ((za + zb) / d) ** 2 + za ** 2 / 4
-    if design == "anova":
-        return _ncx2_lambda(systems - 1, alpha, power) / (delta ** 2 / (2 * sigma2))
+    with np.errstate(over="ignore"):    # an effect that overflows needs the fewest topics
+        if design == "ci":
+            return 4 * za ** 2 * sigma2 / delta ** 2
+        zb = stats.norm.isf(1 - power)
+        d = delta / np.sqrt(sigma2)
+        if design == "paired-t":
+            return ((za + zb) / d) ** 2 + za ** 2 / 2
+        if design == "two-sample":
+            return 2 * ((za + zb) / d) ** 2 + za ** 2 / 4
+        if design == "anova":
+            return _ncx2_lambda(systems - 1, alpha, power) / (delta ** 2 / (2 * sigma2))
     raise ParameterError(f"unknown design {design!r}", parameter="design")
 
 

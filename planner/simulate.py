@@ -664,7 +664,7 @@ def _analytic_chunk(dbar, sig2_k, W, nk, df, n, alpha, min_diff):
     p = special.ndtr(-z)
     p = np.where(dbar == 0, 0.5, p)
     crit = stats.t.ppf(1 - alpha / 2, df)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # an overflow is power 1
         nc_pow = np.where(se > 0, min_diff / se, np.inf)
     return {
         "swap_rate": 2 * p * (1 - p),
@@ -751,8 +751,9 @@ def _draw_stats(mean: np.ndarray, thr: np.ndarray, dbar: np.ndarray, alpha: floa
     else:
         tmp = mean * mean
         sig = np.count_nonzero(tmp > thr, axis=1) / R
-        np.add(mean, ((min_diff - dbar) / scale)[:, None], out=tmp)
-        tmp *= tmp
+        with np.errstate(over="ignore"):    # a shift that overflows is rejected: power 1
+            np.add(mean, ((min_diff - dbar) / scale)[:, None], out=tmp)
+            tmp *= tmp
         power = np.count_nonzero(tmp > thr, axis=1) / R
         del tmp
     # percentile interval, numpy's default (linear) quantile definition
@@ -959,10 +960,11 @@ def _fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, d
     else:
         v = u * u
         sig = _count(v > Q) / R
-        dprime = (min_diff - dbar) / ((1.0 + cprime) * scale)
-        np.add(u, dprime.astype(dtype)[:, None], out=v)
-        v *= v
-        v += (cprime * dprime * dprime).astype(dtype)[:, None]
+        with np.errstate(over="ignore"):    # a shift that overflows is rejected: power 1
+            dprime = (min_diff - dbar) / ((1.0 + cprime) * scale)
+            np.add(u, dprime.astype(dtype)[:, None], out=v)
+            v *= v
+            v += (cprime * dprime * dprime).astype(dtype)[:, None]
         power = _count(v > Q) / R
         del v
     lo, hi = _linear_quantiles(u, (alpha / 2, 1 - alpha / 2))

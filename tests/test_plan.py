@@ -804,3 +804,25 @@ def test_paired_t_power_where_scipy_nct_tail_is_nan():
     assert abs(sim - p) < 4 * math.sqrt(p * (1 - p) / 200_000)
     r = topic_set_size(design="paired-t", n_topics=2, power=0.8, variance=0.02)
     assert float(design_power("paired-t", 2, r.min_diff, 0.02)) == pytest.approx(0.8, abs=1e-9)
+
+
+def test_huge_min_diff_is_power_one_without_numpy_warnings():
+    # a noncentrality that overflows (min_diff 1e308) printed numpy overflow warnings, and
+    # the anova design found no topic count at all (NaN power; OverflowError in Sakai's start)
+    import warnings
+
+    from planner import simulate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for design in ("paired-t", "two-sample", "anova"):
+            for approx in ("exact", "sakai"):
+                assert float(design_power(design, 5, 1e308, 0.02, systems=4, approx=approx)) == 1.0
+                r = topic_set_size(design=design, min_diff=1e308, variance=0.02, power=0.8, systems=4,
+                                   approx=approx)
+                assert r.n_topics == 2
+        rng = np.random.default_rng(0)
+        m = ScoreMatrix.build(rng.uniform(0, 1, (5, 20)), list("abcde"), [str(i) for i in range(20)], warn=False)
+        for method in ("analytic", "predictive", "bootstrap", "parametric", "subsample"):
+            c = simulate.predict(m, topics=[5, 10], min_diff=1e308, method=method, resamples=50, rng=1)
+            assert [r["power_mean"] for r in c.rows] == [1.0, 1.0]
