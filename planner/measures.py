@@ -6,11 +6,11 @@ parses (``nDCG@10``, ``AP(rel=2)``, ``RR(rel=2)``, ``P(rel=2)@10``,
 trec_eval does: score descending, then document id descending (byte order), and
 ignores the rank column.
 
-RBP (``RBP(rel=R,p=P)``, no cutoff) is computed by planner itself, because
+RBP (``RBP(rel=R,p=P)``, optionally ``@k``) is computed by planner itself, because
 ir_measures' only backends for it (cwl_eval, trectools) are optional extras:
 ``RBP = (1 - p) * sum_i p^(i-1) * [grade_i >= R]`` over the ranking
 (unjudged = non-relevant; ``rel`` default 1, ``p`` default 0.8). The ranking is
-cut at 1000 documents, as cwl_eval does. Ties are ordered by
+cut at 1000 documents, as cwl_eval does, or at ``k`` with ``@k``. Ties are ordered by
 ``ties``:
 
 - ``"trec_eval"`` (default): score descending, then document id descending,
@@ -226,7 +226,11 @@ def _qrels_frame(qrels: Qrels):
 
 
 # ------------------------------------------------------------------- RBP
-def _rbp(run: Run, qrels: Qrels, *, rel: int, p: float, ties: str, depth: int = 1000) -> dict[str, float]:
+#: ranks RBP is summed over without a cut-off (as cwl_eval)
+RBP_DEPTH = 1000
+
+
+def _rbp(run: Run, qrels: Qrels, *, rel: int, p: float, ties: str, depth: int = RBP_DEPTH) -> dict[str, float]:
     import pandas as pd
 
     df = rank_frame(run, ties=ties)
@@ -238,14 +242,16 @@ def _rbp(run: Run, qrels: Qrels, *, rel: int, p: float, ties: str, depth: int = 
     return {str(t): float(v) for t, v in sums.items() if t in qrels}
 
 
-def _rbp_params(m) -> tuple[int, float]:
+def _rbp_params(m) -> tuple[int, float, int]:
+    """``(rel, p, depth)``: depth is the cut-off (``RBP(...)@k``), at most 1000."""
     rel = m.params.get("rel")
     p = m.params.get("p")
     rel = 1 if rel is None else rel
     p = 0.8 if p is None else p
     if not isinstance(rel, (int, np.integer)) or not isinstance(p, (int, float)) or not 0 < p < 1:
         raise ParameterError(f"RBP needs an integer rel and 0 < p < 1, got {m}", parameter="measures")
-    return int(rel), float(p)
+    cutoff = m.params.get("cutoff")
+    return int(rel), float(p), RBP_DEPTH if cutoff is None else min(int(cutoff), RBP_DEPTH)
 
 
 def _is_rbp(m) -> bool:
@@ -322,8 +328,8 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
                 for k in by_measure_obj.get(metric.measure, ()):
                     vals[k][i, j] = metric.value
         for k, m in native.items():
-            rel, p = _rbp_params(m)
-            for t, v in _rbp(run, qrels, rel=rel, p=p, ties=ties).items():
+            rel, p, depth = _rbp_params(m)
+            for t, v in _rbp(run, qrels, rel=rel, p=p, ties=ties, depth=depth).items():
                 vals[k][i, tpos[t]] = v
             # a run that retrieves nothing relevant for a topic it has scores 0
             for t in common:

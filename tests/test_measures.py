@@ -37,6 +37,12 @@ def test_small_collection_hand_values():
     # RBP = (1-p) sum p^(i-1) rel_i
     np.testing.assert_allclose(rbp.values, [[0.2 * 0.8, 0.2], [0.2 * 0.8, 0.2 * (0.8 + 0.64)]],
                                rtol=0, atol=1e-15)
+    # RBP@k sums the first k ranks only (the cut-off used to be ignored): B's x at rank 3
+    # drops out at @2, and at @1 only A's x on topic 2 is left
+    cut = score_runs(_runs(), QRELS, ["RBP(rel=2,p=0.8)@2", "RBP(rel=2,p=0.8)@1"])
+    np.testing.assert_allclose(cut["RBP(rel=2,p=0.8)@2"].values, [[0.2 * 0.8, 0.2], [0.2 * 0.8, 0.2 * 0.8]],
+                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(cut["RBP(rel=2,p=0.8)@1"].values, [[0, 0.2], [0, 0]], rtol=0, atol=1e-15)
 
 
 def test_trec_eval_tie_order_for_prefix_ids():
