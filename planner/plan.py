@@ -78,7 +78,7 @@ from scipy import optimize, special, stats
 
 from ._json import plain
 from ._random import as_generator, seed_of
-from .errors import DegenerateDataWarning, ParameterError
+from .errors import DegenerateDataWarning, InputError, ParameterError
 from .pilot import INTERNAL_METHODS as _PILOT_METHODS
 from .variance import _anova_components as _variance_anova  # noqa: PLC2701 - same package
 from .variance import _within_system, check_alpha, parse_selector  # noqa: PLC2701 - same package
@@ -941,6 +941,9 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     gen = as_generator(rng)
     model = _Model(vals, variance)
     excluded = int((~model.keep).sum())
+    if excluded and not model.keep.any():
+        raise InputError(f"every pair of systems is identical on every topic ({excluded} pair(s)): no "
+                         f"topic count changes the {target}", file=getattr(scores, "source", None))
     if excluded:
         warnings.warn(f"{excluded} pair(s) of systems identical on every topic left out of the "
                       f"{target} target", DegenerateDataWarning, stacklevel=2)

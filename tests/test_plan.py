@@ -826,3 +826,14 @@ def test_huge_min_diff_is_power_one_without_numpy_warnings():
         for method in ("analytic", "predictive", "bootstrap", "parametric", "subsample"):
             c = simulate.predict(m, topics=[5, 10], min_diff=1e308, method=method, resamples=50, rng=1)
             assert [r["power_mean"] for r in c.rows] == [1.0, 1.0]
+
+
+def test_target_with_every_pair_identical_is_an_error():
+    # every pair was left out and the answer was "2 topics, achieved 0"
+    from planner.errors import InputError
+
+    m = ScoreMatrix.build([[0.5, 0.3, 0.2], [0.5, 0.3, 0.2]], ["a", "b"], ["1", "2", "3"], warn=False)
+    for target, value in (("swap_rate", 0.05), ("power", 0.8), ("ci_width", 0.1)):
+        with pytest.raises(InputError, match=f"every pair of systems is identical on every topic .1 pair.s..: "
+                                             f"no topic count changes the {target}"):
+            plan.size_for_target(m, target=target, value=value, resamples=0)
