@@ -100,7 +100,8 @@ def check_target(out: str | os.PathLike, *, force: bool = False,
                  keep: Sequence[str | os.PathLike] = ()) -> Path:
     """Raise :class:`InputError` when ``out`` exists and ``force`` is false, when ``out`` is
     the current folder or contains it (replacing it would pull the folder from under the
-    command), or when ``force`` would delete one of the inputs ``keep`` inside ``out``."""
+    command), when ``force`` would delete one of the inputs ``keep`` inside ``out``, or when
+    ``out`` is a non-empty folder that is not a report (no ``provenance.json``)."""
     out = Path(out)
     where = out.resolve()
     cwd = Path.cwd().resolve()
@@ -120,12 +121,18 @@ def check_target(out: str | os.PathLike, *, force: bool = False,
             if kp == where or where in kp.parents:
                 raise InputError(f"holds the input {k}, which replacing the folder would delete; "
                                  "choose another folder for the report", file=out)
-    parent = out.resolve().parent
-    try:      # fail before the study runs when the folder cannot be written
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create the report folder: {exc.strerror}", file=out) from None
-    if not os.access(parent, os.W_OK):
+        if not (out / "provenance.json").is_file() and any(out.iterdir()):
+            raise InputError("is not a planner report folder (no provenance.json) and not empty; --force "
+                             "replaces only report folders: choose another folder", file=out)
+    # fail before the study runs when the folder cannot be written, but create nothing yet
+    # (missing parent folders are made when the report is written, so a failed study
+    # leaves none behind): the nearest existing ancestor must be a writable folder
+    anc = where.parent
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise InputError(f"cannot create the report folder: {anc} is not a folder", file=out)
+    if not os.access(anc, os.W_OK):
         raise InputError("cannot write the report folder here (permission denied)", file=out)
     return out
 

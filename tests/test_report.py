@@ -98,6 +98,10 @@ def test_refuses_to_overwrite_without_force(tmp_path):
     with pytest.raises(InputError, match="report folder exists; use --force"):
         report.write_report(RESULTS, out, tables={})
     assert (out / "mine.txt").read_text() == "keep"
+    with pytest.raises(InputError, match="not a planner report folder"):    # not a report: kept
+        report.write_report(RESULTS, out, tables={}, force=True)
+    assert (out / "mine.txt").read_text() == "keep"
+    (out / "provenance.json").write_text("{}")
     report.write_report(RESULTS, out, tables={}, force=True)
     assert not (out / "mine.txt").exists() and (out / "report.md").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]      # no temporary leftovers

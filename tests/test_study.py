@@ -377,6 +377,11 @@ def test_existing_report_needs_force(tmp_path, small_scores, capsys):
     err = capsys.readouterr().err
     assert "report folder exists" in err and "--force" in err
     assert (out / "keep.txt").read_text() == "mine"
+    # --force replaces only a report folder (or an empty one): this one holds someone's file
+    assert cli.main(["study", str(cfg), "-o", str(out), "--quiet", "--force"]) == 2
+    assert "is not a planner report folder (no provenance.json)" in capsys.readouterr().err
+    assert (out / "keep.txt").read_text() == "mine"
+    (out / "provenance.json").write_text("{}")          # an earlier report
     assert cli.main(["study", str(cfg), "-o", str(out), "--quiet", "--force", "--json", "--seed", "9"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["out"] == str(out) and "text" in printed["answer"]
@@ -406,6 +411,15 @@ def test_report_folder_must_not_swallow_the_command_or_its_inputs(tmp_path, monk
         err = capsys.readouterr().err
         assert err.startswith("planner study: error: ") and words in err and err.count("\n") == 1, err
     assert (work / "data" / "s.csv").exists() and (work / "s.yaml").exists()
+    # a study that fails while running leaves no parent folders of its report behind
+    (work / "bad.csv").write_text("topic,a,b\n1,0.1,0.2\n2,0.3,x\n")
+    (work / "bad.yaml").write_text(yaml.safe_dump({"collection": {"scores": "bad.csv"}, "method": "analytic",
+                                                   "topics": [5]}))
+    assert cli.main(["study", "bad.yaml", "-o", "new/a/b/rep", "--quiet"]) == 2
+    assert "bad.csv:3: non-numeric value 'x'" in capsys.readouterr().err and not (work / "new").exists()
+    (work / "afile").write_text("")
+    assert cli.main(["study", "s.yaml", "-o", "afile/rep", "--quiet"]) == 2
+    assert "is not a folder" in capsys.readouterr().err
     (work / "long.yaml").write_text(yaml.safe_dump({"name": "n" * 201, "collection": {"scores": "data/s.csv"}}))
     assert cli.main(["study", "long.yaml", "--quiet"]) == 2
     assert "name: expected a name of at most 200 bytes, got 201" in capsys.readouterr().err
