@@ -101,7 +101,7 @@ DEFAULT_TOPICS = [10, 20, 30, 40, 50, 75, 100, 150, 200]
 # what each key expects, in words: used for error messages ("key: expected ...")
 EXPECTED = {
     "name": "a string",
-    "study_name": "a plain folder name (no / or \\, not '.' or '..')",
+    "study_name": "a plain folder name (no / or \\ or control characters, not '.' or '..')",
     "description": "a string",
     "seed": "an integer >= 0",
     "resamples": "an integer from 10 to 1,000,000",
@@ -254,7 +254,7 @@ SCHEMA: dict = {
         "resamples": {"type": "integer", "minimum": 10, "maximum": 1_000_000},
         **_SCENARIO_PROPS,
         # the study name is also the default report folder: a plain folder name
-        "name": {"type": "string", "minLength": 1, "pattern": r"^(?!\.\.?$)[^/\\\x00]+$",
+        "name": {"type": "string", "minLength": 1, "pattern": r"^(?!\.\.?$)[^/\\\x00-\x1f\x7f]+$",
                  "x-expected": EXPECTED["study_name"]},
         "scenarios": {"type": "array", "minItems": 1, "items": {
             "type": "object", "additionalProperties": False, "properties": _SCENARIO_PROPS}},

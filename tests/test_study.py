@@ -110,6 +110,7 @@ ERROR_CASES = [
     ({**BASE, "name": "a\\b"}, "name", "plain folder name"),
     ({**BASE, "name": ".."}, "name", "plain folder name"),
     ({**BASE, "name": "."}, "name", "plain folder name"),
+    ({**BASE, "name": "a\nb"}, "name", "no / or \\ or control characters"),
     # duplicates and keys without effect (audit 20)
     ({**BASE, "measure": ["nDCG@10", "AP(rel=2)", "nDCG@10"]}, "measure", '"nDCG@10" is listed more than once'),
     ({**BASE, "method": ["analytic", "analytic"]}, "method", "listed more than once"),
