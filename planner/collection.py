@@ -531,6 +531,7 @@ def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file
         all_measures = want
     src = str(path_or_folder) if p is not None else None
     out = {}
+    skipped: list[tuple[str, InputError]] = []
     systems = list(per_run)
     for m in all_measures:
         topics = list(dict.fromkeys(t for res in per_run.values() for t in res.get(m, {})))
@@ -550,7 +551,12 @@ def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file
             detail = exc.message if exc.file in (None, src) else str(exc)
             warnings.warn(f"{src or 'trec_eval'}: measure {m!r} skipped: {detail}",
                           PlannerWarning, stacklevel=2)
+            skipped.append((m, exc))
     if not out:
+        if skipped:       # say why the measures were skipped, not only that none is left
+            m, exc = skipped[0]
+            raise InputError(f"no measure could be read: all {len(skipped)} were skipped (first, {m!r}: "
+                             f"{exc if exc.file not in (None, src) else exc.message})", file=src)
         raise InputError("no measure with at least 2 systems and 2 topics", file=src)
     return out
 

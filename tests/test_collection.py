@@ -201,6 +201,19 @@ def test_trec_eval_folder(tmp_path):
     assert load_scores(tmp_path, measure="map").values[1, 1] == 5e-04
 
 
+def test_trec_eval_folder_whose_measures_are_all_skipped_says_why(tmp_path):
+    # it said "no measure with at least 2 systems and 2 topics" for 3 systems and 2 topics
+    for r in "abc":
+        (tmp_path / f"{r}.res").write_text("map\t1\t0.1\nmap\t2\t0.4\nP_10\t1\t0.2\nP_10\t2\t0.3\n")
+    (tmp_path / "c.res").write_text("map\t1\t0.1\nP_10\t1\t0.2\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PlannerWarning)
+        with pytest.raises(InputError, match=r"no measure could be read: all 2 were skipped \(first, 'map': "
+                                             r".*c.res: no 'map' row for topic '2'"):
+            load_scores(tmp_path)
+        assert load_scores(tmp_path, measure="map", missing="zero").values[2, 1] == 0.0
+
+
 def test_trec_eval_single_file_is_one_system(tmp_path):
     f = tmp_path / "r1.res"
     f.write_text(TE.format(r="R1"))
