@@ -266,6 +266,8 @@ def _size_allocate(args) -> int:
         costs = {}
         for item in args.stratum_costs.split(","):
             key, sep, val = item.partition("=")
+            if key.strip() in costs:
+                raise ParameterError(f"stratum {key.strip()!r} given twice", parameter="--stratum-costs")
             try:
                 costs[key.strip()] = float(val)
             except ValueError:

@@ -686,7 +686,9 @@ def test_cli_size_allocate(tmp_path, capsys):
     # the library's parameter names (n, costs) are shown as the options; an unknown stratum is named
     for extra, needle in ((["--allocate", "0"], "--allocate: 0 topics cannot give each of 3 strata"),
                           (["--allocate", "60", "--stratum-costs", "a=1,b=2,c=4,z=1"],
-                           "--stratum-costs: unknown stratum 'z' (the strata are 'a', 'b', 'c')")):
+                           "--stratum-costs: unknown stratum 'z' (the strata are 'a', 'b', 'c')"),
+                          (["--allocate", "60", "--stratum-costs", "a=1,b=2,c=4,a=9"],   # kept the last
+                           "--stratum-costs: stratum 'a' given twice")):
         rc = main(["size", "--scores", str(tmp_path / "s.csv"), "--strata", str(tmp_path / "t.csv"), *extra])
         err = [line for line in capsys.readouterr().err.strip().splitlines() if "warning" not in line]
         assert rc == 2 and len(err) == 1 and needle in err[0], err
