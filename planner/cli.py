@@ -706,16 +706,20 @@ def _add_budget(subparsers) -> None:
 
 
 def _parse_target(text: str) -> tuple[str, float]:
-    from .plan import TARGETS
+    from .plan import TARGETS, check_target_value
 
     name, sep, val = text.partition(":")
     if not sep or name not in TARGETS:
         raise ParameterError(f"expected NAME:VALUE with NAME one of {', '.join(TARGETS)}, got {text!r}",
                              parameter="--target")
     try:
-        return name, float(val)
+        value = float(val)
     except ValueError:
         raise ParameterError(f"bad value {val!r}", parameter="--target") from None
+    try:
+        return name, check_target_value(name, value, math.inf if name != "power" else 1.0)
+    except ParameterError as exc:      # (the power target's --min-diff is checked by the command)
+        raise ParameterError(exc.message, parameter="--target") from None
 
 
 def _cmd_budget(args) -> int:

@@ -868,6 +868,34 @@ def _meets(direction: str, x: float, value: float) -> bool:
     return x <= value if direction == "<=" else x >= value
 
 
+def check_target_value(target: str, value, min_diff=0.05) -> float:
+    """The target value as a float, or a ParameterError saying why it cannot be met or
+    says nothing (shared by ``size --target``, ``budget --target`` and :func:`size_for_target`)."""
+    if target not in TARGETS:
+        raise ParameterError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}",
+                             parameter="target")
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"expected a number, got {value!r}", parameter="value") from None
+    if target in ("swap_rate", "reversal_rate") and not 0 < value < 1:
+        raise ParameterError(f"a {target} target must be in (0, 1), got {value}"
+                             + (" (0 needs infinitely many topics)" if value <= 0 else ""), parameter="value")
+    if target == "swap_rate" and value >= 0.5:
+        raise ParameterError(f"a swap rate is at most 0.5 (two independent sets disagree with probability "
+                             f"2p(1-p)), so a target of {value} says nothing", parameter="value")
+    if target == "ci_width" and not value > 0:
+        raise ParameterError(f"a width target must be positive, got {value} (a width of 0 needs "
+                             "infinitely many topics)", parameter="value")
+    if target in ("kendall_tau", "erho2", "phi", "power") and not value < 1:
+        raise ParameterError(f"a {target} target must be below 1, got {value} (1 needs infinitely "
+                             "many topics)", parameter="value")
+    if target == "power" and not (float(min_diff) > 0 and math.isfinite(float(min_diff))):
+        raise ParameterError(f"the power target needs a positive difference, got {min_diff}",
+                             parameter="min_diff")
+    return value
+
+
 def size_for_target(scores, *, target: str, value: float, method: str = "analytic",
                     variance: str = "pair", min_diff: float = 0.05, alpha: float = 0.05,
                     quantile: float = 50.0, interval: float = 0.95, resamples: int = 200,
@@ -904,29 +932,8 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     re-solve works on blocks of resamples of about 4e6 float64 values (``B K`` more for
     ``predictive-integrated``'s kurtoses).
     """
-    if target not in TARGETS:
-        raise ParameterError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}",
-                             parameter="target")
+    value = check_target_value(target, value, min_diff)
     direction, key = TARGETS[target]
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"expected a number, got {value!r}", parameter="value") from None
-    if target in ("swap_rate", "reversal_rate") and not 0 < value < 1:
-        raise ParameterError(f"a {target} target must be in (0, 1), got {value}"
-                             + (" (0 needs infinitely many topics)" if value <= 0 else ""), parameter="value")
-    if target == "swap_rate" and value >= 0.5:
-        raise ParameterError(f"a swap rate is at most 0.5 (two independent sets disagree with probability "
-                             f"2p(1-p)), so a target of {value} says nothing", parameter="value")
-    if target == "ci_width" and not value > 0:
-        raise ParameterError(f"a width target must be positive, got {value} (a width of 0 needs "
-                             "infinitely many topics)", parameter="value")
-    if target in ("kendall_tau", "erho2", "phi", "power") and not value < 1:
-        raise ParameterError(f"a {target} target must be below 1, got {value} (1 needs infinitely "
-                             "many topics)", parameter="value")
-    if target == "power" and not (float(min_diff) > 0 and math.isfinite(float(min_diff))):
-        raise ParameterError(f"the power target needs a positive difference, got {min_diff}",
-                             parameter="min_diff")
     alpha = check_alpha(alpha)
     interval = _check_prob(interval, "interval")
     if not 0 < quantile <= 100:
