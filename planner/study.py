@@ -73,6 +73,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import sys
 import time
 import warnings
@@ -527,8 +528,6 @@ def _source_id(c: Mapping) -> tuple:
 
 
 def _check_name(name: str, source: str | None, key: str = "name") -> None:
-    import re
-
     from .report import MAX_NAME_BYTES
 
     if not re.fullmatch(SCHEMA["properties"]["name"]["pattern"], name):
@@ -566,6 +565,11 @@ def _unique_key_loader():
         return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
 
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    # YAML 1.1 (PyYAML) reads 1e-3 and 1e3 as strings (its floats need a dot and a signed
+    # exponent); as in YAML 1.2 they are numbers here
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float",
+                                 re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
+                                 list("-+0123456789."))
     return Loader
 
 
@@ -1060,8 +1064,6 @@ def _honest(m, rng, resamples: int, alpha: float) -> dict:
 
 def _judged_share(coll: Mapping, measure: str, runs_qrels=None) -> dict | None:
     """Judged share of the evaluated runs' top k (k from the measure cutoff, default 10)."""
-    import re
-
     mk = re.search(r"@(\d+)", measure or "")
     k = int(mk.group(1)) if mk else 10
     ps = None

@@ -194,6 +194,19 @@ def test_measure_to_score_runs_with_is_checked_when_the_config_loads(tmp_path):
     assert len(load_config({"collection": coll, "measure": ["nDCG@10", "P@1"]}).scenarios) == 2
 
 
+def test_yaml_exponent_numbers_without_a_dot_are_numbers(tmp_path):
+    # YAML 1.1 (PyYAML) reads 1e-3 as the string "1e-3": "min_diff: expected a number, got '1e-3'"
+    f = tmp_path / "e.yaml"
+    f.write_text("collection: {dataset: dl19-passage}\nmin_diff: 1e-3\nalpha: 5E-2\n"
+                 "targets: [{target: swap_rate, value: 5e-2}]\n")
+    cfg = load_config(f)
+    sc = cfg.scenarios[0]
+    assert sc["min_diff"] == 0.001 and sc["alpha"] == 0.05 and sc["targets"][0]["value"] == 0.05
+    f.write_text("collection: {dataset: dl19-passage}\nmin_diff: x1e3\n")
+    with pytest.raises(ConfigError, match="min_diff"):
+        load_config(f)
+
+
 def test_cli_missing_study_file(tmp_path, capsys):
     assert cli.main(["study", str(tmp_path / "nope.yaml"), "--quiet"]) == 2
     assert "study file not found" in capsys.readouterr().err
