@@ -619,8 +619,9 @@ def _topic_set_size(*, design, min_diff, variance, variance_selector, alpha, pow
     def solve_n(delta, s2):
         n = _smallest_n(lambda k: pw(k, delta, s2) >= power, start(delta, s2))
         if n is None:
-            raise ParameterError(f"no topic count up to {N_MAX} reaches power {power} for "
-                                 f"min_diff {delta} and sigma2 {s2:.4g}", parameter="power")
+            raise ParameterError(f"no topic count up to {N_MAX:,} reaches power {power} for a difference "
+                                 f"of {delta:g} with variance {s2:.4g} (the difference is "
+                                 f"{delta / math.sqrt(s2):.3g} standard deviations)", parameter="min_diff")
         return n
 
     def solve_delta(n, s2):

@@ -438,6 +438,9 @@ def test_cli_size_scores_text(tmp_path, capsys):
     # the library's parameter names (value, n_topics, topic_cost) are shown as the CLI's options
     (["budget", "--dataset", "dl19-passage", "--target", "kendall_tau:1"], "--target: a kendall_tau target"),
     (["budget", "--dataset", "dl19-passage", "--target", "swap_rate:0.9"], "--target: a swap rate is at most 0.5"),
+    # a difference too small for any topic count names --min-diff (it named --power)
+    (["size", "--design", "paired-t", "--min-diff", "1e-300", "--sigma2", "0.02"],
+     "--min-diff: no topic count up to 10,000,000 reaches power 0.8 for a difference of 1e-300"),
     (["size", "--design", "paired-t", "--topics", "1", "--sigma2", "0.02", "--min-diff", "0.1"], "--topics: "),
     (["budget", "--dataset", "dl19-passage", "--topic-cost", "-1"], "--topic-cost: "),
     (["budget", "--dataset", "nope"], "--dataset: unknown data set"),
