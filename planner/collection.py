@@ -630,6 +630,15 @@ TOPIC_HEADERS = ("topic", "topics", "topic_id", "topicid", "topic-id", "query", 
                  "query-id", "qid", "id", "")
 
 
+def _all_numbers(cells) -> bool:
+    try:
+        for c in cells:
+            _float(c.strip())
+    except ValueError:
+        return False
+    return True
+
+
 def _read_wide(text: str, source, *, measure, missing) -> ScoreMatrix:
     rows = _rows(text, _delimiter(text), source)
     try:
@@ -641,6 +650,11 @@ def _read_wide(text: str, source, *, measure, missing) -> ScoreMatrix:
     systems = header[1:] if has_topic else header
     if not systems:
         raise InputError("no system columns in header", file=source, line=hline)
+    if not has_topic and _all_numbers(header):
+        warnings.warn(f"{source or 'score table'}:{hline}: the header holds only numbers "
+                      f"({', '.join(systems[:3])}{', ...' if len(systems) > 3 else ''}); they are read as "
+                      "system names. A table without a header row loses its first topic this way: add "
+                      "one (topic,system1,system2,...)", PlannerWarning, stacklevel=3)
     for j, s in enumerate(systems):
         if not s:
             raise InputError(f"empty system name in column {j + 1 + has_topic}", file=source, line=hline)

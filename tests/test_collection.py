@@ -322,6 +322,19 @@ def test_oversized_csv_field_names_its_line(tmp_path):
         load_scores(p)
 
 
+def test_wide_table_without_header_row_warns(tmp_path):
+    # its first row silently became the system names and a topic was lost
+    p = tmp_path / "nohdr.csv"
+    p.write_text("0.1,0.2,0.3\n0.4,0.5,0.6\n0.2,0.1,0.9\n")
+    with pytest.warns(PlannerWarning, match=r"nohdr.csv:1: the header holds only numbers \(0.1, 0.2, 0.3\)"):
+        m = load_scores(p)
+    assert m.systems == ("0.1", "0.2", "0.3") and m.n_topics == 2
+    p.write_text("topic,2019,2020\n1,0.1,0.2\n2,0.3,0.4\n")      # a header row with numeric names
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PlannerWarning)
+        assert load_scores(p).systems == ("2019", "2020")
+
+
 def test_tidy_csv_and_tsv(tmp_path):
     p = tmp_path / "t.csv"
     p.write_text("system,topic,value,measure\na,1,0.1,AP\nb,1,0.2,AP\na,2,0.3,AP\nb,2,0.4,AP\n"
