@@ -1324,6 +1324,7 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
                 **stats_of(full, None)}
     full_means = full.topic_scores().mean(axis=1)
     rows = []
+    undefined: list[int] = []
     ranks = allr["rank"].to_numpy()
     for k in depths:
         top = allr[ranks < k].drop_duplicates(["query_id", "doc_id"])
@@ -1338,7 +1339,13 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
             warnings.simplefilter("ignore")
             m_k = score_runs(run_map, rq, [measure], warn=False)[measure]
         m_k = _align(m_k, full)
-        tau = float(stats.kendalltau(full_means, m_k.topic_scores().mean(axis=1)).statistic)
+        k_means = m_k.topic_scores().mean(axis=1)
+        tau = float(stats.kendalltau(full_means, k_means).statistic)
+        if math.isnan(tau):
+            if np.ptp(full_means) == 0 and np.ptp(k_means) == 0:
+                tau = 1.0           # every system tied under both: the same (empty) order
+            else:
+                undefined.append(k)
         jpt = float(sizes.mean())
         cost = float(topic_cost) + jpt * float(judgment_cost)
         st = stats_of(m_k, cost)
@@ -1348,6 +1355,11 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
                      "var_e_ratio": st["var_e"] / full_row["var_e"] if full_row["var_e"] > 0 else float("nan"),
                      "mean_score_full": full_row["mean_score"], "cost_per_topic": cost,
                      "tau_ok": bool(tau >= tau_min)})
+    if undefined:
+        warnings.warn("Kendall tau against full judgments is undefined at depth(s) "
+                      + ", ".join(map(str, undefined)) + ": every system has the same mean score under "
+                      "full judgments or at that depth (no ranking to agree with)", DegenerateDataWarning,
+                      stacklevel=2)
     ok = [r for r in rows if r["tau_ok"] and r["total_cost"] is not None]
     if ok:
         best = min(ok, key=lambda r: (r["total_cost"], -r["depth"]))

@@ -843,3 +843,22 @@ def test_target_with_every_pair_identical_is_an_error():
         with pytest.raises(InputError, match=f"every pair of systems is identical on every topic .1 pair.s..: "
                                              f"no topic count changes the {target}"):
             plan.size_for_target(m, target=target, value=value, resamples=0)
+
+
+def test_pool_depth_tau_when_every_system_ties():
+    # two runs with the same mean under full judgments and at every depth: Kendall tau was NaN
+    # at every depth and the study answered "none" without a word; the orders agree (tau 1)
+    runs = {"a": "1 Q0 d1 1 2 a\n1 Q0 x1 2 1 a\n2 Q0 x2 1 2 a\n2 Q0 d4 2 1 a\n",
+            "b": "1 Q0 x1 1 2 b\n1 Q0 d1 2 1 b\n2 Q0 d4 1 2 b\n2 Q0 x2 2 1 b\n"}
+    from planner.collection import read_run
+
+    runs = {k: read_run(v, name=k) for k, v in runs.items()}
+    qrels = "1 0 d1 1\n1 0 x1 0\n2 0 d4 1\n2 0 x2 0\n"
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = plan.pool_depth_study(runs, qrels, depths=[1, 2], measure="nDCG@10", target="ci_width",
+                                   value=0.5, topic_cost=1, judgment_cost=1)
+    assert [r["kendall_tau_vs_full"] for r in ds.rows] == [1.0, 1.0]
+    assert ds.recommendation["depth"] in (1, 2) and "cheapest total cost" in ds.recommendation["reason"]
