@@ -428,7 +428,7 @@ def _parse_trec_eval(text: str, source: str | None
     runid = None
     res: dict[str, dict[str, float]] = {}
     nan_lines: dict[tuple[str, str], int] = {}
-    n = 0
+    n = n_all = 0
     for i, line in enumerate(text.splitlines(), start=1):
         parts = line.split()
         if not parts:
@@ -441,6 +441,7 @@ def _parse_trec_eval(text: str, source: str | None
             runid = v
             continue
         if t == "all":
+            n_all += 1
             continue
         try:
             val = _float(v)
@@ -455,10 +456,10 @@ def _parse_trec_eval(text: str, source: str | None
         if math.isnan(val):
             nan_lines[(m, t)] = i
         n += 1
-    if n == 0 and runid is None:
+    if n == 0 and runid is None and n_all == 0:
         raise InputError("empty trec_eval file", file=source)
     if n == 0:
-        raise InputError("no per-topic rows (was trec_eval run with -q?)", file=source)
+        raise InputError("no per-topic rows, only summaries (was trec_eval run with -q?)", file=source)
     return runid, res, nan_lines
 
 

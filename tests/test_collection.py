@@ -228,6 +228,13 @@ def test_trec_eval_bad_value(tmp_path):
     with pytest.raises(InputError) as e:
         read_trec_eval(tmp_path)
     assert e.value.line == 2 and "non-numeric" in str(e.value)
+    # trec_eval without -q writes only "all" rows: that was reported as an empty file
+    (tmp_path / "r1.res").write_text("map\tall\t0.25\nP_10\tall\t0.4\n")
+    with pytest.raises(InputError, match=r"r1.res: no per-topic rows, only summaries \(was trec_eval run with -q\?\)"):
+        read_trec_eval(tmp_path)
+    (tmp_path / "r1.res").write_text("\n")
+    with pytest.raises(InputError, match="r1.res: empty trec_eval file"):
+        read_trec_eval(tmp_path)
 
 
 def test_trec_eval_real_folder_matches_wide_matrix(shared_data):
