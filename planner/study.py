@@ -1305,8 +1305,8 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
         m2 = m.collapse_variants() if m.has_variants else m
         m2, dropped = _apply_filter(m2, sc["filter"])
         if sc["strata"] == "stratified" and m2.strata is None:
-            raise ConfigError("strata: stratified needs topic strata (collection.strata)",
-                              key=f"scenarios[{sc['index']}].strata")
+            raise ConfigError("'stratified' needs topic strata: give collection.strata (a topic metadata "
+                              "file or a mapping topic -> stratum)", key="strata")
         from .variance import fit
 
         comp = fit(m2)

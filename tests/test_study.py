@@ -583,9 +583,10 @@ def test_topic_strata_resampled_within_strata(tmp_path, small_scores):
     comp = res.tables["components"]
     assert any(comp["scenario"].str.endswith("stratum A")) and any(comp["scenario"].str.endswith("stratum B"))
     # stratified without strata is a config error naming the key
-    with pytest.raises(ConfigError, match="stratified needs topic strata"):
+    with pytest.raises(ConfigError, match="'stratified' needs topic strata: give collection.strata") as ei:
         run_study({"collection": {"scores": str(small_scores)}, "strata": "stratified", "topics": [6]},
                   quiet=True, write=False)
+    assert ei.value.key == "strata"       # (it named scenarios[0].strata in a file without scenarios)
 
 
 def test_unwritable_report_folder_fails_before_running(tmp_path, capsys):
