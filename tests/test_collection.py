@@ -148,7 +148,7 @@ def test_read_qrels_and_errors(tmp_path):
     # grades are at most 10^6 in absolute value: beyond 2^63 pytrec_eval crashed, and near 2^31
     # trec_eval's per-level arrays took 16.8 GB
     assert read_qrels("1 0 a 1000000\n1 0 b -1000000\n")["1"] == {"a": 10 ** 6, "b": -(10 ** 6)}
-    with pytest.raises(InputError, match=r":1: grade 2147483647 is out of range \(at most 1000000"):
+    with pytest.raises(InputError, match=r"line 1: grade 2147483647 is out of range \(at most 1000000"):
         read_qrels("1 0 a 2147483647\n")
     p.write_text("1 0 a 2\n1 0 b 9223372036854775808\n")
     with pytest.raises(InputError, match=r"q.txt:2: grade 9223372036854775808 is out of range"):
