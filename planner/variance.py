@@ -211,19 +211,22 @@ def _positive_n(n, parameter: str = "n") -> np.ndarray:
 #: smallest test level accepted: below it t, F and chi-square quantiles overflow or lose
 #: all precision (alpha 1e-300 gave a "power" of 2 and NaN interval bounds)
 MIN_ALPHA = 1e-10
+#: test levels are below this (a 1 - alpha interval narrower than 50% is not a confidence
+#: statement); the same range as the study schema's ``alpha``
+MAX_ALPHA = 0.5
 
 
 def check_alpha(alpha, parameter: str = "alpha") -> float:
-    """``alpha`` as a float in ``[MIN_ALPHA, 1)``, else a ParameterError naming ``parameter``."""
+    """``alpha`` as a float in ``[MIN_ALPHA, MAX_ALPHA)``, else a ParameterError naming ``parameter``."""
+    rng = f"[{MIN_ALPHA:g}, {MAX_ALPHA:g})"
     if isinstance(alpha, bool):
-        raise ParameterError(f"expected a number in [{MIN_ALPHA:g}, 1), got {alpha!r}", parameter=parameter)
+        raise ParameterError(f"expected a number in {rng}, got {alpha!r}", parameter=parameter)
     try:
         a = float(alpha)
     except (TypeError, ValueError):
-        raise ParameterError(f"expected a number in [{MIN_ALPHA:g}, 1), got {alpha!r}",
-                             parameter=parameter) from None
-    if not MIN_ALPHA <= a < 1:
-        raise ParameterError(f"must be in [{MIN_ALPHA:g}, 1), got {alpha!r}", parameter=parameter)
+        raise ParameterError(f"expected a number in {rng}, got {alpha!r}", parameter=parameter) from None
+    if not MIN_ALPHA <= a < MAX_ALPHA:
+        raise ParameterError(f"must be in {rng}, got {alpha!r}", parameter=parameter)
     return a
 
 

@@ -706,8 +706,9 @@ def test_cli_predict_text_and_filter(shared_data, capsys):
 
 @pytest.mark.parametrize("argv,msg", [
     (["--topics", "25,x"], "--topics: expected a comma-separated list of integers"),
-    (["--topics", "25", "--alpha", "2"], "--alpha: must be in [1e-10, 1), got 2.0"),
-    (["--topics", "25", "--alpha", "1e-300"], "--alpha: must be in [1e-10, 1), got 1e-300"),
+    (["--topics", "25", "--alpha", "2"], "--alpha: must be in [1e-10, 0.5), got 2.0"),
+    (["--topics", "25", "--alpha", "0.7"], "--alpha: must be in [1e-10, 0.5), got 0.7"),
+    (["--topics", "25", "--alpha", "1e-300"], "--alpha: must be in [1e-10, 0.5), got 1e-300"),
     (["--topics", "25", "--variance", "bogus"], "--variance: unknown variance selector"),
     (["--topics", "25", "--allocation", "optimal"], "--allocation: needs --strata FILE"),
     # the documented default allocation (stratified) with the default method used to fail with a

@@ -559,7 +559,7 @@ def test_bad_parameters(brennan):
     with pytest.raises(ParameterError, match="alpha"):
         f.dstudy([10], alpha=1.5)
     # a tiny alpha gave NaN interval bounds (the quantiles overflow); the floor is 1e-10
-    with pytest.raises(ParameterError, match=r"alpha: must be in \[1e-10, 1\), got 1e-300"):
+    with pytest.raises(ParameterError, match=r"alpha: must be in \[1e-10, 0.5\), got 1e-300"):
         f.dstudy([10], alpha=1e-300)
     d = f.dstudy([10], alpha=1e-10).to_dict()["rows"][0]
     assert all(np.isfinite(d[k]) for k in ("erho2_lower", "erho2_upper", "phi_lower", "phi_upper"))
