@@ -1045,7 +1045,9 @@ def _dstudy_interval(scores, target, value, interval):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         need = fit(scores).topics_for(**{target: value}, alpha=1 - interval)
-    conv = lambda v: None if v is None or not math.isfinite(v) else int(v)  # noqa: E731
+    # the D-study counts from 1 topic, the answer from 2 (the least a pair's variance needs):
+    # the interval uses the answer's floor, so it always contains the answer
+    conv = lambda v: None if v is None or not math.isfinite(v) else max(2, int(v))  # noqa: E731
     name = "Feldt" if target == "erho2" else "Arteaga-Jeyaratnam-Franklin"
     return conv(need.lower), conv(need.upper), f"D-study interval ({name})"
 

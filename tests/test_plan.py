@@ -862,3 +862,12 @@ def test_pool_depth_tau_when_every_system_ties():
                                    value=0.5, topic_cost=1, judgment_cost=1)
     assert [r["kendall_tau_vs_full"] for r in ds.rows] == [1.0, 1.0]
     assert ds.recommendation["depth"] in (1, 2) and "cheapest total cost" in ds.recommendation["reason"]
+
+
+def test_dstudy_interval_contains_an_answer_at_the_floor():
+    # erho2 >= 0.01 is met at the floor of 2 topics; the D-study interval said [1, 1]
+    from planner import datasets
+
+    m = datasets.load("dl19-passage")
+    r = plan.size_for_target(m, target="erho2", value=0.01, resamples=0)
+    assert r.n_topics == 2 and r.lower <= 2 <= r.upper and (r.lower, r.upper) == (2, 2)
