@@ -484,7 +484,9 @@ def _trec_eval_missing(m: str, topics: list[str], per_run: dict, sources: dict, 
         raise InputError(f"missing value for measure {m!r}, topic {t!r} ({where})",
                          file=sources[s], line=line)
     if m not in per_run[s]:
-        raise InputError(f"no {m!r} rows, other runs have them ({where})", file=sources[s])
+        alike = [k for k in per_run[s] if k.lower() == m.lower()]
+        spelt = f"; it writes {alike[0]!r}: the measure names differ in case" if alike else ""
+        raise InputError(f"no {m!r} rows, other runs have them{spelt} ({where})", file=sources[s])
     raise InputError(f"no {m!r} row for topic {t!r}, other runs have one ({where})", file=sources[s])
 
 

@@ -217,6 +217,15 @@ def test_trec_eval_folder_whose_measures_are_all_skipped_says_why(tmp_path):
         assert load_scores(tmp_path, measure="map", missing="zero").values[2, 1] == 0.0
 
 
+def test_trec_eval_measure_names_differing_in_case_are_named(tmp_path):
+    for r in "ab":
+        (tmp_path / f"{r}.res").write_text("map\t1\t0.1\nmap\t2\t0.4\n")
+    (tmp_path / "c.res").write_text("MAP\t1\t0.1\nMAP\t2\t0.2\n")
+    with pytest.raises(InputError, match=r"c.res: no 'map' rows, other runs have them; it writes 'MAP': "
+                                         r"the measure names differ in case"):
+        load_scores(tmp_path, measure="map")
+
+
 def test_trec_eval_single_file_is_one_system(tmp_path):
     f = tmp_path / "r1.res"
     f.write_text(TE.format(r="R1"))
