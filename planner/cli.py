@@ -3,7 +3,8 @@
 One subcommand per public function. Every subcommand has ``--help`` with
 examples and ``--json`` for machine output. Exit codes: 0 success; 2 a usage,
 input or config error, printed as one line naming the file and line, the config
-key or the option; 1 an internal fault.
+key or the option; 1 an internal fault. Warnings are held until the command ends
+and printed only when it succeeds (or before an internal fault's traceback).
 
 Each subcommand is a pair in this file: ``_add_<name>(subparsers)`` declares it
 and ``_cmd_<name>(args) -> int`` runs it; :data:`COMMANDS` lists them in the
@@ -1059,8 +1060,20 @@ def _as_option(exc: PlannerError, args) -> PlannerError:
     return exc
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"{PROG}: warning: {message}", file=sys.stderr)
+class _Warnings:
+    """Warnings held back until the command ends: printed (once each, in order) when it
+    succeeds, dropped when it fails, so that a failure prints exactly one error line."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, None] = {}
+
+    def show(self, message, category, filename, lineno, file=None, line=None) -> None:
+        self.lines[f"{PROG}: warning: {message}"] = None
+
+    def flush(self) -> None:
+        for text in self.lines:
+            print(text, file=sys.stderr)
+        self.lines.clear()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1079,9 +1092,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.argv = list(sys.argv[1:] if argv is None else argv)
     handler = dict((add.__name__[len("_add_"):], cmd) for add, cmd in COMMANDS)[args.command.replace("-", "_")]
-    warnings.showwarning = _show_warning
+    held = _Warnings()
+    warnings.showwarning = held.show
     try:
-        return int(handler(args) or 0)
+        code = int(handler(args) or 0)
+        held.flush()
+        return code
     except PlannerError as exc:
         print(f"{PROG} {args.command}: error: {_as_option(exc, args)}", file=sys.stderr)
         return 2
@@ -1090,7 +1106,11 @@ def main(argv: list[str] | None = None) -> int:
               "subsets or systems, or smaller topic counts, need less)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        held.flush()
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except BaseException:      # an internal fault: its traceback follows what was warned
+        held.flush()
+        raise

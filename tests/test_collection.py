@@ -675,3 +675,21 @@ def test_cli_tidy_empty_cell_and_missing_hint_one_line(tmp_path, capsys):
     assert main(["scores", str(w)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and f"{w}:2: missing cell ('NA')" in err and "--missing" in err
+
+
+def test_cli_failure_prints_one_line_and_success_prints_the_warnings(tmp_path, capsys):
+    # warnings used to print before a later error (two or more lines for one failure); they are
+    # now held until the command ends: printed when it succeeds, dropped when it fails
+    from planner.cli import main
+
+    const = tmp_path / "const.csv"
+    const.write_text("topic,a,b,c\n1,0.5,0.5,0.5\n2,0.5,0.5,0.5\n3,0.5,0.5,0.5\n")
+    assert main(["fit", "--scores", str(const)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"planner fit: error: {const}: every score is 0.5: a constant matrix has no variance to decompose\n"
+    nohdr = tmp_path / "nohdr.csv"
+    nohdr.write_text("0.1,0.2,0.3\n0.4,0.5,0.6\n0.2,0.1,0.9\n")
+    assert main(["scores", str(nohdr)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("topic,0.1,0.2,0.3\n")
+    assert err.count("planner: warning: ") == 1 and "the header holds only numbers" in err
