@@ -840,6 +840,11 @@ def _cmd_scores(args) -> int:
     from .collection import load_scores
     from .measures import score_runs
 
+    if args.json:
+        # the JSON goes to stdout and holds the matrices as they are: a CSV option would be ignored
+        for opt, val in (("--output", args.output), ("--tidy", args.tidy or None)):
+            if val is not None:
+                raise ParameterError("not used with --json (the JSON is printed on stdout)", parameter=opt)
     measures = args.measure or []
     repeated = sorted({m for m in measures if measures.count(m) > 1})
     if repeated:

@@ -432,16 +432,21 @@ def test_cli_scores_wide_tidy_json(tmp_path, capsys):
     (["scores"], "INPUT: give a score file"),
     (["scores", "--runs", "{d}"], "--qrels: --runs and --qrels go together"),
     (["scores", "dl19-passage", "--measure", "ERR"], "measure 'ERR' is not shipped"),
+    # -o and --tidy were ignored under --json: no file, exit 0
+    (["scores", "{d}/ok.csv", "--json", "-o", "{d}/x.csv"], "--output: not used with --json"),
+    (["scores", "{d}/ok.csv", "--json", "--tidy"], "--tidy: not used with --json"),
 ])
 def test_cli_scores_errors_exit_2_one_line(tmp_path, capsys, argv, needle):
     from planner.cli import main
 
     (tmp_path / "bad.csv").write_text("s1,s2\n0.1,0.2\n0.3,x\n")
+    (tmp_path / "ok.csv").write_text("s1,s2\n0.1,0.2\n0.3,0.5\n")
     argv = [a.format(d=tmp_path) for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and needle.format(d=tmp_path) in err
     assert "Traceback" not in err
+    assert not (tmp_path / "x.csv").exists()
 
 
 def test_cli_scores_embedded_dataset(capsys):
