@@ -210,6 +210,12 @@ def _cmd_size(args) -> int:
         if val is not None:
             raise ParameterError(f"not used with {mode}" + (f" {args.design}" if mode == "--design" else ""),
                                  parameter=opt)
+    if mode == "--design" and args.sigma2 is not None:
+        # a given variance: nothing is estimated from scores, so these would be ignored
+        for opt, val in (("--variance", args.variance), ("--measure", args.measure),
+                         ("--resamples", args.resamples), ("--seed", args.seed)):
+            if val is not None:
+                raise ParameterError("not used with --sigma2 (it needs --scores)", parameter=opt)
     if args.target is not None:
         return _size_target(args)
     if args.allocate is not None:
@@ -740,6 +746,9 @@ def _cmd_budget(args) -> int:
             if val is not None:
                 raise ParameterError("only used with --runs (the data set's pool statistics are fixed)",
                                      parameter=opt)
+    elif args.seed is not None and args.project_runs is None:
+        raise ParameterError("only used with --project-runs (it seeds the run subsets of the growth fit)",
+                             parameter="--seed")
     study = growth = None
     if args.runs is not None:
         if not args.qrels:

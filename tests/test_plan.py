@@ -346,12 +346,41 @@ def test_allocation_neyman_hand_calculation():
     assert comp["proportional"]["variance"] == pytest.approx((W ** 2 * np.array(sig) ** 2 / [30, 20, 10]).sum())
 
 
+def test_allocation_with_costs_trec5_halves(shared_data):
+    # the figures of docs/planning.md ("Strata allocation"): TREC-5 AP, strata = the first and
+    # the second 25 topics of the file, n = 60
+    import warnings
+
+    from planner.collection import load_scores
+    from planner.scores import DegenerateDataWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        m0 = load_scores(shared_data / "trec-adhoc" / "adhoc5_ap.csv")
+    m = ScoreMatrix.build(m0.values, m0.systems, m0.topics, strata=["first"] * 25 + ["second"] * 25, warn=False)
+    r = plan.allocate(m, n=60, method="optimal", costs={"first": 1, "second": 10})
+    rows = {s["stratum"]: s for s in r.strata}
+    nk = [rows["first"]["n_optimal"], rows["second"]["n_optimal"]]
+    comp = {c["design"]: c for c in r.compare}
+    assert comp["proportional"]["cost"] == 330 and nk == [90, 24] and comp["optimal"]["cost"] == 330
+    # rounding the continuous Neyman quota (94.6, 23.5) to (95, 24) would spend 335
+    a = np.array([rows[k]["weight"] ** 2 * rows[k]["sigma2"] for k in ("first", "second")])
+    q = np.sqrt(a / [1, 10]) * 330 / (np.sqrt(a / [1, 10]) * [1, 10]).sum()
+    assert np.round(q) @ [1, 10] == 335
+    # [90, 24] is the best integer allocation within 330 (exhaustive search)
+    best = min((a[0] / n1 + a[1] / n2, n1, n2) for n2 in range(2, 33) for n1 in [330 - 10 * n2] if n1 >= 2)
+    assert [best[1], best[2]] == nk
+    # a cost ratio of 1e5: 100,059 topics, most of them cheap
+    r = plan.allocate(m, n=60, method="optimal", costs={"first": 1, "second": 1e5})
+    assert {c["design"]: c["n_topics"] for c in r.compare}["optimal"] == 100_059
+
+
 def test_allocation_with_costs_same_cost():
     m = _stratified(1)
     r = plan.allocate(m, n=60, method="optimal", costs={"a": 1, "b": 2, "c": 4})
     comp = {c["design"]: c for c in r.compare}
     # within the proportional allocation's cost (rounding the topic count could overspend:
-    # 464 against 460 on TREC-5 AP with costs 1 and 10), and no stratum's next topic still fits
+    # test_allocation_with_costs_trec5_halves), and no stratum's next topic still fits
     budget = comp["proportional"]["cost"]
     assert budget - 4 < comp["optimal"]["cost"] <= budget
     assert comp["optimal"]["width"] < comp["proportional"]["width"]
@@ -360,7 +389,7 @@ def test_allocation_with_costs_same_cost():
     assert (nk * ck).sum() == comp["optimal"]["cost"] and np.all((nk * ck).sum() + ck > budget)
     # and the rounding is the best integer allocation within the budget: exhaustive search (the
     # last stratum takes what the budget leaves). Filling up from the floors by variance drop
-    # per cost was not (statistics audit: TREC-5 AP, costs 1 and 3, [31, 40] against [28, 41])
+    # per cost was not (a statistics audit found [31, 40] where [28, 41] had less variance)
     W2s = np.array([row["weight"] ** 2 * row["sigma2"] for row in r.strata])
 
     def exhaustive(a, c, B):
@@ -469,6 +498,14 @@ def test_cli_size_scores_text(tmp_path, capsys):
     (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--strata", "t.csv"],
      "--strata: not used with --design paired-t"),
     (["size", "--target", "swap_rate:0.05", "--sigma2", "0.02", "--topics", "5"], "--topics: not used with --target"),
+    # a given variance estimates nothing: these were silently ignored (no interval, exit 0)
+    (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--resamples", "20"],
+     "--resamples: not used with --sigma2 (it needs --scores)"),
+    (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--seed", "1"], "--seed: not used"),
+    (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--variance", "pair"],
+     "--variance: not used with --sigma2"),
+    (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--measure", "AP"], "--measure: not"),
+    (["budget", "--runs", "runs/", "--qrels", "q.txt", "--seed", "1"], "--seed: only used with --project-runs"),
 ])
 def test_cli_errors_exit_2(argv, needle, capsys):
     rc = main(argv)
