@@ -361,7 +361,7 @@ def _add_study(subparsers) -> None:
     p.add_argument("--seed", type=_seed, default=None, metavar="N", help="override the study's seed")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="scenarios run in N parallel processes (same results for any N)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (shown only when stderr is a terminal)")
 
 
 def _study_command(args) -> str:

@@ -849,13 +849,17 @@ def _sha256_matrix(m) -> str:
     return h.hexdigest()
 
 
+#: said when a study's input is missing: the path in the message is already resolved
+_NOT_FOUND_HINT = (" (a study's relative paths start at its file's folder; the example studies in "
+                   "configs/ say in their header where to get their data)")
+
+
 def _load_runs_qrels(coll: Mapping):
     from .collection import read_qrels, read_runs
 
     for p, what in ((coll["runs"], "runs"), (coll["qrels"], "qrels")):
         if not Path(p).exists():
-            raise InputError(f"{what} not found (see the study file's header for where to get it)",
-                             file=p)
+            raise InputError(f"{what} not found{_NOT_FOUND_HINT}", file=p)
     # cached per process (a grid reads the same runs for every measure); the key holds the
     # modification times so that edited files are read again
     key = (coll["runs"], coll["qrels"], os.stat(coll["runs"]).st_mtime_ns, os.stat(coll["qrels"]).st_mtime_ns)
@@ -887,8 +891,7 @@ def _load_scores(coll: Mapping, measure: str, key: str):
         from .collection import load_scores
 
         if not Path(coll["scores"]).exists():
-            raise InputError("score file not found (see the study file's header for where to get it)",
-                             file=coll["scores"])
+            raise InputError(f"score file not found{_NOT_FOUND_HINT}", file=coll["scores"])
         m = load_scores(coll["scores"], measure=measure, missing=coll.get("missing", "error"),
                         strata=strata)
         inputs = [{"path": coll["scores"], "sha256": _sha256_path(coll["scores"])}]
@@ -1842,7 +1845,7 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
         seed: override the study's seed.
         jobs: scenarios run in parallel processes; results are identical for any ``jobs``
             (each scenario has its own child random stream, spawned in grid order).
-        quiet: no progress bar (otherwise tqdm on stderr).
+        quiet: no progress bar (otherwise tqdm on stderr when stderr is a terminal).
 
     Returns:
         :class:`StudyResult`. Raises :class:`ConfigError` (key path) for a bad
@@ -1861,8 +1864,10 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     tasks = [(dict(sc), streams[i], cfg.resamples) for i, sc in enumerate(cfg.scenarios)]
     from tqdm import tqdm
 
+    # only on a terminal (disable=None), where leave=False erases it: logs and captured stderr
+    # get no bar, and a failing study leaves only its error line
     bar = tqdm(total=len(tasks), desc=f"study {cfg.name}", unit="scenario", file=sys.stderr,
-               disable=bool(quiet), leave=False)
+               disable=True if quiet else None, leave=False)
     scens: list[dict | None] = [None] * len(tasks)
     try:
         if jobs == 1 or len(tasks) == 1:

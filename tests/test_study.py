@@ -4,6 +4,7 @@ run_study artifacts, determinism (byte-identical results.json, any --jobs), --fo
 from __future__ import annotations
 
 import json
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -446,6 +447,9 @@ def test_missing_input_file_is_one_line_exit_2(tmp_path, capsys):
     assert cli.main(["study", str(f), "-o", str(tmp_path / "o"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "nowhere.csv" in err and "not found" in err
+    # the path named is the resolved one, next to the study file
+    assert str(tmp_path / "nowhere.csv") in err and "relative paths start at its file's folder" in err
+    assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
 
 
@@ -492,14 +496,29 @@ def test_stacked_strata_width_matches_hand_formula(tmp_path, small_scores):
     assert set(res.tables["honest"]["scenario"]) == {f"{s['name']} / A", f"{s['name']} / B"}
 
 
-def test_progress_bar_on_stderr_unless_quiet(tmp_path, small_scores, capsys):
+def test_progress_bar_on_stderr_unless_quiet(tmp_path, small_scores, capsys, monkeypatch):
+    import io
+
     doc = {"collection": {"scores": str(small_scores)}, "method": "analytic", "topics": [5, 10],
            "resamples": 10, "targets": [{"target": "erho2", "value": 0.9}]}
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    run_study(doc, write=False, quiet=False)
+    assert "study study" in term.getvalue() and "scenario" in term.getvalue()
+    term.seek(0)
+    term.truncate()
+    run_study(doc, write=False, quiet=True)
+    assert term.getvalue() == ""
+    # not a terminal (a log file, CI): no bar, so a failing study leaves only its error line
+    monkeypatch.undo()
     run_study(doc, write=False, quiet=False)
     cap = capsys.readouterr()
-    assert "study study" in cap.err and "scenario" in cap.err and cap.out == ""
-    run_study(doc, write=False, quiet=True)
-    assert capsys.readouterr().err == ""
+    assert cap.err == "" and cap.out == ""
 
 
 @pytest.mark.slow
