@@ -569,7 +569,8 @@ def _add_fit(subparsers) -> None:
     p.add_argument("--drop", type=float, default=0.0, metavar="Q",
                    help="drop the systems whose mean is below the Q-quantile of system means first (gt4ireval)")
     p.add_argument("--method", default="auto", choices=["auto", "anova", "reml"],
-                   help="auto (default): ANOVA when complete, REML when cells are missing")
+                   help="auto (default): ANOVA when complete, REML when cells are missing and kept (--missing keep); "
+                        "reml keeps missing cells by itself")
     p.add_argument("--missing", default="error", choices=["error", "zero", "drop-topic", "drop-system", "keep"],
                    help="missing-cell policy when reading --scores (keep: fit by REML)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="A",
@@ -680,7 +681,7 @@ def _cmd_fit(args) -> int:
 def _add_budget(subparsers) -> None:
     p = _sub(subparsers, "budget", "assessment budget: cost per topic by pool depth, frontier, cheapest depth",
              """  planner budget --runs dl19/runs --qrels dl19/qrels.txt --depths 10,20,50 \\
-      --topic-cost 20 --judgment-cost 1 --total 20000 --target swap_rate:0.05
+      --topic-cost 20 --judgment-cost 1 --total 30000 --target swap_rate:0.05
   planner budget --dataset dl19-passage --topic-cost 20 --judgment-cost 1 --total 20000 --topics 50
   planner budget --runs dl19/runs --qrels dl19/qrels.txt --project-runs 80 --json""",
              description="Cost per topic = topic cost + judgments at depth k x judgment cost, with the "
