@@ -55,6 +55,15 @@ def test_aliases_and_errors():
         datasets.load("dl21")
 
 
+def test_every_alias_loads_and_is_documented():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "inputs.md").read_text()
+    for alias, name in datasets.MEASURE_ALIASES.items():
+        assert name in datasets.MEASURES and f"`{alias}`" in doc, alias
+        assert _load("dl19-passage", alias).measure == name
+
+
 @pytest.mark.parametrize("name", list(FOLDERS))
 def test_shipped_matrices_equal_reference(shared_data, name):
     for measure, f in REF_FILES.items():

@@ -16,9 +16,9 @@ Measures (:data:`MEASURES`, ir_measures syntax; binary measures count grade >= 2
 as relevant, as TREC DL does): ``nDCG@10`` (graded gains 0-3), ``AP(rel=2)``,
 ``RR(rel=2)``, ``P(rel=2)@10``, ``RBP(rel=2,p=0.8)`` (planner's RBP, ties ordered
 as trec_eval does). Aliases accepted by :func:`load` (``MEASURE_ALIASES``):
-``nDCG`` -> ``nDCG@10``; ``AP``, ``map``, ``MAP`` -> ``AP(rel=2)``; ``RR``,
-``MRR``, ``recip_rank`` -> ``RR(rel=2)``; ``P@10``, ``P_10`` -> ``P(rel=2)@10``;
-``RBP`` -> ``RBP(rel=2,p=0.8)``.
+``nDCG``, ``ndcg@10``, ``ndcg_cut_10`` -> ``nDCG@10``; ``AP``, ``map``, ``MAP`` ->
+``AP(rel=2)``; ``RR``, ``MRR``, ``recip_rank`` -> ``RR(rel=2)``; ``P@10``, ``P_10`` ->
+``P(rel=2)@10``; ``RBP``, ``RBP(rel=2)``, ``RBP(p=0.8,rel=2)`` -> ``RBP(rel=2,p=0.8)``.
 
 A judged topic that a run did not retrieve for scores 0 (trec_eval ``-c``).
 """
