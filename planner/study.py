@@ -641,6 +641,10 @@ def load_config(config: str | os.PathLike | Mapping | None = None, *, seed: int 
     scenario_docs = doc.get("scenarios") or [{}]
     scenarios = expand_scenarios(top, scenario_docs, base=base, source=source)
     resolved["defaults"] = _resolve_defaults(top)
+    colls = top.get("collection")
+    colls = colls if isinstance(colls, list) else [colls] if colls is not None else []
+    if "measure" not in top and colls and all(isinstance(c, Mapping) and _only_score_files(c) for c in colls):
+        resolved["defaults"]["measure"] = None      # score files keep their own measure
     resolved["scenarios"] = [dict(s) for s in scenarios]
     return StudyConfig(name=str(resolved["name"]), description=str(resolved["description"]),
                        seed=resolved["seed"], resamples=resolved["resamples"], base=str(base),

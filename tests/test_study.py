@@ -838,6 +838,9 @@ def test_score_file_without_measure_key_is_not_labelled_ndcg(tmp_path, small_sco
     assert s["name"] == "dl19_small.csv analytic"
     assert res.tables["scenarios"]["measure"].tolist() == ["score"]
     assert "nDCG" not in (tmp_path / "rep" / "report.md").read_text()
+    # nor in the resolved config, whose defaults said nDCG@10 (docs audit, D2)
+    assert "nDCG" not in (tmp_path / "rep" / "config.resolved.yaml").read_text()
+    assert res.results["config"]["defaults"]["measure"] is None
     tidy = tmp_path / "tidy.csv"
     df = pd.read_csv(small_scores, dtype={"topic": str}).melt(id_vars="topic", var_name="system")
     df["measure"] = "map"
