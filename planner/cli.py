@@ -631,7 +631,7 @@ def _cmd_fit(args) -> int:
         return 0
     print(f"{args.scores}: {comp.n_systems} systems x {comp.n_topics} topics"
           + (f" ({comp.n_cells} observed cells)" if comp.n_cells != comp.n_systems * comp.n_topics else "")
-          + f", measure {scores.measure or '?'}, method {comp.method}, grand mean {comp.grand_mean:.4f}")
+          + f", measure {scores.measure or 'not named'}, method {comp.method}, grand mean {comp.grand_mean:.4f}")
     if comp.dropped:
         print(f"drop {comp.drop:g}: left out {len(comp.dropped)} lowest-scoring system(s)")
     print("\nG-study (variance components)")

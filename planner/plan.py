@@ -746,6 +746,8 @@ class TargetResult:
         min_diff, alpha: options the statistic used (power uses min_diff; widths use alpha).
         n_pairs, n_systems, n_topics_observed: size of the collection it was learnt from.
         excluded_pairs: pairs left out (systems identical on every topic).
+        resamples: topic resamples behind the interval on n; 0 when it came from the D-study or
+            none was computed.
         seed: the integer seed, when one was given.
     """
 
@@ -1034,7 +1036,7 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
                         min_diff=float(min_diff), alpha=alpha,
                         n_pairs=int(model.keep.size), n_systems=vals.shape[0],
                         n_topics_observed=vals.shape[1], excluded_pairs=excluded,
-                        resamples=resamples, seed=seed)
+                        resamples=resamples if imethod.startswith("topic resampling") else 0, seed=seed)
 
 
 def _dstudy_interval(scores, target, value, interval):

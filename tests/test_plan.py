@@ -699,6 +699,7 @@ def test_cli_size_target(tmp_path, capsys):
                  "--resamples", "10", "--seed", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["method"] == "predictive-shrunk" and "predictive-shrunk re-solve" in out["interval_method"]
+    assert out["resamples"] == 10
     # the resampling methods give no interval: the analytic re-solve answered for another
     # estimator and could exclude their own n; parametric's variance is the pooled one
     assert main(["size", "--target", "swap_rate:0.05", "--scores", str(path), "--method", "parametric",
@@ -706,6 +707,7 @@ def test_cli_size_target(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["lower"] is None and out["upper"] is None and out["interval_method"].startswith("none (parametric")
     assert out["variance"] == "pooled" and out["n_topics"] is not None
+    assert out["resamples"] == 0       # said 10 although no topic was resampled
     assert main(["size", "--target", "swap_rate:0.6", "--scores", str(path)]) == 2
     assert "--target: a swap rate is at most 0.5" in capsys.readouterr().err
 
