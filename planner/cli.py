@@ -912,7 +912,8 @@ def _add_pool(subparsers) -> None:
                          "over topics. Definitions: docs/inputs.md.")
     p.add_argument("--runs", required=True, metavar="DIR", help="folder of TREC run files")
     p.add_argument("--qrels", required=True, metavar="FILE", help="qrels file")
-    p.add_argument("--depth", default="10,20,50,100", metavar="K,K,...", help="pool depths (10,20,50,100)")
+    p.add_argument("--depth", "--depths", dest="depth", default="10,20,50,100", metavar="K,K,...",
+                   help="pool depths (10,20,50,100); --depths, as in planner budget, is the same")
     p.add_argument("--pool-runs", default=None, metavar="NAME,...",
                    help="runs that form the pool (default: all runs in --runs)")
     p.add_argument("--per", default="summary", choices=["summary", "topic", "run"],

@@ -243,6 +243,9 @@ def test_cli_pool(tmp_path, capsys):
     assert main(["pool", "--runs", str(runs), "--qrels", str(qrels), "--depth", "2", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["depths"] == [2] and {r["topic"]: r["pool_size"] for r in d["topics"]} == {"1": 3, "2": 3}
+    # --depths, as planner budget spells it, is the same option
+    assert main(["pool", "--runs", str(runs), "--qrels", str(qrels), "--depths", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["depths"] == [2]
     assert main(["pool", "--runs", str(runs), "--qrels", str(qrels), "--depth", "2", "--per", "run"]) == 0
     assert "judged_share@2" in capsys.readouterr().out
     assert main(["pool", "--runs", str(runs), "--qrels", str(qrels), "--depth", "0"]) == 2
