@@ -340,7 +340,7 @@ def _size_target(args) -> int:
         hi = "unbounded" if res.upper is None else res.upper
         print(f"  {res.interval:.0%} interval  [{lo}, {hi}]  ({res.interval_method})")
     print(f"  learnt from   {res.n_systems} systems x {res.n_topics_observed} topics, {res.n_pairs} pairs"
-          + (f" ({res.excluded_pairs} identical left out)" if res.excluded_pairs else ""))
+          + (f" ({res.identical_pairs} identical, counted as ties)" if res.identical_pairs else ""))
     return 0
 
 

@@ -745,7 +745,8 @@ class TargetResult:
         variance: the variance selector used for the pair variances.
         min_diff, alpha: options the statistic used (power uses min_diff; widths use alpha).
         n_pairs, n_systems, n_topics_observed: size of the collection it was learnt from.
-        excluded_pairs: pairs left out (systems identical on every topic).
+        identical_pairs: pairs of systems identical on every topic; they count as ties, as in
+            :func:`planner.simulate.predict` (swap and reversal rate 0.5, power 1, width 0).
         resamples: topic resamples behind the interval on n; 0 when it came from the D-study or
             none was computed.
         seed: the integer seed, when one was given.
@@ -768,7 +769,7 @@ class TargetResult:
     n_pairs: int
     n_systems: int
     n_topics_observed: int
-    excluded_pairs: int
+    identical_pairs: int
     resamples: int
     seed: int | None
 
@@ -779,36 +780,33 @@ class TargetResult:
 class _Model:
     """Pair differences and variance components of a complete (S, T) matrix."""
 
-    def __init__(self, vals: np.ndarray, selector: str, *, drop_identical: bool = True):
+    def __init__(self, vals: np.ndarray, selector: str):
         self.vals = vals
         a, b, dbar, s2d = _pair_diff_stats(vals)
         self.var = pair_variances(vals, selector, design="paired")
-        same = (s2d == 0) & (dbar == 0)
-        self.keep_if_dropped = ~same
-        self.keep = ~same if drop_identical else np.ones_like(same)
-        self.dbar = dbar[self.keep]
-        self.var = self.var[self.keep]
+        # pairs identical on every topic are ties, as in planner.simulate.predict
+        self.identical = (s2d == 0) & (dbar == 0)
+        self.dbar = dbar
         self.comp = _anova_components(vals)
 
     def stat(self, target: str, n: float, *, min_diff: float, alpha: float, quantile: float = 50.0):
         comp = {k: np.array([v]) for k, v in self.comp.items()}
         return float(_batch_stat(target, np.array([float(n)]), self.dbar[None, :], self.var[None, :],
-                                 np.ones((1, self.dbar.size), dtype=bool), comp, min_diff=min_diff,
-                                 alpha=alpha, quantile=quantile)[0])
+                                 comp, min_diff=min_diff, alpha=alpha, quantile=quantile)[0])
 
 
-def _batch_stat(target: str, n: np.ndarray, dbar: np.ndarray, var: np.ndarray, mask: np.ndarray,
+def _batch_stat(target: str, n: np.ndarray, dbar: np.ndarray, var: np.ndarray,
                 comp: dict, *, min_diff: float, alpha: float, quantile: float = 50.0) -> np.ndarray:
-    """The target statistic at ``n[i]`` for each of ``B`` models (rows): ``dbar``, ``var``,
-    ``mask`` are ``(B, K)`` (mask: pairs counted), ``comp`` holds ``(B,)`` components."""
+    """The target statistic at ``n[i]`` for each of ``B`` models (rows): ``dbar``, ``var``
+    are ``(B, K)``, ``comp`` holds ``(B,)`` components. A pair with ``var = 0`` and
+    ``dbar = 0`` (identical systems) is a tie: swap and reversal rate 0.5, power 1, width 0."""
     n = np.asarray(n, dtype=float)
     nn = n[:, None]
     sd = np.sqrt(var)
     safe = np.where(sd > 0, sd, 1.0)
-    cnt = mask.sum(axis=1)
 
     def mmean(x):
-        return np.where(mask, x, 0.0).sum(axis=1) / np.maximum(cnt, 1)
+        return x.mean(axis=1)
 
     if target in ("swap_rate", "reversal_rate", "kendall_tau"):
         z = np.where(sd > 0, np.abs(dbar) * np.sqrt(nn) / safe, np.where(dbar != 0, np.inf, 0.0))
@@ -819,7 +817,7 @@ def _batch_stat(target: str, n: np.ndarray, dbar: np.ndarray, var: np.ndarray, m
         return swap if target == "swap_rate" else 1.0 - 2.0 * swap
     if target == "ci_width":
         w = 2 * stats.t.isf(alpha / 2, nn - 1) * sd / np.sqrt(nn)
-        return np.nanpercentile(np.where(mask, w, np.nan), quantile, axis=1)
+        return np.percentile(w, quantile, axis=1)
     if target == "power":
         pw = np.where(sd > 0, _t_power_exact(nn - 1, np.sqrt(nn) * min_diff / safe, alpha), 1.0)
         return mmean(pw)
@@ -950,13 +948,14 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     seed = seed_of(rng)
     gen = as_generator(rng)
     model = _Model(vals, variance)
-    excluded = int((~model.keep).sum())
-    if excluded and not model.keep.any():
-        raise InputError(f"every pair of systems is identical on every topic ({excluded} pair(s)): no "
+    identical = int(model.identical.sum())
+    if identical and model.identical.all():
+        raise InputError(f"every pair of systems is identical on every topic ({identical} pair(s)): no "
                          f"topic count changes the {target}", file=getattr(scores, "source", None))
-    if excluded:
-        warnings.warn(f"{excluded} pair(s) of systems identical on every topic left out of the "
-                      f"{target} target", DegenerateDataWarning, stacklevel=2)
+    if identical:
+        warnings.warn(f"{identical} pair(s) of systems identical on every topic count as ties in the "
+                      f"{target} target (swap and reversal rate 0.5, power 1, interval width 0), as in "
+                      "planner predict", DegenerateDataWarning, stacklevel=2)
     opts = dict(min_diff=float(min_diff), alpha=alpha, quantile=quantile)
 
     def solve(mdl) -> int | None:
@@ -985,10 +984,9 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         lower, upper, imethod = _dstudy_interval(scores, target, value, interval)
     elif resamples > 0:
         T = vals.shape[1]
-        K = model.keep.size
+        K = model.dbar.size
         D = np.empty((resamples, K))
         V = np.empty((resamples, K))
-        M = np.empty((resamples, K), dtype=bool)
         comp = {k: np.empty(resamples) for k in ("var_s", "var_t", "var_e")}
         # the pilot-aware methods' swap, reversal and tau are re-solved with their own model
         pred = pred_spec is not None and target in ("swap_rate", "reversal_rate", "kendall_tau")
@@ -997,8 +995,8 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
             warnings.simplefilter("ignore", DegenerateDataWarning)
             for i, g in enumerate(gen.spawn(resamples)):
                 vb = vals[:, g.integers(0, T, T)]
-                mb = _Model(vb, variance, drop_identical=False)
-                D[i], V[i], M[i] = mb.dbar, mb.var, mb.keep_if_dropped
+                mb = _Model(vb, variance)
+                D[i], V[i] = mb.dbar, mb.var
                 for k in comp:
                     comp[k][i] = mb.comp[k]
                 if kurt is not None:
@@ -1022,7 +1020,7 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
                                              blk.stop - blk.start, 2, n_max))
             ns = np.concatenate(parts)
         else:
-            ns = _smallest_n_vec(lambda n: sign * _batch_stat(target, n, D, V, M, comp, **opts) <= sign * value,
+            ns = _smallest_n_vec(lambda n: sign * _batch_stat(target, n, D, V, comp, **opts) <= sign * value,
                                  resamples, 2, n_max)
         tail = (1 - interval) / 2
         lo, hi = np.quantile(ns, [tail, 1 - tail], method="inverted_cdf")
@@ -1034,8 +1032,8 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
                         interval=interval, interval_method=imethod, method=method,
                         variance="pooled" if method == "parametric" else variance,
                         min_diff=float(min_diff), alpha=alpha,
-                        n_pairs=int(model.keep.size), n_systems=vals.shape[0],
-                        n_topics_observed=vals.shape[1], excluded_pairs=excluded,
+                        n_pairs=int(model.dbar.size), n_systems=vals.shape[0],
+                        n_topics_observed=vals.shape[1], identical_pairs=identical,
                         resamples=resamples if imethod.startswith("topic resampling") else 0, seed=seed)
 
 

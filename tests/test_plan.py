@@ -553,19 +553,56 @@ def test_cli_budget_dataset_json(capsys):
     assert out["cheapest"]["depth"] == 10  # both depths fit 50 topics; depth 10 costs less
 
 
-def test_analytic_targets_equal_simulate_predict_analytic():
-    # cross-module check: planner.simulate.predict(method="analytic") implements the same formulas
+@pytest.mark.parametrize("identical", [False, True])
+@pytest.mark.parametrize("variance", ["pair", "pooled"])
+def test_analytic_targets_equal_simulate_predict_analytic(identical, variance):
+    # cross-module check: planner.simulate.predict(method="analytic") implements the same formulas,
+    # also when two systems are identical on every topic (ties in both: the target left them out,
+    # so it answered for other pairs than the curve showed; numeric audit)
+    import warnings
+
+    from planner.errors import DegenerateDataWarning
     from planner.simulate import predict
 
     m = _toy(seed=4, S=6, T=30)
-    curve = predict(m, topics=[10, 40], method="analytic", variance="pair", min_diff=0.05, rng=0)
-    mdl = plan._Model(m.values, "pair")
+    if identical:
+        v = m.values.copy()
+        v[2] = v[0]
+        m = ScoreMatrix.build(v, list(m.systems), list(m.topics), warn=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        curve = predict(m, topics=[10, 40], method="analytic", variance=variance, min_diff=0.05, rng=0)
+    mdl = plan._Model(m.values, variance)
+    assert mdl.identical.sum() == identical
     keys = {"swap_rate": "swap_rate_mean", "reversal_rate": "reversal_rate_mean",
             "kendall_tau": "kendall_tau_mean", "ci_width": "ci_width_median", "power": "power_mean",
             "erho2": "erho2", "phi": "phi"}
     for row in curve.rows:
         for t, k in keys.items():
             assert mdl.stat(t, row["n_topics"], min_diff=0.05, alpha=0.05) == pytest.approx(row[k], rel=1e-9)
+
+
+def test_target_on_web2010_with_identical_systems_matches_the_curve(shared_data):
+    # TREC 2010 Web AP has 10 pairs of systems identical on every topic. The target left them
+    # out and answered 158 topics, where the predict curve (which counts them as ties) is still
+    # at 0.0511 and reaches 0.05 only at 166 (numeric audit, 2026-11-30)
+    import warnings
+
+    from planner.collection import load_scores
+    from planner.errors import DegenerateDataWarning
+    from planner.simulate import predict
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        m = load_scores(shared_data / "trec-web" / "web2010_ap.csv")
+    with pytest.warns(DegenerateDataWarning, match="10 pair.s. of systems identical on every topic count as ties"):
+        r = plan.size_for_target(m, target="swap_rate", value=0.05, variance="pair", resamples=0)
+    assert r.identical_pairs == 10 and r.n_pairs == 3828
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        rows = predict(m, topics=[r.n_topics - 1, r.n_topics], method="analytic", variance="pair").rows
+    assert rows[0]["swap_rate_mean"] > 0.05 >= rows[1]["swap_rate_mean"]
+    assert r.n_topics == 166
 
 
 def test_target_through_simulator_method():
