@@ -1226,8 +1226,9 @@ class DepthStudy:
     Attributes:
         measure, target, value, variance: what was measured and the target solved per depth.
         rows: one dict per depth: ``depth``, ``judgments_per_topic`` (mean distinct documents in the
-            depth-k pool), ``judged_share_mean`` (share of the pooled runs' top k already in the
-            qrels), ``kendall_tau_vs_full`` (tau-b of the system means against full judgments),
+            depth-k pool), ``pool_judged_share`` (share of the depth-k pool's documents, over all
+            topics, that the existing qrels judge; below 1 the re-scored pool is shallower than a
+            real depth-k judgment, since unjudged documents count as non-relevant), ``kendall_tau_vs_full`` (tau-b of the system means against full judgments),
             ``var_s``, ``var_t``, ``var_e`` and ``var_e_ratio`` (to full judgments),
             ``mean_score`` / ``mean_score_full``, ``n_topics_needed`` (with ``n_lower``,
             ``n_upper``), ``cost_per_topic``, ``total_cost``, ``tau_ok``.
@@ -1352,7 +1353,7 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
         cost = float(topic_cost) + jpt * float(judgment_cost)
         st = stats_of(m_k, cost)
         rows.append({"depth": k, "judgments_per_topic": jpt,
-                     "judged_share_mean": judged / sizes.sum() if sizes.sum() else float("nan"),
+                     "pool_judged_share": judged / sizes.sum() if sizes.sum() else float("nan"),
                      "kendall_tau_vs_full": tau, **st,
                      "var_e_ratio": st["var_e"] / full_row["var_e"] if full_row["var_e"] > 0 else float("nan"),
                      "mean_score_full": full_row["mean_score"], "cost_per_topic": cost,
@@ -1362,6 +1363,14 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
                       + ", ".join(map(str, undefined)) + ": every system has the same mean score under "
                       "full judgments or at that depth (no ranking to agree with)", DegenerateDataWarning,
                       stacklevel=2)
+    thin = [r for r in rows if r["pool_judged_share"] < 0.9]
+    if thin:
+        warnings.warn("the qrels judge only part of the pooled documents ("
+                      + ", ".join(f"{r['pool_judged_share']:.0%} at depth {r['depth']}" for r in thin)
+                      + "): those depths are re-scored with the existing judgments "
+                      "(unjudged = non-relevant), so their tau and scores show the judgments already made, "
+                      "not what a real pool to that depth would find; their cost is a real pool's",
+                      DegenerateDataWarning, stacklevel=2)
     ok = [r for r in rows if r["tau_ok"] and r["total_cost"] is not None]
     if ok:
         best = min(ok, key=lambda r: (r["total_cost"], -r["depth"]))

@@ -12,7 +12,7 @@ Inputs are pandas frames with the columns the study writes to its CSV tables:
 - required topics (``targets.csv``): ``scenario, target, value, n_topics``;
 - variance components (``components.csv``): ``scenario, var_s, var_t, var_e``;
 - pool depth (``pool.csv``): ``depth, judgments_per_topic`` and optionally
-  ``judged_share_mean`` (mean over runs of the judged share of their top k).
+  ``pool_judged_share`` (share of the depth-k pool that the qrels judge).
 """
 
 from __future__ import annotations
@@ -295,7 +295,7 @@ def plot_components(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figu
 
 def plot_pool_depth(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figure":
     """Judgments per topic (distinct documents in the depth-k pool) against pool depth k;
-    the mean judged share of the runs' top k on a second axis when given."""
+    the share of the depth-k pool that the qrels judge on a second axis when given."""
     _need(frame, ["depth", "judgments_per_topic"], "plot_pool_depth")
     fig, ax = _axes(ax)
     # pool statistics do not depend on the measure: one row per depth
@@ -305,11 +305,11 @@ def plot_pool_depth(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figu
     ax.set_ylabel("judgments per topic (mean)")
     ax.set_title("Judgments against pool depth")
     ax.grid(True, alpha=0.3)
-    if "judged_share_mean" in f.columns:
+    if "pool_judged_share" in f.columns:
         ax2 = ax.twinx()
-        ax2.plot(f["depth"], f["judged_share_mean"], marker="s", linestyle="--", color="tab:red",
-                 label="judged share of top k (mean over runs)")
-        ax2.set_ylabel("judged share of top k")
+        ax2.plot(f["depth"], f["pool_judged_share"], marker="s", linestyle="--", color="tab:red",
+                 label="share of the depth-k pool judged in the qrels")
+        ax2.set_ylabel("judged share of the pool")
         ax2.set_ylim(0, 1.05)
         lines = ax.get_lines() + ax2.get_lines()
         ax.legend(lines, [ln.get_label() for ln in lines], fontsize="small", loc="center right")

@@ -57,7 +57,7 @@ FIGURES = {
                          "intervals as bands (Feldt; Arteaga-Jeyaratnam-Franklin)."),
     "components": ("components", "plot_components", "Variance components (systems, topics, residual)."),
     "pool_depth": ("pool", "plot_pool_depth",
-                   "Judgments per topic against pool depth, and the judged share of the runs' top k."),
+                   "Judgments per topic against pool depth, and the share of the pool the qrels judge."),
     "budget": ("budget", "plot_budget", "Total cost against topics for each pool depth."),
 }
 
@@ -384,8 +384,9 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
     if pool is not None and len(pool):
         doc.h(2, "Pool depth")
         doc.p("Judgments per topic = distinct documents in the union of the pooled runs' top k; "
-              "judged share = share of a run's top k that carries a judgment (mean over runs).")
-        cols = [c for c in ("scenario", "depth", "judgments_per_topic", "judged_share_mean",
+              "pool judged share = share of those documents, over all topics, that the existing qrels judge "
+              "(below 1, the re-scored depth-k pool counts the unjudged rest as non-relevant).")
+        cols = [c for c in ("scenario", "depth", "judgments_per_topic", "pool_judged_share",
                             "kendall_tau_vs_full", "var_e_ratio", "n_topics_needed", "cost_per_topic",
                             "total_cost", "tau_ok") if c in pool.columns]
         doc.table(pool[cols], caption="pool.csv (all columns in tables/pool.csv); n_topics_needed is for "

@@ -73,7 +73,7 @@ def test_bar_plots_and_pool():
     # stacked: the residual bar of a starts at var_s + var_t
     assert fig.axes[0].patches[4].get_x() == pytest.approx(0.06)
     pool = pd.DataFrame({"depth": [10, 20, 50], "judgments_per_topic": [80, 150, 300],
-                         "judged_share_mean": [1, .9, .7]})
+                         "pool_judged_share": [1, .9, .7]})
     fig = plots.plot_pool_depth(pool)
     assert len(fig.axes) == 2
     fig = plots.plot_budget(pd.DataFrame({"depth": [10, 10, 20, 20], "n_topics": [10, 20, 10, 20],

@@ -25,7 +25,7 @@ def _tables():
     targets = pd.DataFrame({"scenario": ["a", "b"], "target": ["swap_rate"] * 2, "value": [.05] * 2,
                             "n_topics": [50, np.nan], "how": ["curve", "curve"]})
     comps = pd.DataFrame({"scenario": ["a", "b"], "var_s": [.01, .02], "var_t": [.05, .04], "var_e": [.02, .03]})
-    pool = pd.DataFrame({"depth": [10, 20], "judgments_per_topic": [80.0, 150.0], "judged_share_mean": [1, .9]})
+    pool = pd.DataFrame({"depth": [10, 20], "judgments_per_topic": [80.0, 150.0], "pool_judged_share": [1, .9]})
     return {"curves": curves, "targets": targets, "components": comps, "pool": pool}
 
 
