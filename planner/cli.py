@@ -178,7 +178,7 @@ def _add_size(subparsers) -> None:
                    help="Sakai's normal approximations instead of exact noncentral t/F")
     p.add_argument("--correction", choices=["holm", "bonferroni"], default=None,
                    help="multiple-comparison correction over all pairs of --systems")
-    p.add_argument("--method", default="analytic",
+    p.add_argument("--method", default=None,
                    help="--target: analytic (default) or a predict method (predictive, bootstrap, "
                         "subsample, parametric, or a predictive variant such as predictive-shrunk)")
     p.add_argument("--resamples", type=int, default=None,
@@ -188,8 +188,8 @@ def _add_size(subparsers) -> None:
     p.add_argument("--strata", metavar="FILE", help="--allocate: topic metadata CSV (topic, stratum)")
     p.add_argument("--stratum-costs", metavar="K=C,...", default=None,
                    help="--allocate: cost per topic of each stratum (default 1 each)")
-    p.add_argument("--allocation", choices=["proportional", "optimal"], default="optimal",
-                   help="--allocate: the allocation reported as n (both are always shown)")
+    p.add_argument("--allocation", choices=["proportional", "optimal"], default=None,
+                   help="--allocate: the allocation reported as n (default optimal; both are always shown)")
 
 
 def _cmd_size(args) -> int:
@@ -197,7 +197,10 @@ def _cmd_size(args) -> int:
 
     # options that the chosen mode would silently ignore are errors
     mode = "--target" if args.target is not None else "--allocate" if args.allocate is not None else "--design"
-    unused = {"--strata": args.strata, "--stratum-costs": args.stratum_costs} if mode != "--allocate" else {}
+    unused = {"--strata": args.strata, "--stratum-costs": args.stratum_costs,
+              "--allocation": args.allocation} if mode != "--allocate" else {}
+    if mode != "--target":
+        unused["--method"] = args.method
     if mode != "--design":
         unused.update({"--power": args.power, "--width": args.width, "--approx": args.approx,
                        "--correction": args.correction, "--systems": args.systems, "--topics": args.topics})
@@ -283,7 +286,8 @@ def _size_allocate(args) -> int:
                 raise ParameterError(f"expected STRATUM=COST, got {item!r}", parameter="--stratum-costs")
     scores = _load_scores(args.scores, measure=args.measure, strata=args.strata)
     try:
-        res = allocate(scores, n=args.allocate, costs=costs, method=args.allocation, alpha=args.alpha)
+        res = allocate(scores, n=args.allocate, costs=costs, method=args.allocation or "optimal",
+                       alpha=args.alpha)
     except ParameterError as exc:
         opt = {"n": "--allocate", "costs": "--stratum-costs", "scores": "--strata"}.get(exc.parameter)
         if opt is None:
@@ -313,7 +317,7 @@ def _size_target(args) -> int:
     name, value = _parse_target(args.target)
     scores = _load_scores(args.scores, measure=args.measure)
     try:
-        res = size_for_target(scores, target=name, value=value, method=args.method,
+        res = size_for_target(scores, target=name, value=value, method=args.method or "analytic",
                               variance=args.variance or "pair", alpha=args.alpha,
                               min_diff=args.min_diff if args.min_diff is not None else 0.05,
                               resamples=200 if args.resamples is None else args.resamples, rng=args.seed)

@@ -515,6 +515,11 @@ def test_cli_size_scores_text(tmp_path, capsys):
      "--variance: not used with --sigma2"),
     (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--measure", "AP"], "--measure: not"),
     (["budget", "--runs", "runs/", "--qrels", "q.txt", "--seed", "1"], "--seed: only used with --project-runs"),
+    # --method only chooses how a --target is computed; with --design it was ignored (exit 0)
+    (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--method", "bootstrap"],
+     "--method: not used with --design paired-t"),
+    (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--allocation", "optimal"],
+     "--allocation: not used with --design paired-t"),
 ])
 def test_cli_errors_exit_2(argv, needle, capsys):
     rc = main(argv)
