@@ -767,11 +767,18 @@ def expand_scenarios(top: Mapping, scenario_docs, *, base: Path | str = ".", sou
                     str(x) for x in (sc["collection"]["label"], sc["measure"], sc["method"]) if x is not None)
             sc["name"] = sname
             sc["index"] = i
-            if "stack" in sc["collection"] and (sc["pool"] is not None or sc["variants"]
-                                                or sc["strata"] != "uniform" or sc["filter"]):
-                raise ConfigError("a stack of collections supports no pool, variants, filter or "
-                                  "strata option (its strata are the stacked collections)",
-                                  key=f"scenarios[{i}].collection" if sdoc else "collection", file=source)
+            if "stack" in sc["collection"]:
+                why = {"strata": "a stacked collection is already stratified by its sources (each one is a "
+                                 "stratum, curves are per stratum), so this key has nothing to choose; remove it",
+                       "pool": "a pool study needs one collection of runs + qrels, not a stack",
+                       "variants": "query variants need one collection with variants, not a stack",
+                       "filter": "informative-topic filters are not available for a stack"}
+                bad = [k for k, on in (("strata", sc["strata"] != "uniform"), ("pool", sc["pool"] is not None),
+                                       ("variants", bool(sc["variants"])), ("filter", bool(sc["filter"])))
+                       if on]
+                if bad:
+                    k = bad[0]
+                    raise ConfigError(why[k], key=f"scenarios[{i}].{k}" if k in sdoc else k, file=source)
             if sc["pool"] is not None and "runs" not in sc["collection"]:
                 raise ConfigError("a pool study needs a collection with runs + qrels",
                                   key=f"scenarios[{i}].pool" if len(scenario_docs) > 1 or sdoc else "pool",

@@ -80,8 +80,15 @@ ERROR_CASES = [
     ({"collection": {"stack": [{"dataset": "a"}]}}, "collection.stack", "at least 2 collection"),
     ({"collection": {"stack": [{"dataset": "a"}, {"datasett": "b"}]}}, "collection.stack[1]", "exactly one source"),
     ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}], "x": 1}}, "collection.x", "unknown key 'x'"),
-    ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}]}, "pool": {"depths": [10]}}, "collection",
-     "a stack of collections supports no pool"),
+    ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}]}, "pool": {"depths": [10]}}, "pool",
+     "a pool study needs one collection of runs + qrels, not a stack"),
+    # the top-level sampling key was blamed on `collection` (organiser walkthrough)
+    ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}]}, "strata": "stratified"}, "strata",
+     "already stratified by its sources"),
+    ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}]}, "scenarios": [{}, {"strata": "stratified"}]},
+     "scenarios[1].strata", "remove it"),
+    ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}]}, "filter": {"lo": 0.1}}, "filter",
+     "not available for a stack"),
     # target values out of range are rejected before anything runs (audit 1)
     ({**BASE, "targets": [{"target": "swap_rate", "value": 2}]}, "targets[0].value",
      "expected a number in (0, 0.5) (a swap rate is at most 0.5) for a swap_rate target, got 2"),
