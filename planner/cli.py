@@ -71,6 +71,22 @@ def _jsonable(obj):
     return plain(obj)
 
 
+def _draw_seed(args) -> None:
+    """A command that draws random numbers without ``--seed`` gets a fresh seed, recorded in its
+    output and added to the provenance command line, so the run can be repeated exactly."""
+    if getattr(args, "seed", None) is None:
+        import secrets
+
+        args.seed = secrets.randbelow(2 ** 31)
+        args.seed_drawn = True
+        if getattr(args, "argv", None) is not None:
+            args.argv = [*args.argv, "--seed", str(args.seed)]
+
+
+def _seed_note(args) -> str:
+    return " (drawn; --seed repeats this run)" if getattr(args, "seed_drawn", False) else ""
+
+
 def _seed(text: str) -> int:
     """argparse type of ``--seed``: an integer >= 0 (numpy's seed sequences need one)."""
     try:
@@ -231,6 +247,8 @@ def _cmd_size(args) -> int:
         raise ParameterError("a correction over all pairs needs the number of systems", parameter="--systems")
     if args.scores is not None:
         variance = _load_scores(args.scores, measure=args.measure)
+        if args.resamples:
+            _draw_seed(args)
     else:
         variance = args.sigma2
     power = args.power
@@ -316,6 +334,9 @@ def _size_target(args) -> int:
 
     name, value = _parse_target(args.target)
     scores = _load_scores(args.scores, measure=args.measure)
+    if (args.resamples is None or args.resamples > 0) or (args.method or "analytic") in ("bootstrap", "subsample",
+                                                                                       "parametric"):
+        _draw_seed(args)
     try:
         res = size_for_target(scores, target=name, value=value, method=args.method or "analytic",
                               variance=args.variance or "pair", alpha=args.alpha,
@@ -345,6 +366,8 @@ def _size_target(args) -> int:
         print(f"  {res.interval:.0%} interval  [{lo}, {hi}]  ({res.interval_method})")
     print(f"  learnt from   {res.n_systems} systems x {res.n_topics_observed} topics, {res.n_pairs} pairs"
           + (f" ({res.identical_pairs} identical, counted as ties)" if res.identical_pairs else ""))
+    if res.seed is not None:
+        print(f"  seed          {res.seed}{_seed_note(args)}")
     return 0
 
 
@@ -495,6 +518,8 @@ def _cmd_predict(args) -> int:
     allocation = args.allocation or ("stratified" if args.strata else "uniform")
     opts = {"--min-diff": args.min_diff, "--alpha": args.alpha, "--resamples": args.resamples,
             "--variance": args.variance, "--allocation": allocation}
+    if args.method in ("bootstrap", "subsample", "parametric"):
+        _draw_seed(args)
     try:
         curve = predict(scores, topics=topics, method=args.method, variance=args.variance,
                         min_diff=args.min_diff, alpha=args.alpha, resamples=args.resamples,
@@ -513,7 +538,7 @@ def _cmd_predict(args) -> int:
         return 0
     print(f"{args.scores}: {len(curve.systems)} systems x {curve.n_collection_topics} topics, "
           f"{curve.pair_a.size} pairs; method {curve.method}, variance {curve.variance}, "
-          f"seed {curve.seed}, min_diff {curve.min_diff:g}, alpha {curve.alpha:g}"
+          f"seed {curve.seed}{_seed_note(args)}, min_diff {curve.min_diff:g}, alpha {curve.alpha:g}"
           + (f", strata {curve.strata}" if curve.strata != "uniform" else ""))
     if removed is not None:
         print(f"filter {args.filter}: removed {len(removed)} topic(s)"
@@ -770,6 +795,7 @@ def _cmd_budget(args) -> int:
                                       topic_cost=args.topic_cost, judgment_cost=args.judgment_cost,
                                       tau_min=0.9 if args.tau_min is None else args.tau_min)
         if args.project_runs is not None:
+            _draw_seed(args)
             growth = plan.judgment_growth(runs, qrels, depths=depths, rng=args.seed)
         res = plan.budget(topic_cost=args.topic_cost, judgment_cost=args.judgment_cost, total=args.total,
                           judgments=study, topics_needed=args.topics, n_runs=args.project_runs, growth=growth)
@@ -986,6 +1012,7 @@ def _cmd_validate(args) -> int:
     scores = _load_scores(args.scores, measure=args.measure)
     names = {"pilot": "--pilot", "topics": "--topics", "repeats": "--repeats", "subsets": "--subsets",
              "methods": "--methods"}
+    _draw_seed(args)
     try:
         v = validate(scores, pilot=args.pilot, topics=topics, repeats=args.repeats, rng=args.seed,
                      methods=methods, subsets=args.subsets)
@@ -997,7 +1024,7 @@ def _cmd_validate(args) -> int:
         print_json(v.to_dict(), args)
         return 0
     print(f"{args.scores}: {v.n_systems} systems x {v.n_topics} topics; pilot {v.pilot}, "
-          f"{v.repeats} repeats, {v.subsets} held-out subset pairs each, seed {v.seed}")
+          f"{v.repeats} repeats, {v.subsets} held-out subset pairs each, seed {v.seed}{_seed_note(args)}")
     w = max(6, *(len(m) for m in v.methods))
     for stat in ("swap_rate", "reversal_rate"):
         print(f"\n{stat.replace('_', ' ')} (mean over pairs); error = |pred - obs| / obs over repeats")

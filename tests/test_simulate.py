@@ -8,6 +8,7 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -676,6 +677,38 @@ def test_cli_predict_json(shared_data, capsys):
         warnings.simplefilter("ignore", DegenerateDataWarning)
         ref = simulate.predict(load_scores(f), topics=[25, 50], method="bootstrap", resamples=50, rng=3)
     assert out["rows"] == json.loads(json.dumps(ref.to_dict()["rows"]))
+
+
+def test_cli_random_commands_without_seed_draw_and_record_one(tmp_path, capsys):
+    # "seed None" was printed and the run could not be repeated: a command that draws random
+    # numbers without --seed now draws a seed, records it, and adds it to the provenance command
+    import shlex
+
+    from planner.cli import main
+
+    rng = np.random.default_rng(5)
+    path = tmp_path / "w.csv"
+    pd.DataFrame(rng.uniform(0, 1, (30, 6)), columns=[f"s{i}" for i in range(6)]).to_csv(path, index=False)
+    for argv in (["predict", "--scores", str(path), "--topics", "5,10", "--method", "bootstrap",
+                  "--resamples", "30", "--json"],
+                 ["validate", "--scores", str(path), "--pilot", "10", "--topics", "5", "--repeats", "3",
+                  "--subsets", "20", "--json"],
+                 ["size", "--target", "swap_rate:0.05", "--scores", str(path), "--resamples", "10", "--json"]):
+        assert main(argv) == 0
+        first = json.loads(capsys.readouterr().out)
+        seed = first["seed"]
+        assert isinstance(seed, int) and seed >= 0
+        cmd = shlex.split(first["provenance"]["command"])
+        assert cmd[-2:] == ["--seed", str(seed)]
+        assert main(cmd[1:]) == 0                      # the recorded command repeats the run
+        again = json.loads(capsys.readouterr().out)
+        again.pop("provenance"), first.pop("provenance")
+        assert again == first
+    # deterministic methods draw nothing
+    assert main(["predict", "--scores", str(path), "--topics", "5", "--method", "analytic", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["seed"] is None
+    assert main(["predict", "--scores", str(path), "--topics", "5", "--method", "bootstrap", "--resamples", "30"]) == 0
+    assert "(drawn; --seed repeats this run)" in capsys.readouterr().out
 
 
 def test_cli_predict_validated_variant_json(shared_data, capsys):
