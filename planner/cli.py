@@ -732,7 +732,8 @@ def _add_budget(subparsers) -> None:
                     help="swap_rate, reversal_rate, ci_width, kendall_tau, erho2, phi or power, "
                          "e.g. swap_rate:0.05 (default)")
     tg.add_argument("--topics", type=int, default=None, metavar="N", help="a fixed number of topics instead")
-    p.add_argument("--variance", default="pooled", metavar="SEL", help="pair variance selector (default pooled)")
+    p.add_argument("--variance", default="pair", metavar="SEL",
+                   help="pair variance selector (default pair, as size --target and studies use)")
     p.add_argument("--min-diff", type=float, default=0.05, help="difference for the power target")
     p.add_argument("--tau-min", type=float, default=None,
                    help="least Kendall tau vs full judgments (with --runs; default 0.9)")
@@ -828,7 +829,9 @@ def _cmd_budget(args) -> int:
         return 0
     what = (f"{target} {value} (analytic, variance {args.variance})" if args.topics is None
             else f"{args.topics} topics (fixed)")
-    print(f"budget for {what}; judgments from {res.judgments_source}")
+    print(f"budget for {what}, measure {args.measure}; topic cost {args.topic_cost:g}, judgment cost "
+          f"{args.judgment_cost:g}" + (f", total {args.total:g}" if args.total is not None else "")
+          + f"; judgments from {res.judgments_source}")
     print(f"{'depth':>6} {'judg/topic':>10} {'cost/topic':>10} {'max topics':>10} {'needed':>7} "
           f"{'total cost':>11} {'tau':>6}")
     taus = {r["depth"]: r["kendall_tau_vs_full"] for r in res.rows}

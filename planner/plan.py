@@ -1272,7 +1272,7 @@ def _components(m) -> dict[str, float]:
 
 def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "nDCG@10",
                      pool_runs: Sequence[str] | None = None, target: str = "swap_rate",
-                     value: float = 0.05, variance: str = "pooled", min_diff: float = 0.05,
+                     value: float = 0.05, variance: str = "pair", min_diff: float = 0.05,
                      alpha: float = 0.05, topic_cost: float = 0.0, judgment_cost: float = 1.0,
                      tau_min: float = 0.9, resamples: int = 0, rng=None) -> DepthStudy:
     """Re-score runs with judgments restricted to the depth-k pool and weigh depth against topics.
@@ -1282,8 +1282,9 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
     run is re-scored with ``measure``; reported are the judgments a new campaign
     needs at depth k (distinct pooled documents per topic, judged or not), Kendall's
     tau-b of the system means against the full judgments, the variance components,
-    and the topics needed for ``target`` (:func:`size_for_target`, analytic, with
-    ``resamples`` topic resamples for an interval). ``cost_per_topic = topic_cost +
+    and the topics needed for ``target`` (:func:`size_for_target`, analytic, each pair's own
+    variance by default as in ``size --target`` and studies, with ``resamples`` topic
+    resamples for an interval). ``cost_per_topic = topic_cost +
     judgments_per_topic * judgment_cost``. The recommendation is the cheapest total
     (topics needed x cost per topic) among depths whose tau reaches ``tau_min``:
     shallow pools buy topics but bias scores, and tau measures that bias.

@@ -567,6 +567,28 @@ def test_cli_budget_dataset_json(capsys):
     assert out["cheapest"]["depth"] == 10  # both depths fit 50 topics; depth 10 costs less
 
 
+def test_cli_budget_target_uses_the_same_variance_as_size_and_studies(capsys):
+    # budget defaulted to the pooled variance while size --target and studies use each pair's
+    # own: 263 against 107 topics for the same DL 2019 question (organiser walkthrough)
+    import warnings
+
+    from planner import datasets
+    from planner.errors import DegenerateDataWarning
+
+    assert main(["budget", "--dataset", "dl19-passage", "--topic-cost", "20", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        m = datasets.load("dl19-passage", measure="nDCG@10")
+        ref = plan.size_for_target(m, target="swap_rate", value=0.05, resamples=0)
+        pooled = plan.size_for_target(m, target="swap_rate", value=0.05, variance="pooled", resamples=0)
+    assert out["variance"] == "pair" and ref.variance == "pair"
+    assert {r["n_topics_needed"] for r in out["budget"]["rows"]} == {ref.n_topics}
+    assert pooled.n_topics > 2 * ref.n_topics      # the choice matters
+    assert main(["budget", "--dataset", "dl19-passage", "--topic-cost", "20"]) == 0
+    assert "measure nDCG@10; topic cost 20, judgment cost 1;" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("identical", [False, True])
 @pytest.mark.parametrize("variance", ["pair", "pooled"])
 def test_analytic_targets_equal_simulate_predict_analytic(identical, variance):
