@@ -175,7 +175,8 @@ def test_every_json_output_records_command_and_versions(capsys):
             ["predict", "--scores", "dl19-passage", "--topics", "20", "--method", "bootstrap", "--resamples", "50",
              "--seed", "3"],
             ["size", "--design", "ci", "--width", "0.1", "--sigma2", "0.04"],
-            ["validate", "--scores", "dl20-passage", "--pilot", "20", "--topics", "10", "--repeats", "2"],
+            ["validate", "--scores", "dl20-passage", "--pilot", "20", "--topics", "10", "--repeats", "2",
+             "--seed", "1"],
             ["budget", "--dataset", "dl19-passage", "--topic-cost", "10", "--judgment-cost", "1", "--topics", "50"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
