@@ -1224,14 +1224,17 @@ class DepthStudy:
     """Pool depth against topics (:func:`pool_depth_study`).
 
     Attributes:
-        measure, target, value, variance: what was measured and the target solved per depth.
+        measure, target, value, variance: what was measured and the (first) target solved per
+            depth; ``targets`` all of them as ``(target, value)``, ``method`` how they were solved.
         rows: one dict per depth: ``depth``, ``judgments_per_topic`` (mean distinct documents in the
             depth-k pool), ``pool_judged_share`` (share of the depth-k pool's documents, over all
             topics, that the existing qrels judge; below 1 the re-scored pool is shallower than a
-            real depth-k judgment, since unjudged documents count as non-relevant), ``kendall_tau_vs_full`` (tau-b of the system means against full judgments),
+            real depth-k judgment, since unjudged documents count as non-relevant),
+            ``kendall_tau_vs_full`` (tau-b of the system means against full judgments),
             ``var_s``, ``var_t``, ``var_e`` and ``var_e_ratio`` (to full judgments),
-            ``mean_score`` / ``mean_score_full``, ``n_topics_needed`` (with ``n_lower``,
-            ``n_upper``), ``cost_per_topic``, ``total_cost``, ``tau_ok``.
+            ``mean_score`` / ``mean_score_full``, ``n_topics_needed`` (the largest over the
+            targets, None when one is not reached; with ``n_lower``, ``n_upper``),
+            ``n_by_target``, ``cost_per_topic``, ``total_cost``, ``tau_ok``.
         full: the same statistics with the full qrels (``depth`` None).
         recommendation: the chosen row (cheapest total cost among depths with tau >= tau_min;
             the deepest when none qualifies) and ``reason`` text.
@@ -1242,6 +1245,8 @@ class DepthStudy:
     target: str
     value: float
     variance: str
+    targets: tuple
+    method: str
     rows: tuple
     full: dict
     recommendation: dict
@@ -1274,7 +1279,8 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
                      pool_runs: Sequence[str] | None = None, target: str = "swap_rate",
                      value: float = 0.05, variance: str = "pair", min_diff: float = 0.05,
                      alpha: float = 0.05, topic_cost: float = 0.0, judgment_cost: float = 1.0,
-                     tau_min: float = 0.9, resamples: int = 0, rng=None) -> DepthStudy:
+                     tau_min: float = 0.9, resamples: int = 0, rng=None, targets=None,
+                     method: str = "analytic") -> DepthStudy:
     """Re-score runs with judgments restricted to the depth-k pool and weigh depth against topics.
 
     For each depth k: the qrels keep only documents in the union of the top k of
@@ -1282,9 +1288,11 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
     run is re-scored with ``measure``; reported are the judgments a new campaign
     needs at depth k (distinct pooled documents per topic, judged or not), Kendall's
     tau-b of the system means against the full judgments, the variance components,
-    and the topics needed for ``target`` (:func:`size_for_target`, analytic, each pair's own
-    variance by default as in ``size --target`` and studies, with ``resamples`` topic
-    resamples for an interval). ``cost_per_topic = topic_cost +
+    and the topics needed for ``target`` (:func:`size_for_target` with ``method``, analytic by
+    default, and each pair's own variance by default as in ``size --target`` and studies,
+    with ``resamples`` topic resamples for an interval). ``targets``, a list of
+    ``(target, value)``, replaces ``target``/``value``: a depth then needs the largest count
+    over them (``n_by_target`` keeps each; the interval is the binding target's). ``cost_per_topic = topic_cost +
     judgments_per_topic * judgment_cost``. The recommendation is the cheapest total
     (topics needed x cost per topic) among depths whose tau reaches ``tau_min``:
     shallow pools buy topics but bias scores, and tau measures that bias.
@@ -1293,6 +1301,7 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
     from .measures import _as_runs, score_runs  # noqa: PLC2701
 
     depths = _check_depths(depths)
+    tlist = [(str(t), float(v)) for t, v in (targets if targets else [(target, value)])]
     for name, v in (("topic_cost", topic_cost), ("judgment_cost", judgment_cost)):
         if not (float(v) >= 0 and math.isfinite(float(v))):
             raise ParameterError(f"must be a number >= 0, got {v}", parameter=name)
@@ -1312,16 +1321,23 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
 
     def stats_of(m, cost):
         comp = _components(m)
+        by: dict[str, int | None] = {}
+        best = (-1, None, None)               # the binding target's n and interval
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateDataWarning)
-            try:
-                tr = size_for_target(m, target=target, value=value, variance=variance,
-                                     min_diff=min_diff, alpha=alpha, resamples=resamples, rng=rng)
-                need, lo, hi = tr.n_topics, tr.lower, tr.upper
-            except ParameterError:
-                need = lo = hi = None
+            for t, v in tlist:
+                try:
+                    tr = size_for_target(m, target=t, value=v, variance=variance, method=method,
+                                         min_diff=min_diff, alpha=alpha, resamples=resamples, rng=rng)
+                    by[t] = tr.n_topics
+                except ParameterError:
+                    by[t] = None
+                if by[t] is not None and by[t] > best[0]:
+                    best = (by[t], tr.lower, tr.upper)
+        need = None if any(n is None for n in by.values()) else int(best[0])
+        lo, hi = (best[1], best[2]) if need is not None else (None, None)
         return {**comp, "mean_score": float(m.topic_scores().mean()), "n_topics_needed": need,
-                "n_lower": lo, "n_upper": hi,
+                "n_by_target": by, "n_lower": lo, "n_upper": hi,
                 "total_cost": None if need is None or cost is None else need * cost}
 
     full_row = {"depth": None, "judgments_per_topic": float(q.n_judgments) / max(len(q), 1),
@@ -1384,7 +1400,8 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
                   "pool is the least biased")
     rec = {"depth": best["depth"], "n_topics": best["n_topics_needed"], "total_cost": best["total_cost"],
            "kendall_tau_vs_full": best["kendall_tau_vs_full"], "reason": reason}
-    return DepthStudy(measure=measure, target=target, value=float(value), variance=variance,
+    return DepthStudy(measure=measure, target=tlist[0][0], value=tlist[0][1], variance=variance,
+                      targets=tuple(tlist), method=method,
                       rows=tuple(rows), full=full_row, recommendation=rec, n_runs=len(run_map),
                       n_topics=len(topics), pool_runs=tuple(pool_names), topic_cost=float(topic_cost),
                       judgment_cost=float(judgment_cost), tau_min=float(tau_min))

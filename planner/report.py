@@ -389,8 +389,9 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         cols = [c for c in ("scenario", "depth", "judgments_per_topic", "pool_judged_share",
                             "kendall_tau_vs_full", "var_e_ratio", "n_topics_needed", "cost_per_topic",
                             "total_cost", "tau_ok") if c in pool.columns]
-        doc.table(pool[cols], caption="pool.csv (all columns in tables/pool.csv); n_topics_needed is for "
-                                      "the scenario's first target, re-scored at each depth")
+        doc.table(pool[cols], caption="pool.csv (all columns in tables/pool.csv); n_topics_needed is the "
+                                      "largest over the scenario's targets (each in its n_<target> column), "
+                                      "re-scored at each depth")
         if "pool_depth" in figures:
             doc.fig("pool_depth", FIGURES["pool_depth"][2])
         if "budget" in figures:

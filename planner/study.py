@@ -33,7 +33,7 @@ Cartesian product in the order the keys are listed here)::
     topics: [10, 20, ...]          # topic counts of the curves (integers >= 2)
     alpha: 0.05                    # test level / interval coverage 1 - alpha
     targets: [{target: swap_rate, value: 0.05}, {target: power, value: 0.8}]
-    pool: {depths: [10, 20, 50, 100], tau_min: 0.9}  # needs runs + qrels; solves the first target
+    pool: {depths: [10, 20, 50, 100], tau_min: 0.9}  # needs runs + qrels; solves every target
     costs: {topic: 0.0, judgment: 1.0, budget: null} # cost per topic / per judgment
     variants: [1, 2, 4]           # query variants per topic for the three-facet D-study
 
@@ -1469,20 +1469,26 @@ def _pool_study(sc: dict) -> dict:
     """Pool depth against topics (:func:`planner.plan.pool_depth_study`): for each depth k
     the runs are re-scored with judgments restricted to the depth-k pool; reported are
     judgments per topic, Kendall tau against the full judgments, the components and the
-    topics the scenario's first target needs. The choice is the cheapest total cost among
-    depths with tau >= ``pool.tau_min`` (and within ``costs.budget`` when given)."""
+    topics every target of the scenario needs (the largest count), solved with the scenario's
+    method when it has a closed form (analytic or pilot-aware), else analytically. The
+    choice is the cheapest total cost among depths with tau >= ``pool.tau_min`` (and within
+    ``costs.budget`` when given)."""
     from .plan import pool_depth_study
 
     coll = sc["collection"]
     runs, qrels = _load_runs_qrels(coll)
-    tg = sc["targets"][0] if sc["targets"] else {"target": "swap_rate", "value": 0.05}
+    tgs = sc["targets"] or [{"target": "swap_rate", "value": 0.05}]
     costs = sc["costs"]
     tau_min = float(sc["pool"].get("tau_min", 0.9))
+    method = sc["method"] if sc["method"] in _CLOSED_FORM else "analytic"
     ds = pool_depth_study(runs, qrels, depths=sorted(sc["pool"]["depths"]), measure=sc["measure"],
-                          pool_runs=coll.get("pool_runs"), target=tg["target"], value=float(tg["value"]),
-                          variance=sc["variance"], min_diff=sc["min_diff"], alpha=sc["alpha"],
+                          pool_runs=coll.get("pool_runs"),
+                          targets=[(t["target"], float(t["value"])) for t in tgs], method=method,
+                          variance=sc["variance"] if method == "analytic" else "pair",
+                          min_diff=sc["min_diff"], alpha=sc["alpha"],
                           topic_cost=costs["topic"], judgment_cost=costs["judgment"], tau_min=tau_min,
                           resamples=0)
+    tnames = "; ".join(f"{t['target']} {float(t['value']):g}" for t in tgs)
     rows = [dict(r) for r in ds.rows]
     ok = [r for r in rows if r.get("tau_ok") and r.get("total_cost") is not None
           and (costs.get("budget") is None or r["total_cost"] <= costs["budget"])]
@@ -1499,14 +1505,15 @@ def _pool_study(sc: dict) -> dict:
             reason = (f"no depth reaches Kendall tau >= {tau_min:g} against the full judgments (highest: "
                       f"{best.get('kendall_tau_vs_full', float('nan')):.3f} at depth {best['depth']})")
         elif not solved:
-            reason = (f"the target {tg['target']} {float(tg['value']):g} is not reached at any depth with "
+            reason = (f"the targets ({tnames}) are not all reached at any depth with "
                       f"Kendall tau >= {tau_min:g}")
         else:
             cheap = min(solved, key=lambda r: r["total_cost"])
-            reason = (f"every depth with Kendall tau >= {tau_min:g} that reaches the target costs more "
+            reason = (f"every depth with Kendall tau >= {tau_min:g} that reaches the targets costs more "
                       f"than the budget {costs['budget']:g} (cheapest: depth {cheap['depth']}, "
                       f"{cheap['total_cost']:.0f})")
-    return {"target": dict(tg), "tau_min": tau_min, "depths": rows, "full": dict(ds.full),
+    return {"targets": [dict(t) for t in tgs], "method": method, "tau_min": tau_min, "depths": rows,
+            "full": dict(ds.full),
             "choice": choice, "reason": reason, "pool_runs": len(ds.pool_runs), "n_runs": ds.n_runs,
             "note": "cost per topic = topic cost + judgments per topic x judgment cost; judgments per "
                     "topic = mean over topics of distinct documents in the union of the pooled runs' top k"}
@@ -1568,13 +1575,18 @@ def _answer(scens: list[dict]) -> dict:
         text = (f"Choose **at least {n_show} topics** (scenario **{s0['name']}**; targets: {targets_txt}): "
                 f"that is what the reached targets need, but " + "; ".join(why(t) for t in missing)
                 + (" is" if len(missing) == 1 else " are") + " not solved.")
+    elif pool and not pool.get("choice"):
+        text = (f"**No pool depth meets the targets** ({targets_txt}; scenario **{s0['name']}**): "
+                f"{pool['reason']}. With the full judgments the targets need {n_show} topics "
+                "(tables/pool.csv lists every depth).")
     else:
         text = (f"Choose **{need} topics**" + (f" judged to **depth {depth}**" if depth else "")
                 + f" (scenario **{s0['name']}**; targets: {targets_txt}).")
-        full = _scenario_need(s0)
-        if depth and full is not None and full != need:
-            text += (f" That count is the pool study's for the scores re-computed with depth-{depth} "
-                     f"judgments; with the full judgments the scenario needs {full}.")
+        full = (pool.get("full") or {}).get("n_topics_needed") if depth else None
+        if depth and full is not None:
+            text += (f" That count meets every target with the scores re-computed from depth-{depth} "
+                     f"judgments (method {pool['method']}); with the full judgments the same targets "
+                     + ("need the same count." if full == need else f"need {full}."))
         binding = max((t for t in s0["targets"] if t["n_topics"] is not None), key=lambda t: t["n_topics"])
         if not depth:
             text += f" The binding target is {binding['target']} {binding['value']:g}"
@@ -1582,9 +1594,6 @@ def _answer(scens: list[dict]) -> dict:
                 text += (f" (95% interval on n: {int(binding['lower'])} to {int(binding['upper'])}, "
                          "from the uncertainty of the collection's own estimates)")
             text += "."
-    if pool and not pool.get("choice"):
-        text += (f" The pool study chose no depth: {pool['reason']}; the topic count above is for the "
-                 "full judgments (tables/pool.csv lists every depth).")
     for t in s0["targets"]:
         if t.get("interpolated") and t.get("bracket"):
             text += (f" The count for {t['target']} {t['value']:g} is interpolated between the studied "
@@ -1652,8 +1661,8 @@ def _answer(scens: list[dict]) -> dict:
                         "against the full judgments")
             buys.append("the rates above are from the full judgments; the pool study re-scores at "
                         "each depth (tables/pool.csv)")
-            buys.append(f"depth chosen by the pool study of the first target "
-                        f"({pool['target']['target']} {pool['target']['value']:g}): {pool['reason']}")
+            buys.append(f"depth chosen by the pool study of every target (method {pool['method']}): "
+                        f"{pool['reason']}")
         random = "" if stacked or method in _CLOSED_FORM else (
             "; the resamples at each count use the random stream that count has on the scenario's curve")
         buys.append(f"(every figure above is computed at exactly that topic count, not interpolated "
@@ -1803,7 +1812,9 @@ def _tables(scens: list[dict]) -> dict:
                         "judged_share_min": js.get("min")})
         if s.get("pool"):
             for r in s["pool"]["depths"]:
-                pool.append({"scenario": lab(s), **r})
+                by = r.get("n_by_target") or {}
+                pool.append({"scenario": lab(s), **{k: v for k, v in r.items() if k != "n_by_target"},
+                             **{f"n_{t}": n for t, n in by.items()}})
                 if r["cost_per_topic"] is not None:
                     for n in st["topics"]:
                         budget.append({"depth": r["depth"], "n_topics": n, "cost": n * r["cost_per_topic"]})

@@ -901,14 +901,15 @@ def test_answer_says_when_no_pool_depth_is_chosen(tmp_path):
     pool = res.results["scenarios"][0]["pool"]
     assert pool["choice"] is None
     assert res.answer["depth"] is None
-    assert "The pool study chose no depth: " in res.answer["text"]
+    # the answer no longer opens with a bold "Choose n topics" that the budget cannot buy
+    assert res.answer["text"].startswith("**No pool depth meets the targets**") and "Choose" not in res.answer["text"]
     assert pool["reason"] in res.answer["text"]
-    assert pool["reason"].startswith("every depth with Kendall tau >= 0 that reaches the target costs more "
+    assert pool["reason"].startswith("every depth with Kendall tau >= 0 that reaches the targets costs more "
                                      "than the budget 1")
     # without the budget the cheapest depth is chosen and named
     doc["costs"] = {"topic": 10, "judgment": 1}
     res = run_study(doc, quiet=True, write=False)
-    assert res.answer["depth"] in (2, 5) and "chose no depth" not in res.answer["text"]
+    assert res.answer["depth"] in (2, 5) and "No pool depth" not in res.answer["text"]
 
 
 def test_answer_gives_each_unsolved_target_its_own_reason():
