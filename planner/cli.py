@@ -51,6 +51,13 @@ def _scores_option(p: argparse.ArgumentParser) -> None:
                    help="wide CSV, tidy CSV/TSV, folder of trec_eval -q files, or an embedded data set "
                         "(dl19-passage, dl20-passage; measure default nDCG@10)")
     p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
+    _variant_option(p)
+
+
+def _variant_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--variant-divisor", type=int, default=None, metavar="K",
+                   help="query ids are topic*K+variant: the variants of a topic are averaged (and kept "
+                        "together), so counts are of topics, not of queries (fit: the three-facet model too)")
 
 
 def print_json(obj, args=None) -> None:
@@ -134,18 +141,27 @@ def parse_name_list(text: str, *, option: str) -> list[str]:
 # --------------------------------------------------------------------------
 
 
-def _load_scores(path, *, measure=None, strata=None, missing="error"):
+def _load_scores(path, *, measure=None, strata=None, missing="error", variant_divisor=None):
     """:func:`planner.load_scores`, or the embedded data set of that name (``planner.datasets``,
-    measure default nDCG@10) when no such file or folder exists."""
+    measure default nDCG@10) when no such file or folder exists; with ``variant_divisor``
+    the query ids become (topic, variant) (:func:`planner.variance.stack_variants`)."""
     from pathlib import Path
 
     from . import datasets
     from .collection import load_scores
 
+    if variant_divisor is not None and variant_divisor < 2:   # before any data warning
+        raise ParameterError(f"expected an integer >= 2, got {variant_divisor}", parameter="--variant-divisor")
     if path in datasets.available() and not Path(path).exists():
         m = datasets.load(path, measure=measure or "nDCG@10")
-        return load_scores(m, strata=strata) if strata is not None else m
-    return load_scores(path, measure=measure, strata=strata, missing=missing)
+        m = load_scores(m, strata=strata) if strata is not None else m
+    else:
+        m = load_scores(path, measure=measure, strata=strata, missing=missing)
+    if variant_divisor is not None:
+        from .variance import stack_variants
+
+        m = stack_variants(m, divisor=variant_divisor)
+    return m
 
 
 def _add_size(subparsers) -> None:
@@ -182,6 +198,7 @@ def _add_size(subparsers) -> None:
     src.add_argument("--scores", metavar="FILE", help="estimate the variance from a score file/folder or an "
                      "embedded data set (dl19-passage, dl20-passage)")
     p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders)")
+    _variant_option(p)
     p.add_argument("--variance", default=None, metavar="SEL",
                    help="with --scores: pair | pooled | within-system | percentile:q "
                         "(default pooled for --design, pair for --target)")
@@ -232,7 +249,8 @@ def _cmd_size(args) -> int:
     if mode == "--design" and args.sigma2 is not None:
         # a given variance: nothing is estimated from scores, so these would be ignored
         for opt, val in (("--variance", args.variance), ("--measure", args.measure),
-                         ("--resamples", args.resamples), ("--seed", args.seed)):
+                         ("--resamples", args.resamples), ("--seed", args.seed),
+                         ("--variant-divisor", args.variant_divisor)):
             if val is not None:
                 raise ParameterError("not used with --sigma2 (it needs --scores)", parameter=opt)
     if args.target is not None:
@@ -246,7 +264,7 @@ def _cmd_size(args) -> int:
     if args.correction is not None and args.systems is None:
         raise ParameterError("a correction over all pairs needs the number of systems", parameter="--systems")
     if args.scores is not None:
-        variance = _load_scores(args.scores, measure=args.measure)
+        variance = _load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
         if args.resamples:
             _draw_seed(args)
     else:
@@ -302,7 +320,8 @@ def _size_allocate(args) -> int:
                 sep = ""
             if not sep:
                 raise ParameterError(f"expected STRATUM=COST, got {item!r}", parameter="--stratum-costs")
-    scores = _load_scores(args.scores, measure=args.measure, strata=args.strata)
+    scores = _load_scores(args.scores, measure=args.measure, strata=args.strata,
+                          variant_divisor=args.variant_divisor)
     try:
         res = allocate(scores, n=args.allocate, costs=costs, method=args.allocation or "optimal",
                        alpha=args.alpha)
@@ -333,7 +352,7 @@ def _size_target(args) -> int:
         raise ParameterError("a target needs a collection to learn from (--scores FILE)", parameter="--scores")
 
     name, value = _parse_target(args.target)
-    scores = _load_scores(args.scores, measure=args.measure)
+    scores = _load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
     if (args.resamples is None or args.resamples > 0) or (args.method or "analytic") in ("bootstrap", "subsample",
                                                                                        "parametric"):
         _draw_seed(args)
@@ -499,7 +518,8 @@ def _cmd_predict(args) -> int:
         raise ParameterError(f"method {args.method!r}{' (the default)' if args.method == 'predictive' else ''} "
                              f"draws no topics within strata; with --strata give --method analytic, bootstrap "
                              f"or subsample, or --allocation uniform", parameter="--allocation")
-    scores = _load_scores(args.scores, measure=args.measure, strata=args.strata)
+    scores = _load_scores(args.scores, measure=args.measure, strata=args.strata,
+                          variant_divisor=args.variant_divisor)
     removed = None
     filt = None
     if args.filter is not None:
@@ -608,14 +628,12 @@ def _add_fit(subparsers) -> None:
                    help="topic counts of the D-study (default: the collection's count)")
     p.add_argument("--target", default="0.8,0.9,0.95", metavar="G,G,...",
                    help="Erho2/Phi targets for the topics-needed table (0.8,0.9,0.95)")
-    p.add_argument("--variant-divisor", type=int, default=None, metavar="K",
-                   help="topic ids are topic*K+variant: also fit the three-facet model (variants in topics)")
     p.add_argument("--reml-engine", default="direct", choices=["direct", "statsmodels"],
                    help="REML implementation (direct, default; statsmodels MixedLM is much slower)")
 
 
 def _cmd_fit(args) -> int:
-    from .variance import fit, fit_variants, pair_stats, pair_variance_summary, stack_variants
+    from .variance import fit, fit_variants, pair_stats, pair_variance_summary
 
     topics = None if args.topics is None else parse_int_list(args.topics, option="--topics", minimum=1)
     targets = []
@@ -633,13 +651,10 @@ def _cmd_fit(args) -> int:
     check_alpha(args.alpha, "--alpha")
     if not 0 <= args.drop < 1:
         raise ParameterError(f"must be a fraction in [0, 1), got {args.drop:g}", parameter="--drop")
-    if args.variant_divisor is not None and args.variant_divisor < 2:   # before any data warning
-        raise ParameterError(f"expected an integer >= 2, got {args.variant_divisor}", parameter="--variant-divisor")
     missing = "keep" if args.method == "reml" and args.missing == "error" else args.missing
-    scores = _load_scores(args.scores, measure=args.measure, strata=args.strata, missing=missing)
+    scores = _load_scores(args.scores, measure=args.measure, strata=args.strata, missing=missing,
+                          variant_divisor=args.variant_divisor)
     variants = None
-    if args.variant_divisor is not None:
-        scores = stack_variants(scores, divisor=args.variant_divisor)
     if scores.has_variants:
         variants = fit_variants(scores)
     comp = fit(scores, method=args.method, drop=args.drop, reml_engine=args.reml_engine)
@@ -1012,7 +1027,7 @@ def _cmd_validate(args) -> int:
 
     topics = parse_int_list(args.topics, option="--topics", minimum=1)
     methods = parse_name_list(args.methods, option="--methods")
-    scores = _load_scores(args.scores, measure=args.measure)
+    scores = _load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
     names = {"pilot": "--pilot", "topics": "--topics", "repeats": "--repeats", "subsets": "--subsets",
              "methods": "--methods"}
     _draw_seed(args)

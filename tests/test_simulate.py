@@ -711,6 +711,44 @@ def test_cli_random_commands_without_seed_draw_and_record_one(tmp_path, capsys):
     assert "(drawn; --seed repeats this run)" in capsys.readouterr().out
 
 
+def test_cli_variant_divisor_counts_topics_not_queries(shared_data, capsys):
+    # CLEF eHealth 2016: 50 topics x 6 query variants, ids topic*1000+variant. Only fit had
+    # --variant-divisor: size answered 868 "topics" that were single queries (organiser
+    # walkthrough); with the divisor every command averages a topic's variants, as studies do
+    from planner.cli import main
+    from planner.collection import load_scores
+    from planner.plan import size_for_target
+    from planner.variance import stack_variants
+
+    folder = str(shared_data / "clef-ehealth2016" / "trec_eval")
+    base = ["--scores", folder, "--measure", "P_10"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        m = stack_variants(load_scores(folder, measure="P_10"), divisor=1000)
+        assert m.shape == (48, 50, 6)
+        want = size_for_target(m.collapse_variants(), target="swap_rate", value=0.05, resamples=0).n_topics
+        flat = size_for_target(load_scores(folder, measure="P_10"), target="swap_rate", value=0.05,
+                               resamples=0).n_topics
+        assert main(["size", "--target", "swap_rate:0.05", *base, "--resamples", "0", "--variant-divisor", "1000",
+                     "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["n_topics"] == want and out["n_topics_observed"] == 50 and want < flat / 2
+        assert main(["predict", *base, "--topics", "25,50", "--method", "analytic", "--variant-divisor", "1000",
+                     "--json"]) == 0
+        rows = json.loads(capsys.readouterr().out)["rows"]
+        ref = simulate.predict(m.collapse_variants(), topics=[25, 50], method="analytic").to_dict()["rows"]
+        assert rows == json.loads(json.dumps(ref))
+        # validate splits whole topics: the pilot and the held-out sets never share a topic's variants
+        assert main(["validate", *base, "--pilot", "20", "--topics", "10", "--repeats", "2", "--subsets", "20",
+                     "--seed", "1", "--variant-divisor", "1000", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["n_topics"] == 50
+    assert main(["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02",
+                 "--variant-divisor", "1000"]) == 2
+    assert "--variant-divisor: not used with --sigma2" in capsys.readouterr().err
+    assert main(["predict", *base, "--topics", "5", "--variant-divisor", "1"]) == 2
+    assert "--variant-divisor: expected an integer >= 2, got 1" in capsys.readouterr().err
+
+
 def test_cli_predict_validated_variant_json(shared_data, capsys):
     # a variant that `planner validate` compared can be used for the curves themselves
     from planner.cli import main
