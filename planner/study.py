@@ -1611,7 +1611,11 @@ def _answer(scens: list[dict]) -> dict:
                   f"{s0['settings']['min_diff']:g}")
         for col, lab in (("ci_width_median", ci_lab),
                          ("swap_rate_mean", "mean swap rate over system pairs"),
-                         ("reversal_rate_mean", "mean reversal rate over system pairs"),
+                         ("reversal_rate_mean", "mean reversal rate over system pairs"
+                          + (" (against the collection's order, counting the chance that this order is "
+                             "itself wrong, so it levels off as n grows; the honest statement's bootstrap "
+                             "rate treats the order as given)" if str(s0["settings"]["method"]).startswith(
+                                 "predictive") else "")),
                          ("kendall_tau_mean", "expected Kendall tau between two topic sets' rankings"),
                          ("power_mean", pw_lab)):
             v = (at_n.get(n_show) or {}).get(col)

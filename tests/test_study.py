@@ -641,6 +641,13 @@ def test_study_takes_a_validated_predictive_variant(small_scores):
     got = by["predictive-integrated"]["curve"]["rows"]
     assert [r["swap_rate_mean"] for r in got] == pytest.approx([r["swap_rate_mean"] for r in ref.rows], rel=1e-12)
     assert got[0]["swap_rate_mean"] != by["predictive"]["curve"]["rows"][0]["swap_rate_mean"]
+    # the pilot-aware reversal rate levels off (it counts the chance that the collection's order
+    # is wrong); the answer says so, since the honest statement's bootstrap rate can be lower
+    rev = [b for b in res.answer["buys"] if b.startswith("mean reversal rate")]
+    assert len(rev) == 1 and "levels off as n grows" in rev[0]
+    doc["method"] = "analytic"
+    rev = [b for b in run_study(doc, quiet=True, write=False).answer["buys"] if b.startswith("mean reversal")]
+    assert len(rev) == 1 and "levels off" not in rev[0]
     t = by["predictive-integrated"]["targets"][0]
     assert t["n_topics"] == size_for_target(m, target="swap_rate", value=0.1, method="predictive-integrated",
                                             resamples=0).n_topics
