@@ -1364,7 +1364,11 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
         except PlannerError:
             pass
         targets = []
-        target_streams = r_extra.spawn(len(sc["targets"]))
+        # every target's interval on n resamples the same topics (common random numbers), so
+        # equivalent targets (swap_rate v and kendall_tau 1 - 2v) get the same interval and the
+        # intervals of different targets are comparable
+        target_base = r_extra.spawn(1)[0]
+        target_streams = [copy.deepcopy(target_base) for _ in sc["targets"]]
         for j, tg in enumerate(sc["targets"]):
             t, v = tg["target"], float(tg["value"])
             row = {"target": t, "value": v, "n_topics": None, "lower": None, "upper": None, "how": ""}

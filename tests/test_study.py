@@ -624,6 +624,19 @@ def test_unwritable_report_folder_fails_before_running(tmp_path, capsys):
     assert "cannot create the report folder" in err and str(blocker / "rep") in err
 
 
+def test_equivalent_targets_get_the_same_interval(small_scores):
+    # kendall_tau = 1 - 2 swap_rate: the two targets are one, but each had its own topic
+    # resamples, so the report showed two different intervals on n (organiser walkthrough)
+    doc = {"collection": {"scores": str(small_scores)}, "method": ["analytic", "predictive"], "topics": [10, 40],
+           "resamples": 20, "targets": [{"target": "swap_rate", "value": 0.1}, {"target": "kendall_tau", "value": 0.8},
+                                        {"target": "reversal_rate", "value": 0.1}]}
+    for sc in run_study(doc, quiet=True, write=False).results["scenarios"]:
+        t = {x["target"]: x for x in sc["targets"]}
+        assert t["swap_rate"]["lower"] is not None
+        assert [t["swap_rate"][k] for k in ("n_topics", "lower", "upper")] == \
+               [t["kendall_tau"][k] for k in ("n_topics", "lower", "upper")]
+
+
 def test_study_takes_a_validated_predictive_variant(small_scores):
     # a method name `planner validate` prints is a study method too: its curve is
     # planner.simulate.predict's, and the swap target is solved on that curve's method
