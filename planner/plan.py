@@ -231,6 +231,16 @@ def _ncx2_lambda(df: int, alpha: float, power: float) -> float:
 MAX_INTERVAL_RESAMPLES = 100_000
 
 
+def _interval_quantiles(ns: np.ndarray, interval: float) -> tuple[float, float]:
+    """The ``(1 - interval) / 2`` and ``(1 + interval) / 2`` quantiles of the resampled topic
+    counts (``inverted_cdf``: the ``ceil(R q)``-th smallest of ``R``). The tail is rounded to 12
+    decimals: ``(1 - 0.95) / 2`` is 0.025000000000000022 in floating point, which made the lower
+    end the 6th smallest of 200 resamples instead of the 5th."""
+    tail = round((1 - float(interval)) / 2, 12)
+    lo, hi = np.quantile(ns, [tail, round(1 - tail, 12)], method="inverted_cdf")
+    return float(lo), float(hi)
+
+
 def _interval_resamples(resamples) -> int:
     """The number of topic resamples of an interval on n: 0 (no interval) or 2 to
     ``MAX_INTERVAL_RESAMPLES``."""
@@ -544,8 +554,7 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, v
         ns[pos] = _smallest_n_vec(lambda k: design_power(res.design, k, res.min_diff, v, alpha=res.alpha_per_test,
                                                          systems=res.systems, approx=res.method)
                                   >= res.target_power, v.size)
-    tail = (1 - interval) / 2
-    lo, hi = np.quantile(ns, [tail, 1 - tail], method="inverted_cdf")
+    lo, hi = _interval_quantiles(ns, interval)
     from dataclasses import replace as _replace
 
     return _replace(res, n_lower=None if not np.isfinite(lo) else int(lo),
@@ -1022,8 +1031,7 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         else:
             ns = _smallest_n_vec(lambda n: sign * _batch_stat(target, n, D, V, comp, **opts) <= sign * value,
                                  resamples, 2, n_max)
-        tail = (1 - interval) / 2
-        lo, hi = np.quantile(ns, [tail, 1 - tail], method="inverted_cdf")
+        lo, hi = _interval_quantiles(ns, interval)
         lower = None if not np.isfinite(lo) else int(lo)
         upper = None if not np.isfinite(hi) else int(hi)
         imethod = f"topic resampling ({resamples} resamples, {method if pred else 'analytic'} re-solve)"

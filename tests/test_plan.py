@@ -195,6 +195,16 @@ def test_swap_formula_against_monte_carlo():
     assert abs(observed - expected) < 4 * se
 
 
+def test_interval_quantiles_are_the_documented_order_statistics():
+    # (1 - 0.95) / 2 is 0.025000000000000022: with 200 resamples the lower end was the 6th
+    # smallest, not the 2.5% quantile (the 5th; numeric audit 2). inverted_cdf = ceil(R q)-th
+    ns = np.arange(1.0, 201.0)
+    assert plan._interval_quantiles(ns, 0.95) == (5.0, 195.0)
+    assert plan._interval_quantiles(np.arange(1.0, 41.0), 0.95) == (1.0, 39.0)
+    assert plan._interval_quantiles(np.arange(1.0, 101.0), 0.9) == (5.0, 95.0)
+    assert plan._interval_quantiles(np.arange(1.0, 101.0), 0.8) == (10.0, 90.0)
+
+
 def test_target_interval_deterministic_and_brackets():
     m = _toy(seed=5, S=5, T=30)
     a = plan.size_for_target(m, target="ci_width", value=0.08, resamples=40, rng=7)
