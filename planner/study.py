@@ -72,6 +72,7 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import sys
@@ -1428,8 +1429,13 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
             pool = _pool_study(sc)
         # the answer's statistics, computed AT its topic count and at the collection's own
         n_ans = _answer_n({"targets": targets, "pool": pool})
+        n_budget = None
+        if pool and pool.get("choice") and sc["costs"].get("budget") and pool["choice"]["cost_per_topic"]:
+            # what the whole budget buys at the chosen depth, next to what the targets need
+            n_budget = int(math.floor(float(sc["costs"]["budget"]) / pool["choice"]["cost_per_topic"] + 1e-9))
+            pool["budget_topics"] = n_budget
         at_n = []
-        for n in sorted({n for n in (n_ans, m2.n_topics) if n is not None}):
+        for n in sorted({n for n in (n_ans, m2.n_topics, n_budget) if n is not None}):
             r = at(n) if n <= MAX_TOPICS else None
             at_n.append(r if r is not None else {"n_topics": int(n), "not_computed": True,
                                                   "erho2": float(comp.erho2(n)), "phi": float(comp.phi(n))})
@@ -1671,6 +1677,17 @@ def _answer(scens: list[dict]) -> dict:
                         "each depth (tables/pool.csv)")
             buys.append(f"depth chosen by the pool study of every target (method {pool['method']}): "
                         f"{pool['reason']}")
+            nb = pool.get("budget_topics")
+            if nb is not None and nb > n_show:
+                rb = at_n.get(nb) or {}
+                stats_b = [f"{lab} {rb[col]:.3f}" for col, lab in (("swap_rate_mean", "swap rate"),
+                                                                   ("kendall_tau_mean", "Kendall tau"),
+                                                                   ("power_mean", "mean power"))
+                           if _finite(rb.get(col))]
+                budget = float(s0["settings"]["costs"]["budget"])
+                buys.append(f"the whole budget {budget:g} would buy {nb} topics at depth {depth} "
+                            f"({budget - ch['total_cost']:.0f} is left after the {n_show} chosen)"
+                            + (": " + ", ".join(stats_b) if stats_b else ""))
         random = "" if stacked or method in _CLOSED_FORM else (
             "; the resamples at each count use the random stream that count has on the scenario's curve")
         buys.append(f"(every figure above is computed at exactly that topic count, not interpolated "

@@ -930,6 +930,19 @@ def test_answer_says_when_no_pool_depth_is_chosen(tmp_path):
     doc["costs"] = {"topic": 10, "judgment": 1}
     res = run_study(doc, quiet=True, write=False)
     assert res.answer["depth"] in (2, 5) and "No pool depth" not in res.answer["text"]
+    # a budget larger than the targets need: the answer says what all of it would buy, computed
+    # at that count (the rest of the budget went unmentioned; organiser walkthrough)
+    pool = res.results["scenarios"][0]["pool"]
+    ch = pool["choice"]
+    doc["costs"] = {"topic": 10, "judgment": 1, "budget": 10 * ch["total_cost"]}
+    res = run_study(doc, quiet=True, write=False)
+    sc = res.results["scenarios"][0]
+    nb = sc["pool"]["budget_topics"]
+    assert nb == int(10 * ch["total_cost"] // ch["cost_per_topic"]) and nb > ch["n_topics_needed"]
+    line = next(b for b in res.answer["buys"] if b.startswith("the whole budget"))
+    at = {int(r["n_topics"]): r for r in sc["at_n"]}
+    assert f"would buy {nb} topics at depth {ch['depth']}" in line
+    assert f"swap rate {at[nb]['swap_rate_mean']:.3f}" in line
 
 
 def test_answer_gives_each_unsolved_target_its_own_reason():
