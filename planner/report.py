@@ -152,6 +152,8 @@ def _fmt(v) -> str:
             return "–"
         if v == int(v) and abs(v) < 1e6:
             return str(int(v)) if abs(v) >= 1 or v == 0 else f"{v:.4g}"
+        if 1e3 <= abs(v) < 1e9:
+            return f"{v:.0f}"       # costs and counts: 15323, not 1.532e+04 next to 9418
         return f"{v:.4g}"
     return str(v)
 

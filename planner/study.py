@@ -1604,6 +1604,10 @@ def _answer(scens: list[dict]) -> dict:
                 text += (f" (95% interval on n: {int(binding['lower'])} to {int(binding['upper'])}, "
                          "from the uncertainty of the collection's own estimates)")
             text += "."
+    nv = s0["data"].get("n_variants") or 1
+    if n_show is not None and nv > 1:
+        text += (f" Each topic counts with its {nv} query variants, averaged, as in the collection; "
+                 "the table 'Topics against query variants' trades topics against variants per topic.")
     for t in s0["targets"]:
         if t.get("interpolated") and t.get("bracket"):
             text += (f" The count for {t['target']} {t['value']:g} is interpolated between the studied "

@@ -190,3 +190,12 @@ def test_every_json_output_records_command_and_versions(capsys):
     from planner.report import versions
 
     assert versions()["numpy"] == numpy.__version__
+
+
+def test_table_numbers_have_one_style_per_magnitude():
+    # a cost column read 9418 then 1.532e+04 (organiser walkthrough): large non-integers are
+    # rounded to whole numbers, small ones keep 4 significant digits
+    f = report._fmt
+    assert [f(9418.488), f(15323.16), f(32760.4), f(561.8), f(0.09598), f(9.209e-05)] == \
+        ["9418", "15323", "32760", "561.8", "0.09598", "9.209e-05"]
+    assert [f(107.0), f(2.5e9), f(float("nan")), f(None), f(True)] == ["107", "2.5e+09", "–", "–", "yes"]

@@ -588,6 +588,8 @@ def test_query_variants_three_facet(tmp_path, shared_data):
     res = run_study(doc, quiet=True, write=False)
     s = res.results["scenarios"][0]
     assert s["data"]["n_topics"] == 50 and s["data"]["n_variants"] == 6
+    # the answer's count assumes the collection's variants per topic, and says so
+    assert "Each topic counts with its 6 query variants, averaged" in res.answer["text"]
     vt = res.tables["variants"]
     assert vt[["n_topics", "n_variants"]].values.tolist() == [[10, 1], [10, 6], [50, 1], [50, 6]]
     direct = fit_variants(stack_variants(load_scores(folder, measure="P_10"), divisor=1000))
