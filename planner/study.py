@@ -692,7 +692,9 @@ def _resolve_collection(c: Mapping, base: Path) -> dict:
         elif "scores" in out:
             out["label"] = Path(out["scores"]).name
         else:
-            out["label"] = Path(out["runs"]).name
+            # a runs folder is usually just "runs": name it with its parent (trec-dl2019-passage/runs)
+            r = Path(out["runs"])
+            out["label"] = f"{r.parent.name}/{r.name}" if r.parent.name else r.name
     return out
 
 

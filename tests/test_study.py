@@ -554,6 +554,9 @@ def test_runs_and_qrels_pool_study(tmp_path, shared_data):
     h = res.results["scenarios"][0]["honest"]["judged_share"]
     assert h["depth"] == 10 and 0 < h["min"] <= h["mean"] <= 1 and h["runs"] == 5
     assert "Pool bias." in (out / "report.md").read_text()
+    # without a label the collection is named after the runs folder and its parent ("runs" alone
+    # said nothing; organiser walkthrough)
+    assert res.results["scenarios"][0]["name"].startswith(f"{tmp_path.name}/runs ")
 
 
 def test_filter_lists_dropped_topics_with_reason():
