@@ -1072,6 +1072,20 @@ def _cmd_validate(args) -> int:
                    "--repeats 2 or more")
             print(f"best here: {rec['method']} ({rec['rule']}; {how}); "
                   f"use it with: planner predict --method {rec['method']}")
+    rec = v.recommend("swap_rate")
+    rows = [r for r in v.rows if r["statistic"] == "swap_rate" and r["method"] == rec["method"]
+            and math.isfinite(r["rel_error_median"])]
+    if rows:
+        # the answer to "how far can I trust a prediction from a pilot this size?", in one line
+        med = [r["rel_error_median"] for r in rows]
+        p90 = [r["rel_error_p90"] for r in rows]
+        ns = [r["n_topics"] for r in rows]
+        rng_ = lambda xs: f"{100 * min(xs):.0f}%" if round(100 * min(xs)) == round(100 * max(xs)) \
+            else f"{100 * min(xs):.0f}-{100 * max(xs):.0f}%"  # noqa: E731
+        print(f"\nin short: from {v.pilot}-topic pilots, {rec['method']}'s predicted mean swap rate at "
+              f"{ns[0] if len(ns) == 1 else f'{min(ns)}-{max(ns)}'} topics was off by a median {rng_(med)} "
+              f"(90% of repeats within {rng_(p90)}); this collection's {v.n_topics} topics can check "
+              f"held-out sets of at most {(v.n_topics - v.pilot) // 2} topics")
     return 0
 
 

@@ -530,3 +530,11 @@ def test_validate_recommendation_and_cli_line(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"best here: {rec['method']} ({rec['rule']}" in out
     assert f"planner predict --method {rec['method']}" in out
+    # one line answers "how far can I trust my pilot?" with the recommended method's errors
+    lo, hi = min(med[rec["method"]]), max(med[rec["method"]])
+    p90 = [r["rel_error_p90"] for r in v.rows if r["statistic"] == "swap_rate" and r["method"] == rec["method"]]
+    line = next(ln for ln in out.splitlines() if ln.startswith("in short:"))
+    assert (f"from 10-topic pilots, {rec['method']}'s predicted mean swap rate at 5-15 topics was off by a "
+            f"median {100 * lo:.0f}-{100 * hi:.0f}% (90% of repeats within {100 * min(p90):.0f}-"
+            f"{100 * max(p90):.0f}%)") in line
+    assert line.endswith(f"can check held-out sets of at most {(sm.n_topics - 10) // 2} topics")
