@@ -134,7 +134,14 @@ def parse_measures(measures) -> dict[str, object]:
         try:
             out[m] = ir_measures.parse_measure(m)
         except (NameError, ValueError, SyntaxError, TypeError) as exc:
-            raise ParameterError(f"unknown measure {m!r} ({exc})", parameter="measures") from None
+            # a trec_eval name (ndcg_cut_10, map, P_10, recip_rank), as trec_eval users write it
+            try:
+                trec = list(ir_measures.parse_trec_measure(m))
+            except Exception:  # noqa: BLE001 - any failure: the ir_measures error below is the one to show
+                trec = []
+            if len(trec) != 1:
+                raise ParameterError(f"unknown measure {m!r} ({exc})", parameter="measures") from None
+            out[m] = trec[0]
         _check_params(m, getattr(out[m], "params", None) or {})
     if not out:
         raise ParameterError("no measures given", parameter="measures")

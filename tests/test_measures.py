@@ -211,6 +211,27 @@ def _write_collection(d):
     return d / "runs", d / "qrels.txt"
 
 
+def test_trec_eval_measure_names_are_accepted(tmp_path, shared_data):
+    # trec_eval users write ndcg_cut_10, map, P_10, recip_rank; with runs + qrels they were
+    # "unknown measure" although the same names select trec_eval folders (organiser walkthrough)
+    import warnings
+
+    from planner.collection import read_runs
+    from planner.errors import DegenerateDataWarning
+    from planner.measures import parse_measures, score_runs
+
+    assert {k: str(v) for k, v in parse_measures(["ndcg_cut_10", "map", "P_10", "recip_rank"]).items()} == \
+        {"ndcg_cut_10": "nDCG@10", "map": "AP", "P_10": "P@10", "recip_rank": "RR"}
+    runs = read_runs(shared_data / "trec-dl2019-passage" / "runs", pattern="bm25*")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        res = score_runs(runs, shared_data / "trec-dl2019-passage" / "qrels.txt", ["ndcg_cut_10", "nDCG@10"])
+    np.testing.assert_array_equal(res["ndcg_cut_10"].values, res["nDCG@10"].values)
+    assert res["ndcg_cut_10"].measure == "ndcg_cut_10"
+    with pytest.raises(ParameterError, match="unknown measure 'FOO@3'"):
+        parse_measures(["FOO@3"])
+
+
 def test_cli_scores_from_runs(tmp_path, capsys):
     from planner.cli import main
 
