@@ -1710,11 +1710,32 @@ def _answer(scens: list[dict]) -> dict:
             else:
                 text += (f" Across the {len(scens)} scenarios the topics needed range from {lo[1]} "
                          f"({lo[0]}) to {hi[1]} ({hi[0]}).")
+                bounds = {s["name"]: _binding_interval(s) for s in scens}
+                a_, b_ = bounds.get(lo[0]), bounds.get(hi[0])
+                if a_ and b_:
+                    # a verdict on the comparison the grid asks for (overlapping intervals are a
+                    # rough guide, not a test)
+                    text += (f" Their 95% intervals on n ([{a_[0]}, {a_[1]}] and [{b_[0]}, {b_[1]}]) "
+                             + ("overlap: the difference is within the uncertainty of the collection's "
+                                "own estimates." if a_[1] >= b_[0] else
+                                "do not overlap: the difference is larger than the uncertainty of the "
+                                "collection's own estimates."))
             if len(reach) < len(per):
                 text += f" {len(per) - len(reach)} scenario(s) do not reach all targets."
     if buys:
         text += f" What {n_show} topics buy (scenario {s0['name']}):"
     return {"scenario": s0["id"], "n_topics": need, "depth": depth, "text": text, "buys": buys}
+
+
+def _binding_interval(s: Mapping) -> tuple[int, int] | None:
+    """The 95% interval on n of the scenario's binding target (its largest count), when known."""
+    ts = [t for t in s["targets"] if t.get("n_topics") is not None]
+    if not ts or _scenario_need(s) is None:
+        return None
+    t = max(ts, key=lambda t: t["n_topics"])
+    if t.get("lower") is None or t.get("upper") is None:
+        return None
+    return int(t["lower"]), int(t["upper"])
 
 
 def _comp_obj(s):

@@ -993,3 +993,17 @@ def test_the_annotated_file_in_docs_studies_md():
     assert [(s["settings"]["measure"], s["settings"]["method"]) for s in sc] == \
         [("AP(rel=2)", "analytic"), ("AP(rel=2)", "bootstrap")]
     assert res.answer["n_topics"] is not None
+
+
+def test_answer_says_whether_the_extremes_differ_beyond_their_intervals():
+    # a metric-choice grid gave a range of counts but no verdict (organiser walkthrough)
+    doc = {"collection": {"dataset": "dl19-passage"}, "measure": ["nDCG@10", "RR(rel=2)"], "method": "analytic",
+           "topics": [20, 43], "resamples": 10, "targets": [{"target": "swap_rate", "value": 0.05}]}
+    res = run_study(doc, quiet=True, write=False)
+    sc = {s["settings"]["measure"]: s["targets"][0] for s in res.results["scenarios"]}
+    a, b = sc["nDCG@10"], sc["RR(rel=2)"]
+    assert a["n_topics"] < b["n_topics"]
+    text = res.answer["text"]
+    assert f"Their 95% intervals on n ([{a['lower']}, {a['upper']}] and [{b['lower']}, {b['upper']}])" in text
+    verdict = "overlap: the difference is within" if a["upper"] >= b["lower"] else "do not overlap"
+    assert verdict in text
