@@ -1047,6 +1047,15 @@ def _solve_exact(rows: list[dict], target: str, value: float, at) -> dict:
                    f"n by bisection {where}"}
 
 
+def _data_stream(seed: int | None, m, fallback):
+    """The honest statement's random stream: keyed on the study seed and the scores, so
+    scenarios with the same data (differing in method, say) show the same figures; without a
+    seed, ``fallback`` (the scenario's own stream)."""
+    if seed is None:
+        return fallback
+    return np.random.default_rng([int(seed), int(_sha256_matrix(m)[:15], 16)])
+
+
 def _honest(m, rng, resamples: int, alpha: float) -> dict:
     """Mean and topic count; paired bootstrap over topics of all system pairs."""
     x = m.topic_scores()
@@ -1152,7 +1161,7 @@ def _allocate(n: int, share: np.ndarray) -> np.ndarray:
     return allocate_counts(n, share)
 
 
-def _run_stacked(sc: dict, rng, resamples: int) -> dict:
+def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict:
     """A stack of collections as strata (module docs, "Stacked strata").
 
     Each stratum k (one stacked collection, its own systems) gets its own fit and curve.
@@ -1187,7 +1196,7 @@ def _run_stacked(sc: dict, rng, resamples: int) -> dict:
         labels.append(coll["label"])
         comps.append(c)
         rows_k.append([dict(r) for r in cv.rows])
-        h = _honest(m, streams[2 * i + 1], resamples, sc["alpha"])
+        h = _honest(m, _data_stream(seed, m, streams[2 * i + 1]), resamples, sc["alpha"])
         h["judged_share"] = _judged_share(coll, measures[-1])
         h["stratum"] = coll["label"]
         honest_k.append(h)
@@ -1294,13 +1303,13 @@ def _run_stacked(sc: dict, rng, resamples: int) -> dict:
     }
 
 
-def _run_scenario(sc: dict, rng, resamples: int) -> dict:
+def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dict:
     """Everything for one scenario: scores, filter, fit, curve, targets, variants, honest
     statement, pool study; returns plain data (picklable, JSON-able after :func:`jsonable`)."""
     if "stack" in sc["collection"]:
         with warnings.catch_warnings(record=True) as wlist:
             warnings.simplefilter("always")
-            out = _run_stacked(sc, rng, resamples)
+            out = _run_stacked(sc, rng, resamples, seed)
         out["warnings"] = list(dict.fromkeys(f"{sc['id']}: {w.message}" for w in wlist))
         return out
 
@@ -1424,7 +1433,7 @@ def _run_scenario(sc: dict, rng, resamples: int) -> dict:
             nv = sc["variants"] or list(range(1, m3.n_variants + 1))
             vds = vc.dstudy(sc["topics"], nv)
             variants = {"components": vc.to_dict(), "dstudy": vds.to_dict()["rows"]}
-        honest = _honest(m2, r_honest, resamples, sc["alpha"])
+        honest = _honest(m2, _data_stream(seed, m2, r_honest), resamples, sc["alpha"])
         honest["judged_share"] = _judged_share(sc["collection"], sc["measure"])
         pool = None
         if sc["pool"] is not None:
@@ -1888,9 +1897,9 @@ def _tables(scens: list[dict]) -> dict:
 
 
 def _worker(args):
-    sc, rng, resamples = args
+    sc, rng, resamples, seed = args
     try:
-        return _run_scenario(sc, rng, resamples)
+        return _run_scenario(sc, rng, resamples, seed)
     except (ParameterError, ConfigError) as exc:
         # name the scenario: "s03 [dl19-passage, RR(rel=2)]: measure: ..."
         raise ConfigError(str(exc), key=f"{sc['id']} [{sc['name']}]") from None
@@ -1935,7 +1944,7 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
         out = Path(out) if out is not None else Path("reports") / cfg.name
         check_target(out, force=force, keep=_input_paths(cfg))
     streams = child_streams(cfg.seed, len(cfg.scenarios))
-    tasks = [(dict(sc), streams[i], cfg.resamples) for i, sc in enumerate(cfg.scenarios)]
+    tasks = [(dict(sc), streams[i], cfg.resamples, cfg.seed) for i, sc in enumerate(cfg.scenarios)]
     from tqdm import tqdm
 
     # only on a terminal (disable=None), where leave=False erases it: logs and captured stderr
