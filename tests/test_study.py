@@ -1019,3 +1019,13 @@ def test_scenarios_with_the_same_data_get_the_same_honest_statement(small_scores
     assert h[0] == h[1] and 0 <= h[0]["reversal_top2"] <= 1
     doc["seed"] = 5                     # still the study seed's choice
     assert run_study(doc, quiet=True, write=False).results["scenarios"][0]["honest"] != h[0]
+
+
+def test_identical_systems_are_warned_once_per_scenario():
+    # the curve and every closed-form target each warned about the same identical pairs
+    # (DL 2019 RR(rel=2): TUA1-1 = test1 and idst_bert_p1 = idst_bert_p2)
+    doc = {"collection": {"dataset": "dl19-passage"}, "measure": "RR(rel=2)", "method": "analytic", "topics": [20, 43], "resamples": 10,
+           "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "kendall_tau", "value": 0.9}]}
+    w = run_study(doc, quiet=True, write=False).results["warnings"]
+    ties = [x for x in w if "identical on every topic" in x and "tie" in x]
+    assert len(ties) == 1 and "each counts as a tie" in ties[0]
