@@ -749,6 +749,9 @@ def _add_budget(subparsers) -> None:
     tg.add_argument("--topics", type=int, default=None, metavar="N", help="a fixed number of topics instead")
     p.add_argument("--variance", default="pair", metavar="SEL",
                    help="pair variance selector (default pair, as size --target and studies use)")
+    p.add_argument("--method", default=None, metavar="METHOD",
+                   help="how the target is solved: analytic (default) or a pilot-aware method "
+                        "(predictive, predictive-shrunk, ...), as in size --target")
     p.add_argument("--min-diff", type=float, default=0.05, help="difference for the power target")
     p.add_argument("--tau-min", type=float, default=None,
                    help="least Kendall tau vs full judgments (with --runs; default 0.9)")
@@ -782,6 +785,17 @@ def _cmd_budget(args) -> int:
     if args.topics is not None and args.topics < 1:
         raise ParameterError(f"expected an integer >= 1, got {args.topics}", parameter="--topics")
     target, value = _parse_target(args.target) if args.topics is None else (None, None)
+    from .simulate import CLOSED_FORM
+
+    if args.method is not None and args.topics is not None:
+        raise ParameterError("not used with --topics (a fixed count solves no target)", parameter="--method")
+    method = args.method or "analytic"
+    if method not in CLOSED_FORM:
+        raise ParameterError(f"expected one of {', '.join(CLOSED_FORM)} (a closed form, solved at every "
+                             f"depth), got {method!r}", parameter="--method")
+    if method != "analytic" and args.variance != "pair":
+        raise ParameterError(f"method {method!r} uses each pair's own variance (pair), got {args.variance!r}",
+                             parameter="--variance")
     if target == "power" and not (args.min_diff > 0 and math.isfinite(args.min_diff)):
         raise ParameterError(f"the power target needs a positive difference, got {args.min_diff:g}",
                              parameter="--min-diff")
@@ -807,7 +821,7 @@ def _cmd_budget(args) -> int:
         pool_runs = None if args.pool_runs is None else parse_name_list(args.pool_runs, option="--pool-runs")
         study = plan.pool_depth_study(runs, qrels, depths=depths, measure=args.measure, pool_runs=pool_runs,
                                       target=target or "swap_rate", value=value if value is not None else 0.05,
-                                      variance=args.variance, min_diff=args.min_diff,
+                                      variance=args.variance, method=method, min_diff=args.min_diff,
                                       topic_cost=args.topic_cost, judgment_cost=args.judgment_cost,
                                       tau_min=0.9 if args.tau_min is None else args.tau_min)
         if args.project_runs is not None:
@@ -825,7 +839,7 @@ def _cmd_budget(args) -> int:
         if need is None:
             scores = datasets.load(args.dataset, measure=args.measure)
             need = plan.size_for_target(scores, target=target, value=value, variance=args.variance,
-                                        min_diff=args.min_diff, resamples=0).n_topics
+                                        method=method, min_diff=args.min_diff, resamples=0).n_topics
             if need is None:
                 raise ParameterError(f"no topic count reaches {target} {value}", parameter="--target")
         ps_depths = set(int(d) for d in pool.depths)
@@ -838,11 +852,12 @@ def _cmd_budget(args) -> int:
                           judgments={d: float(jm[d]) for d in depths}, topics_needed=need,
                           source=f"pool statistics of data set {args.dataset} ({len(pool.pool_runs)} pooled runs)")
     if args.json:
-        print_json({"target": target, "value": value, "variance": None if args.topics is not None else args.variance,
+        print_json({"target": target, "value": value, "method": None if args.topics is not None else method,
+                    "variance": None if args.topics is not None else args.variance,
                     "budget": res.to_dict(), "pool_study": None if study is None else study.to_dict(),
                     "growth": None if growth is None else growth.to_dict()}, args)
         return 0
-    what = (f"{target} {value} (analytic, variance {args.variance})" if args.topics is None
+    what = (f"{target} {value} ({method}, variance {args.variance})" if args.topics is None
             else f"{args.topics} topics (fixed)")
     print(f"budget for {what}, measure {args.measure}; topic cost {args.topic_cost:g}, judgment cost "
           f"{args.judgment_cost:g}" + (f", total {args.total:g}" if args.total is not None else "")

@@ -633,6 +633,19 @@ def test_cli_budget_target_uses_the_same_variance_as_size_and_studies(capsys):
     assert pooled.n_topics > 2 * ref.n_topics      # the choice matters
     assert main(["budget", "--dataset", "dl19-passage", "--topic-cost", "20"]) == 0
     assert "measure nDCG@10; topic cost 20, judgment cost 1;" in capsys.readouterr().out
+    # --method solves the target as size --target does (budget had none; organiser walkthrough)
+    assert main(["budget", "--dataset", "dl19-passage", "--topic-cost", "20", "--method", "predictive", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        pred = plan.size_for_target(m, target="swap_rate", value=0.05, method="predictive", resamples=0)
+    assert out["method"] == "predictive" and pred.n_topics != ref.n_topics
+    assert {r["n_topics_needed"] for r in out["budget"]["rows"]} == {pred.n_topics}
+    for argv, needle in ((["--method", "bootstrap"], "--method: expected one of analytic"),
+                         (["--method", "predictive", "--variance", "pooled"], "--variance: method 'predictive'"),
+                         (["--topics", "50", "--method", "predictive"], "--method: not used with --topics")):
+        assert main(["budget", "--dataset", "dl19-passage", *argv]) == 2
+        assert needle in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("identical", [False, True])
