@@ -188,15 +188,37 @@ def _second_style(fig, ax, frame, by, column: str, first: str, second: str, *, o
         _legend(ax2, len(labels), owned=owned, table="curves.csv", handles=handles, labels=labels)
 
 
-def plot_ci_width(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario") -> "Figure":
-    """Median width of the pairs' 95% intervals against n; band up to the 90th percentile over pairs."""
+def _target_lines(fig, ax, targets) -> None:
+    """Dotted grey reference lines at target values, labelled at the left edge
+    (``targets``: label -> values, e.g. ``{"swap": [0.05]}``); drawn last, so legends
+    and line counts are not affected."""
+    if not targets:
+        return
+    a = ax if ax is not None else fig.axes[0]
+    for lab, values in targets.items():
+        for v in values:
+            if v is None or not np.isfinite(v):
+                continue
+            a.axhline(v, color="grey", linewidth=0.8, linestyle=":", zorder=1)
+            a.text(0.01, v, f"{lab} target {v:g}", transform=a.get_yaxis_transform(), fontsize="x-small",
+                   color="dimgrey", va="bottom", zorder=5,
+                   bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 0.5})
+
+
+def plot_ci_width(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario",
+                  targets=None) -> "Figure":
+    """Median width of the pairs' 95% intervals against n; band up to the 90th percentile over pairs.
+    ``targets``: label -> values drawn as reference lines (as in every curve plot)."""
     band = ("ci_width_median", "ci_width_p90") if "ci_width_p90" in frame.columns else None
-    return plot_curve(frame, "ci_width_median", by=by, band=band, ax=ax,
-                      ylabel="interval width (median over pairs; band to p90)",
-                      title="Interval width of a pair's mean difference")
+    fig = plot_curve(frame, "ci_width_median", by=by, band=band, ax=ax,
+                     ylabel="interval width (median over pairs; band to p90)",
+                     title="Interval width of a pair's mean difference")
+    _target_lines(fig, ax, targets)
+    return fig
 
 
-def plot_swap_reversal(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario") -> "Figure":
+def plot_swap_reversal(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario",
+                       targets=None) -> "Figure":
     """Swap rate (solid) and reversal rate (dashed), mean over pairs, against n."""
     owned = ax is None
     fig = plot_curve(frame, "swap_rate_mean", by=by, ax=ax, ylabel="rate (mean over pairs)",
@@ -204,23 +226,31 @@ def plot_swap_reversal(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: s
                      legend="reversal_rate_mean" not in frame.columns)
     if "reversal_rate_mean" in frame.columns:
         _second_style(fig, ax, frame, by, "reversal_rate_mean", "swap", "reversal", owned=owned)
+    _target_lines(fig, ax, targets)
     return fig
 
 
-def plot_kendall_tau(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario") -> "Figure":
+def plot_kendall_tau(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario",
+                     targets=None) -> "Figure":
     """Expected Kendall tau between rankings of two independent n-topic sets."""
-    return plot_curve(frame, "kendall_tau_mean", by=by, ax=ax, ylabel="expected Kendall tau",
-                      title="Ranking agreement between two topic sets")
+    fig = plot_curve(frame, "kendall_tau_mean", by=by, ax=ax, ylabel="expected Kendall tau",
+                     title="Ranking agreement between two topic sets")
+    _target_lines(fig, ax, targets)
+    return fig
 
 
 def plot_power(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario",
-               target: float | None = None) -> "Figure":
-    """Mean power of the paired t-test over pairs at the study's min_diff, against n."""
-    return plot_curve(frame, "power_mean", by=by, ax=ax, ylabel="power (mean over pairs)",
-                      title="Power of the paired t-test", hline=target)
+               target: float | None = None, targets=None) -> "Figure":
+    """Mean power of the paired t-test over pairs at the study's min_diff, against n
+    (``target``: one power target, the same as ``targets={"power": [target]}``)."""
+    fig = plot_curve(frame, "power_mean", by=by, ax=ax, ylabel="power (mean over pairs)",
+                     title="Power of the paired t-test")
+    _target_lines(fig, ax, {**({"power": [target]} if target is not None else {}), **(targets or {})})
+    return fig
 
 
-def plot_generalizability(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario") -> "Figure":
+def plot_generalizability(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario",
+                          targets=None) -> "Figure":
     """D-study Erho2 (solid) and Phi (dashed) against n, with their intervals as bands
     (columns ``erho2_lo/erho2_hi``, ``phi_lo/phi_hi`` when present)."""
     owned = ax is None
@@ -229,6 +259,7 @@ def plot_generalizability(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by
                      label_suffix=" Erho2", legend="phi" not in frame.columns)
     if "phi" in frame.columns:
         _second_style(fig, ax, frame, by, "phi", "Erho2", "Phi", owned=owned, bands=("phi_lo", "phi_hi"))
+    _target_lines(fig, ax, targets)
     return fig
 
 

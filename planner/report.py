@@ -62,6 +62,12 @@ FIGURES = {
 }
 
 
+#: curve figure -> {study target: its label on the figure}: targets drawn as reference lines
+_TARGET_LINES = {"ci_width": {"ci_width": "width"}, "swap_reversal": {"swap_rate": "swap", "reversal_rate": "reversal"},
+                 "kendall_tau": {"kendall_tau": "tau"}, "power": {"power": "power"},
+                 "generalizability": {"erho2": "Erho2", "phi": "Phi"}}
+
+
 # ------------------------------------------------------------------ JSON
 def jsonable(obj):
     """Plain-Python, JSON-able copy of ``obj`` (``to_dict()`` results, numpy, paths; NaN -> None)."""
@@ -291,7 +297,15 @@ def _render_figures(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> dict[
             continue
         if name == "generalizability" and ("erho2" not in df.columns or not df["erho2"].notna().any()):
             continue
-        fig = getattr(plots, func)(df)
+        lines = _TARGET_LINES.get(name)
+        tg = tables.get("targets")
+        if lines and tg is not None and len(tg) and {"target", "value"} <= set(tg.columns):
+            # the targets the study set, as reference lines (at most 3 values each)
+            vals = {lab: sorted({float(v) for v in tg.loc[tg["target"] == t, "value"]})
+                    for t, lab in lines.items()}
+            fig = getattr(plots, func)(df, targets={k: v for k, v in vals.items() if 0 < len(v) <= 3})
+        else:
+            fig = getattr(plots, func)(df)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
         pngs[name] = buf.getvalue()

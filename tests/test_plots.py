@@ -177,3 +177,23 @@ def test_bar_plots_with_many_scenarios_drop_labels_and_cap_height():
     assert ax.get_ylabel() == f"{k} scenarios (top to bottom in targets.csv order)"
     few = plots.plot_required_topics(tg[tg.scenario.isin(["s0", "s1"])])
     assert [t.get_text() for t in few.axes[0].get_yticklabels()] == ["s0", "s1"]
+
+
+@pytest.mark.parametrize("func,targets", [(plots.plot_swap_reversal, {"swap": [0.05], "reversal": [0.1]}),
+                                          (plots.plot_kendall_tau, {"tau": [0.9]}),
+                                          (plots.plot_ci_width, {"width": [0.1, 0.2]}),
+                                          (plots.plot_power, {"power": [0.8]})])
+def test_targets_are_drawn_as_labelled_reference_lines(func, targets):
+    # the study's targets were not drawn, so a reader could not see where a curve meets one
+    # (organiser walkthrough); the lines come last and leave the legend alone
+    plain = func(_curves())
+    fig = func(_curves(), targets=targets)
+    ax = fig.axes[0]
+    want = sorted(v for vs in targets.values() for v in vs)
+    extra = ax.get_lines()[len(plain.axes[0].get_lines()):]
+    assert sorted(ln.get_ydata()[0] for ln in extra) == want
+    assert all(ln.get_linestyle() == ":" for ln in extra)
+    labels = sorted(t.get_text() for t in ax.texts)
+    assert labels == sorted(f"{k} target {v:g}" for k, vs in targets.items() for v in vs)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == \
+        [t.get_text() for t in plain.axes[0].get_legend().get_texts()]
