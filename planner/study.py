@@ -338,6 +338,14 @@ def _short(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _did_you_mean(word, choices) -> str:
+    """`` (did you mean 'targets'?)`` for a key close to an allowed one, else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _error_to_config(err, source) -> ConfigError:
     """One jsonschema error -> ConfigError naming the key path in the user's words."""
     path = list(err.absolute_path)
@@ -345,8 +353,8 @@ def _error_to_config(err, source) -> ConfigError:
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         allowed = ", ".join(sorted(err.schema.get("properties", {})))
         key = _key_path(path + [extra[0]]) if extra else _key_path(path)
-        return ConfigError(f"unknown key {extra[0]!r} (allowed: {allowed})" if extra else err.message,
-                           key=key, file=source)
+        return ConfigError(f"unknown key {extra[0]!r}{_did_you_mean(extra[0], err.schema.get('properties', {}))} "
+                           f"(allowed: {allowed})" if extra else err.message, key=key, file=source)
     if err.validator == "required":
         missing = [k for k in err.validator_value if k not in err.instance]
         return ConfigError(f"missing required key {missing[0]!r}" if missing else err.message,
@@ -367,8 +375,8 @@ def _error_to_config(err, source) -> ConfigError:
         if "stack" in err.instance:
             extra = sorted(set(err.instance) - set(_STACK["properties"]))
             if extra:
-                return ConfigError(f"unknown key {extra[0]!r} (allowed: "
-                                   + ", ".join(sorted(_STACK["properties"])) + ")",
+                return ConfigError(f"unknown key {extra[0]!r}{_did_you_mean(extra[0], _STACK['properties'])} "
+                                   "(allowed: " + ", ".join(sorted(_STACK["properties"])) + ")",
                                    key=_key_path(path + [extra[0]]), file=source)
             for ctx in err.context or ():
                 if ctx.validator == "additionalProperties" and "stack" in ctx.schema.get("properties", {}):
@@ -395,7 +403,12 @@ def _error_to_config(err, source) -> ConfigError:
     if expected is None:
         expected = EXPECTED.get(name) if isinstance(name, str) else None
     if expected:
-        return ConfigError(f"expected {expected}, got {_short(value)}", key=key, file=source)
+        hint = ""
+        if isinstance(value, str) and name in ("method", "strata", "variance", "missing"):
+            hint = _did_you_mean(value, {"method": METHODS, "strata": ("uniform", "stratified"),
+                                         "variance": ("pair", "pooled", "within-system"),
+                                         "missing": ("error", "zero", "drop-topic", "drop-system", "keep")}[name])
+        return ConfigError(f"expected {expected}, got {_short(value)}{hint}", key=key, file=source)
     return ConfigError(err.message, key=key, file=source)
 
 

@@ -140,6 +140,13 @@ ERROR_CASES = [
     ({**BASE, "filter": {"lo": 0.9, "hi": 0.1}}, "filter.lo", "low bound must be below the high bound"),
     ({**BASE, "scenarios": [{}, {"filter": [{"lo": 0.0}, {"lo": 0.5, "hi": 0.4}]}]}, "scenarios[1].filter[1].lo",
      "got lo 0.5 and hi 0.4"),
+    # close misspellings get a suggestion (organiser walkthrough)
+    ({**BASE, "target": [{"target": "swap_rate", "value": 0.05}]}, "target",
+     "unknown key 'target' (did you mean 'targets'?)"),
+    ({**BASE, "scenarios": [{"mesure": "AP"}]}, "scenarios[0].mesure", "(did you mean 'measure'?)"),
+    ({**BASE, "method": ["analytic", "bootstarp"]}, "method", 'got "bootstarp" (did you mean \'bootstrap\'?)'),
+    ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}], "lable": "x"}}, "collection.lable",
+     "(did you mean 'label'?)"),
 ]
 
 
