@@ -380,7 +380,8 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
               "(n_k proportional to W_k sigma_k), with the interval width and power of a pair's "
               "stratified mean difference (sigma_k^2 = 2 var_e of stratum k). The uniform width is a "
               "lower bound: the between-strata spread of a pair's effect needs systems common to all "
-              "strata and is taken as 0.")
+              "strata and is taken as 0. At small n it can fall below the stratified widths only because it "
+              "uses n - 1 degrees of freedom where the stratified width uses n - K (K strata).")
         doc.table(al)
 
     vt = tables.get("variants")
@@ -390,11 +391,21 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         doc.table(vt)
 
     dr = tables.get("filtered")
-    if dr is not None and len(dr):
+    filt_sc = [(sc.get("name"), sc["data"]["n_topics_before_filter"] - sc["data"]["n_topics"],
+                sc["data"]["n_topics_before_filter"]) for sc in results.get("scenarios") or []
+               if (sc.get("settings") or {}).get("filter") and "n_topics_before_filter" in (sc.get("data") or {})]
+    if (dr is not None and len(dr)) or filt_sc:
         doc.h(2, "Informative-topic filtering")
-        doc.p("Topics dropped by each scenario's filter. The filtered mean is not comparable with the "
-              "unfiltered one: it averages over a different topic population.")
-        doc.table(dr)
+        if filt_sc:
+            # say it when a filter removed nothing: the table lists dropped topics only
+            doc.p("Topics removed by each filtered scenario: " + "; ".join(
+                f"{name}: {k} of {t}" if k else f"{name}: none of {t}" for name, k, t in filt_sc)
+                + ". A filter that removes no topic changes nothing; one that does averages over a "
+                  "different topic population, so its mean is not comparable with the unfiltered one, and a "
+                  "new collection has to create the removed share of topics too, since which topics will be "
+                  "uninformative is not known in advance.")
+        if dr is not None and len(dr):
+            doc.table(dr)
 
     pool = tables.get("pool")
     if pool is not None and len(pool):

@@ -1036,3 +1036,14 @@ def test_identical_systems_are_warned_once_per_scenario():
     w = run_study(doc, quiet=True, write=False).results["warnings"]
     ties = [x for x in w if "identical on every topic" in x and "tie" in x]
     assert len(ties) == 1 and "each counts as a tie" in ties[0]
+
+
+def test_report_says_when_a_filter_removed_no_topic(tmp_path, small_scores):
+    # the filtering section listed dropped topics only, so a filter that removed nothing left
+    # no trace in the report (organiser walkthrough)
+    doc = {"collection": {"scores": str(small_scores)}, "method": "analytic", "topics": [5, 10], "resamples": 10,
+           "filter": [{"lo": -1.0, "hi": 2.0}], "targets": [{"target": "erho2", "value": 0.9}]}
+    res = run_study(doc, out=tmp_path / "rep", quiet=True)
+    n = res.results["scenarios"][0]["data"]["n_topics"]
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "## Informative-topic filtering" in md and f": none of {n}" in md
