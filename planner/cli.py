@@ -353,12 +353,12 @@ def _size_target(args) -> int:
 
     name, value = _parse_target(args.target)
     scores = _load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
-    if (args.resamples is None or args.resamples > 0) or (args.method or "analytic") in ("bootstrap", "subsample",
-                                                                                       "parametric"):
+    method = "analytic" if args.method is None else args.method      # '' is an unknown method, not the default
+    if (args.resamples is None or args.resamples > 0) or method in ("bootstrap", "subsample", "parametric"):
         _draw_seed(args)
     try:
-        res = size_for_target(scores, target=name, value=value, method=args.method or "analytic",
-                              variance=args.variance or "pair", alpha=args.alpha,
+        res = size_for_target(scores, target=name, value=value, method=method,
+                              variance="pair" if args.variance is None else args.variance, alpha=args.alpha,
                               min_diff=args.min_diff if args.min_diff is not None else 0.05,
                               resamples=200 if args.resamples is None else args.resamples, rng=args.seed)
     except ParameterError as exc:
@@ -789,7 +789,7 @@ def _cmd_budget(args) -> int:
 
     if args.method is not None and args.topics is not None:
         raise ParameterError("not used with --topics (a fixed count solves no target)", parameter="--method")
-    method = args.method or "analytic"
+    method = "analytic" if args.method is None else args.method
     if method not in CLOSED_FORM:
         raise ParameterError(f"expected one of {', '.join(CLOSED_FORM)} (a closed form, solved at every "
                              f"depth), got {method!r}", parameter="--method")

@@ -566,6 +566,9 @@ def test_cli_size_scores_text(tmp_path, capsys):
      "--method: not used with --design paired-t"),
     (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--allocation", "optimal"],
      "--allocation: not used with --design paired-t"),
+    # an empty method name was read as the default
+    (["size", "--target", "swap_rate:0.05", "--scores", "dl19-passage", "--method", ""], "--method: unknown method ''"),
+    (["budget", "--dataset", "dl19-passage", "--method", ""], "--method: expected one of analytic"),
 ])
 def test_cli_errors_exit_2(argv, needle, capsys):
     rc = main(argv)
