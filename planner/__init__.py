@@ -52,6 +52,7 @@ _LAZY = {
     "topic_set_size": "plan",
     "budget": "plan",
     "size_for_target": "plan",
+    "paired_difference": "plan",
     "pool_depth_study": "plan",
     "judgment_growth": "plan",
     "allocate": "plan",

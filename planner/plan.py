@@ -70,7 +70,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -239,6 +239,38 @@ def _interval_quantiles(ns: np.ndarray, interval: float) -> tuple[float, float]:
     tail = round((1 - float(interval)) / 2, 12)
     lo, hi = np.quantile(ns, [tail, round(1 - tail, 12)], method="inverted_cdf")
     return float(lo), float(hi)
+
+
+def paired_difference(n_a, n_b, interval: float = 0.95) -> dict:
+    """Two topic counts compared resample by resample.
+
+    ``n_a`` and ``n_b`` are the smallest n of each topic resample for two questions asked of
+    the same topics with the same resamples (:attr:`TargetResult.resampled_n` of two
+    :func:`size_for_target` calls with the same seed on the same topic list, e.g. two
+    measures of the same runs). Because each resample draws the same topics for both, the
+    difference ``n_b - n_a`` varies far less than the two intervals on n suggest when the
+    two agree on which topics are hard.
+
+    Returns a dict: ``resamples``; ``diff_median`` and ``lower``, ``upper`` (the
+    ``interval`` percentile interval of ``n_b - n_a``, ``inverted_cdf`` as for the interval
+    on n); ``share_b_more``, ``share_equal``, ``share_b_fewer`` (shares of resamples);
+    ``separated``: ``"b more"`` when the whole interval is above 0, ``"b fewer"`` when it
+    is below, else ``None``. A resample where neither reaches the target within ``n_max``
+    counts as equal (difference 0); where only one does, the difference is infinite.
+    """
+    a = np.asarray(n_a, dtype=float)
+    b = np.asarray(n_b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1 or a.size < 2:
+        raise ParameterError(f"expected two equal-length vectors of at least 2 resampled counts, got "
+                             f"shapes {a.shape} and {b.shape}", parameter="n_b")
+    interval = _check_prob(interval, "interval")
+    both = np.isinf(a) & np.isinf(b)
+    d = np.where(both, 0.0, b - np.where(both, 0.0, a))
+    lo, hi = _interval_quantiles(d, interval)
+    return {"resamples": int(d.size), "diff_median": float(np.quantile(d, 0.5, method="inverted_cdf")),
+            "lower": lo, "upper": hi, "share_b_more": float(np.mean(d > 0)),
+            "share_equal": float(np.mean(d == 0)), "share_b_fewer": float(np.mean(d < 0)),
+            "separated": "b more" if lo > 0 else "b fewer" if hi < 0 else None}
 
 
 def _interval_resamples(resamples) -> int:
@@ -759,6 +791,10 @@ class TargetResult:
         resamples: topic resamples behind the interval on n; 0 when it came from the D-study or
             none was computed.
         seed: the integer seed, when one was given.
+        resampled_n: the smallest n of each topic resample (``inf`` where none up to ``n_max``),
+            in resample order, when the interval came from topic resampling; not in
+            :meth:`to_dict`. Two results computed with the same seed on the same topics drew the
+            same resamples, so :func:`paired_difference` can compare them resample by resample.
     """
 
     target: str
@@ -781,9 +817,12 @@ class TargetResult:
     identical_pairs: int
     resamples: int
     seed: int | None
+    resampled_n: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        return _plain(asdict(self))
+        d = asdict(self)
+        d.pop("resampled_n")
+        return _plain(d)
 
 
 class _Model:
@@ -1042,7 +1081,8 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
                         min_diff=float(min_diff), alpha=alpha,
                         n_pairs=int(model.dbar.size), n_systems=vals.shape[0],
                         n_topics_observed=vals.shape[1], identical_pairs=identical,
-                        resamples=resamples if imethod.startswith("topic resampling") else 0, seed=seed)
+                        resamples=resamples if imethod.startswith("topic resampling") else 0, seed=seed,
+                        resampled_n=ns if imethod.startswith("topic resampling") else None)
 
 
 def _dstudy_interval(scores, target, value, interval):

@@ -350,6 +350,23 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         if "required_topics" in figures:
             doc.fig("required_topics", FIGURES["required_topics"][2])
 
+    pr = tables.get("paired")
+    if pr is not None and len(pr):
+        doc.h(2, "Measures compared on the same topics")
+        nres = int(pr["resamples"].iloc[0])
+        doc.p(f"Scenarios that differ only in the measure score the same topics, so the {nres} topic "
+              "resamples behind their intervals on n are the same draws, and each resample is solved "
+              "for both measures. `extra` is the count of the measure needing more (`more`) minus that "
+              "of the one needing fewer (`fewer`); `extra_lower` and `extra_upper` are the 95% interval "
+              "of that difference resample by resample, and `share_*` the share of resamples in which `more` needs more, the same or fewer topics. The two "
+              "measures' own intervals on n can overlap while this interval excludes 0, when both "
+              "measures find the same topics hard. `separated`: the interval excludes 0; `not "
+              "separated`: this collection cannot tell which measure needs fewer topics. This compares "
+              "the measures' sampling behaviour on these runs, not which measure is the better one.")
+        cols = ["collection", "target", "value", "fewer", "more", "n_fewer", "n_more", "extra",
+                "extra_lower", "extra_upper", "share_more", "share_equal", "share_fewer", "verdict"]
+        doc.table(pr[[c for c in cols if c in pr.columns]], caption="paired.csv")
+
     cv = tables.get("curves")
     if cv is not None and len(cv):
         doc.h(2, "Curves against topic count")

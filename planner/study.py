@@ -1069,6 +1069,22 @@ def _data_stream(seed: int | None, m, fallback):
     return np.random.default_rng([int(seed), int(_sha256_matrix(m)[:15], 16)])
 
 
+def _topics_key(m) -> str:
+    """A key of the topic list alone: scenarios whose scores cover the same topics (in the same
+    order) share it, whatever their measure."""
+    return hashlib.sha256("\0".join(m.topics).encode()).hexdigest()
+
+
+def _topics_stream(seed: int | None, m, fallback):
+    """The stream of the topic resamples behind the intervals on n: keyed on the study seed and
+    the topic list, so scenarios on the same topics (two measures of the same runs, say) draw
+    the same resamples and their counts can be compared resample by resample
+    (:func:`_paired_measures`); without a seed, ``fallback``."""
+    if seed is None:
+        return fallback
+    return np.random.default_rng([int(seed), int(_topics_key(m)[:15], 16), 1])
+
+
 def _honest(m, rng, resamples: int, alpha: float) -> dict:
     """Mean and topic count; paired bootstrap over topics of all system pairs."""
     x = m.topic_scores()
@@ -1392,7 +1408,9 @@ def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dic
         # every target's interval on n resamples the same topics (common random numbers), so
         # equivalent targets (swap_rate v and kendall_tau 1 - 2v) get the same interval and the
         # intervals of different targets are comparable
-        target_base = r_extra.spawn(1)[0]
+        # and the resamples depend only on the seed and the topic list, so scenarios on the same
+        # topics (other measures, methods) share them: _paired_measures compares them pairwise
+        target_base = _topics_stream(seed, m2, r_extra.spawn(1)[0])
         target_streams = [copy.deepcopy(target_base) for _ in sc["targets"]]
         for j, tg in enumerate(sc["targets"]):
             t, v = tg["target"], float(tg["value"])
@@ -1431,6 +1449,8 @@ def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dic
                     row.update(n_topics=tr.n_topics, lower=tr.lower, upper=tr.upper,
                                how=f"{sc['method']}: smallest n meeting the target (plan.size_for_target)"
                                    + f"; 95% interval on n: {tr.interval_method}")
+                    if tr.resampled_n is not None and seed is not None:
+                        row["_resampled_n"] = tr.resampled_n     # for _paired_measures; not written
                     row["curve_n_topics"] = _solve_exact(rows, t, v, at)["n_topics"]
                 else:
                     sol = _solve_exact(rows, t, v, at)
@@ -1499,6 +1519,7 @@ def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dic
         "honest": honest,
         "pool": pool,
         "warnings": caught,
+        "_topics_key": _topics_key(m2),
     })
     return out
 
@@ -1582,7 +1603,7 @@ def _scenario_need(s: dict) -> int | None:
     return int(max(ns))
 
 
-def _answer(scens: list[dict]) -> dict:
+def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
     s0 = scens[0]
     need = _scenario_need(s0)
     reached = [t["n_topics"] for t in s0["targets"] if t["n_topics"] is not None]
@@ -1725,6 +1746,7 @@ def _answer(scens: list[dict]) -> dict:
         buys.append(f"(every figure above is computed at exactly that topic count, not interpolated "
                     f"along the curve; method {s0['curve']['method']}, variance {s0['curve']['variance']}"
                     f"{random})")
+    said = None                    # the paired comparison already given for the extremes
     if len(scens) > 1:
         per = [(s["name"], _scenario_need(s)) for s in scens]
         reach = [p for p in per if p[1] is not None]
@@ -1738,7 +1760,19 @@ def _answer(scens: list[dict]) -> dict:
                          f"({lo[0]}) to {hi[1]} ({hi[0]}).")
                 bounds = {s["name"]: _binding_interval(s) for s in scens}
                 a_, b_ = bounds.get(lo[0]), bounds.get(hi[0])
-                if a_ and b_:
+                pr = _paired_row(paired or [], scens, lo[0], hi[0])
+                if a_ and b_ and pr is not None:
+                    said = pr
+                    # measures on the same topics: the paired interval is the verdict; the two
+                    # intervals on n can overlap while it excludes 0
+                    text += (f" Their 95% intervals on n are [{a_[0]}, {a_[1]}] and [{b_[0]}, {b_[1]}]; "
+                             f"paired over the same {pr['resamples']} topic resamples, the difference "
+                             f"({_signed(hi[1] - lo[1])}, 95% interval [{_signed(pr['extra_lower'])}, "
+                             f"{_signed(pr['extra_upper'])}]) "
+                             + ("is larger than the uncertainty of the collection's own estimates."
+                                if pr["verdict"] == "separated" else
+                                "is within the uncertainty of the collection's own estimates."))
+                elif a_ and b_:
                     # a verdict on the comparison the grid asks for (overlapping intervals are a
                     # rough guide, not a test)
                     text += (f" Their 95% intervals on n ([{a_[0]}, {a_[1]}] and [{b_[0]}, {b_[1]}]) "
@@ -1748,6 +1782,10 @@ def _answer(scens: list[dict]) -> dict:
                                 "collection's own estimates."))
             if len(reach) < len(per):
                 text += f" {len(per) - len(reach)} scenario(s) do not reach all targets."
+        ts0 = [t for t in s0["targets"] if t["n_topics"] is not None]
+        if paired and ts0 and need is not None:
+            text += _paired_sentence(s0, max(ts0, key=lambda t: t["n_topics"]),
+                                     [r for r in paired if r is not said])
     if buys:
         text += f" What {n_show} topics buy (scenario {s0['name']}):"
     return {"scenario": s0["id"], "n_topics": need, "depth": depth, "text": text, "buys": buys}
@@ -1762,6 +1800,104 @@ def _binding_interval(s: Mapping) -> tuple[int, int] | None:
     if t.get("lower") is None or t.get("upper") is None:
         return None
     return int(t["lower"]), int(t["upper"])
+
+
+#: settings two scenarios must share for their counts to be compared measure against measure
+_PAIRED_SAME = ("collection", "method", "variance", "min_diff", "strata", "filter", "alpha", "pool",
+                "costs", "variants")
+
+
+def _paired_measures(scens: list[dict]) -> list[dict]:
+    """Measures compared on the same topics: for every two scenarios that differ only in the
+    measure and cover the same topics, and every target both solved with topic-resampling
+    intervals, the difference of their counts resample by resample
+    (:func:`planner.plan.paired_difference`). ``fewer`` is the scenario whose count is the
+    smaller (the earlier one on a tie); ``extra = n_more - n_fewer`` (``None`` when ``more`` is
+    not reached), ``extra_median``, ``extra_lower`` and ``extra_upper`` describe that difference
+    over the resamples."""
+    from .plan import paired_difference
+
+    rows: list[dict] = []
+    for i, a in enumerate(scens):
+        for b in scens[i + 1:]:
+            sa, sb = a["settings"], b["settings"]
+            if (a.get("_topics_key") is None or a.get("_topics_key") != b.get("_topics_key")
+                    or sa["measure"] == sb["measure"] or any(sa[k] != sb[k] for k in _PAIRED_SAME)):
+                continue
+            for ta in a["targets"]:
+                tb = next((t for t in b["targets"]
+                           if t["target"] == ta["target"] and t["value"] == ta["value"]), None)
+                if tb is None or ta.get("_resampled_n") is None or tb.get("_resampled_n") is None:
+                    continue
+                na = math.inf if ta["n_topics"] is None else ta["n_topics"]
+                nb = math.inf if tb["n_topics"] is None else tb["n_topics"]
+                (f, tf), (m, tm) = ((a, ta), (b, tb)) if na <= nb else ((b, tb), (a, ta))
+                d = paired_difference(tf["_resampled_n"], tm["_resampled_n"])
+                verdict = ("separated" if d["separated"] == "b more" else
+                           "reversed" if d["separated"] == "b fewer" else "not separated")
+                rows.append({"collection": sa["collection"]["label"], "target": ta["target"],
+                             "value": ta["value"], "fewer": f["name"], "more": m["name"],
+                             "measure_fewer": f["settings"]["measure"], "measure_more": m["settings"]["measure"],
+                             "n_fewer": tf["n_topics"], "n_more": tm["n_topics"],
+                             "extra": (None if tm["n_topics"] is None else
+                                       tm["n_topics"] - tf["n_topics"]),
+                             "extra_median": d["diff_median"], "extra_lower": d["lower"],
+                             "extra_upper": d["upper"], "share_more": d["share_b_more"],
+                             "share_equal": d["share_equal"], "share_fewer": d["share_b_fewer"],
+                             "resamples": d["resamples"], "verdict": verdict})
+    return rows
+
+
+def _binding(s: Mapping) -> Mapping | None:
+    ts = [t for t in s["targets"] if t.get("n_topics") is not None]
+    return max(ts, key=lambda t: t["n_topics"]) if ts else None
+
+
+def _paired_row(paired: list[dict], scens: list[dict], name_a: str, name_b: str) -> dict | None:
+    """The paired comparison of two scenarios on the binding target they share, if any."""
+    by = {s["name"]: s for s in scens}
+    ba, bb = _binding(by[name_a]), _binding(by[name_b])
+    if ba is None or bb is None or (ba["target"], ba["value"]) != (bb["target"], bb["value"]):
+        return None
+    return next((r for r in paired if {r["fewer"], r["more"]} == {name_a, name_b}
+                 and (r["target"], r["value"]) == (ba["target"], ba["value"])), None)
+
+
+def _signed(v) -> str:
+    return ("+inf" if v > 0 else "-inf") if not math.isfinite(v) else f"{int(v):+d}"
+
+
+def _paired_sentence(s0: Mapping, binding: Mapping, paired: list[dict]) -> str:
+    """What the answer says about the chosen scenario against the other measures on its topics."""
+    rows = [r for r in paired if s0["name"] in (r["fewer"], r["more"])
+            and r["target"] == binding["target"] and r["value"] == binding["value"]]
+    if not rows:
+        return ""
+    parts, apart = [], []
+    for r in rows:
+        mine_fewer = r["fewer"] == s0["name"]
+        other = r["measure_more"] if mine_fewer else r["measure_fewer"]
+        n_other = r["n_more"] if mine_fewer else r["n_fewer"]
+        sign = 1 if mine_fewer else -1
+        lo, hi = sorted((sign * r["extra_lower"], sign * r["extra_upper"]))
+        diff = math.inf if r["extra"] is None else sign * r["extra"]
+        parts.append(f"{other} {n_other if n_other is not None else 'not reached'} "
+                     f"({_signed(diff)}, 95% interval [{_signed(lo)}, {_signed(hi)}])")
+        if r["verdict"] != "not separated":
+            apart.append(other)
+    full = " with the full judgments" if s0.get("pool") else ""
+    text = (f" Paired over the same {rows[0]['resamples']} topic resamples of {rows[0]['collection']} "
+            f"(each resample solved for every measure), the counts the other measures need for "
+            f"{binding['target']} {binding['value']:g}{full}, against {s0['settings']['measure']}'s "
+            f"{binding['n_topics']}: " + "; ".join(parts) + ". ")
+    if not apart:
+        text += "None of these differences is larger than the resampling noise."
+    elif len(apart) == len(rows):
+        text += "Every one of these differences is larger than the resampling noise."
+    else:
+        text += ("Only " + ", ".join(apart) + (" differs" if len(apart) == 1 else " differ")
+                 + " by more than the resampling noise.")
+    return text
 
 
 def _comp_obj(s):
@@ -2002,12 +2138,18 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
         for i in s["inputs"]:
             if i not in inputs:
                 inputs.append(i)
+    paired = _paired_measures(scens_l)
+    for s in scens_l:             # the per-resample counts stay out of results.json
+        s.pop("_topics_key", None)
+        for t in s["targets"]:
+            t.pop("_resampled_n", None)
     results = {
         "study": cfg.name, "description": cfg.description, "seed": cfg.seed, "resamples": cfg.resamples,
         "planner_version": versions["planner"], "versions": versions, "inputs": inputs,
         "config": cfg.raw,
-        "answer": _answer(scens_l),
+        "answer": _answer(scens_l, paired),
         "scenarios": scens_l,
+        "paired": paired,
         "honest": {"paragraphs": _honest_paragraphs(scens_l)},
         "warnings": all_warn,
     }
@@ -2015,6 +2157,10 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
 
     results = jsonable(results)
     tables = _tables(scens_l)
+    if paired:
+        import pandas as pd
+
+        tables["paired"] = pd.DataFrame(results["paired"])
     elapsed = time.perf_counter() - t0
     prov = {"planner_version": versions["planner"], "versions": versions, "seed": cfg.seed,
             "resamples": cfg.resamples, "jobs": int(jobs), "inputs": inputs, "config": cfg.raw,

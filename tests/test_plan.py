@@ -1045,3 +1045,38 @@ def test_dstudy_interval_contains_an_answer_at_the_floor():
     m = datasets.load("dl19-passage")
     r = plan.size_for_target(m, target="erho2", value=0.01, resamples=0)
     assert r.n_topics == 2 and r.lower <= 2 <= r.upper and (r.lower, r.upper) == (2, 2)
+
+
+# ----------------------------------------------------------------- paired comparison of counts
+def test_paired_difference_of_resampled_counts():
+    a = np.array([10.0, 20, 30, 40, 50, 60, 70, 80, 90, 100])
+    d = plan.paired_difference(a, a + 5)
+    # the same shift in every resample: a degenerate interval although both counts vary widely
+    assert d["lower"] == d["upper"] == d["diff_median"] == 5
+    assert d["share_b_more"] == 1 and d["share_equal"] == 0 and d["separated"] == "b more"
+    d = plan.paired_difference(a, a[::-1])            # unpaired-looking: the interval spans 0
+    assert d["lower"] < 0 < d["upper"] and d["separated"] is None
+    assert d["share_b_more"] == d["share_b_fewer"] == 0.5
+    # never reached (inf) in both counts as equal; in one only, an infinite difference
+    d = plan.paired_difference([np.inf, 10, 12, 14], [np.inf, 8, np.inf, 9])
+    assert d["share_equal"] == 0.25 and d["share_b_more"] == 0.25 and d["upper"] == np.inf
+    with pytest.raises(ParameterError, match="equal-length"):
+        plan.paired_difference([1, 2, 3], [1, 2])
+
+
+def test_size_for_target_keeps_resampled_counts_and_pairs_measures_by_seed():
+    rng = np.random.default_rng(3)
+    x = rng.normal(0.4, 0.15, (12, 1)) + rng.normal(0, 0.2, (12, 40))
+    a = ScoreMatrix.build(x, [f"s{i}" for i in range(12)], [f"t{j}" for j in range(40)])
+    b = ScoreMatrix.build(2 * x, a.systems, a.topics)     # the same scores on another scale
+    ra = plan.size_for_target(a, target="swap_rate", value=0.05, resamples=80, rng=9)
+    rb = plan.size_for_target(b, target="swap_rate", value=0.05, resamples=80, rng=9)
+    assert ra.resampled_n.shape == (80,)
+    # the interval on n is the quantiles of the kept counts
+    assert (ra.lower, ra.upper) == tuple(int(v) for v in plan._interval_quantiles(ra.resampled_n, 0.95))
+    assert "resampled_n" not in ra.to_dict()
+    # the swap rate is scale-free and the same seed draws the same topics: equal in every resample
+    d = plan.paired_difference(ra.resampled_n, rb.resampled_n)
+    assert d["share_equal"] == 1 and d["lower"] == d["upper"] == 0
+    rc = plan.size_for_target(b, target="swap_rate", value=0.05, resamples=80, rng=10)
+    assert plan.paired_difference(ra.resampled_n, rc.resampled_n)["share_equal"] < 0.5

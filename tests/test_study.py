@@ -1004,16 +1004,30 @@ def test_the_annotated_file_in_docs_studies_md():
 
 def test_answer_says_whether_the_extremes_differ_beyond_their_intervals():
     # a metric-choice grid gave a range of counts but no verdict (organiser walkthrough)
+    # two collections (different topics): whether the two intervals on n overlap
+    doc = {"collection": [{"dataset": "dl19-passage"}, {"dataset": "dl20-passage"}], "method": "analytic",
+           "topics": [20, 43], "resamples": 10, "targets": [{"target": "swap_rate", "value": 0.05}]}
+    res = run_study(doc, quiet=True, write=False)
+    sc = {s["settings"]["collection"]["label"]: s["targets"][0] for s in res.results["scenarios"]}
+    b, a = sc["dl19-passage"], sc["dl20-passage"]
+    assert a["n_topics"] < b["n_topics"] and res.results["paired"] == []
+    text = res.answer["text"]
+    assert f"Their 95% intervals on n ([{a['lower']}, {a['upper']}] and [{b['lower']}, {b['upper']}])" in text
+    verdict = "overlap: the difference is within" if a["upper"] >= b["lower"] else "do not overlap"
+    assert verdict in text
+    # two measures of the same runs: the interval of their paired difference is the verdict
     doc = {"collection": {"dataset": "dl19-passage"}, "measure": ["nDCG@10", "RR(rel=2)"], "method": "analytic",
            "topics": [20, 43], "resamples": 10, "targets": [{"target": "swap_rate", "value": 0.05}]}
     res = run_study(doc, quiet=True, write=False)
     sc = {s["settings"]["measure"]: s["targets"][0] for s in res.results["scenarios"]}
     a, b = sc["nDCG@10"], sc["RR(rel=2)"]
-    assert a["n_topics"] < b["n_topics"]
+    (pr,) = res.results["paired"]
+    assert (pr["measure_fewer"], pr["extra"]) == ("nDCG@10", b["n_topics"] - a["n_topics"])
     text = res.answer["text"]
-    assert f"Their 95% intervals on n ([{a['lower']}, {a['upper']}] and [{b['lower']}, {b['upper']}])" in text
-    verdict = "overlap: the difference is within" if a["upper"] >= b["lower"] else "do not overlap"
-    assert verdict in text
+    assert (f"Their 95% intervals on n are [{a['lower']}, {a['upper']}] and [{b['lower']}, {b['upper']}]; paired "
+            f"over the same 200 topic resamples, the difference (+{pr['extra']}, 95% interval "
+            f"[{pr['extra_lower']:+.0f}, {pr['extra_upper']:+.0f}]) is "
+            + ("larger" if pr["verdict"] == "separated" else "within")) in text
 
 
 def test_scenarios_with_the_same_data_get_the_same_honest_statement(small_scores):
@@ -1047,3 +1061,43 @@ def test_report_says_when_a_filter_removed_no_topic(tmp_path, small_scores):
     n = res.results["scenarios"][0]["data"]["n_topics"]
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "## Informative-topic filtering" in md and f": none of {n}" in md
+
+
+def test_measures_on_the_same_topics_are_compared_resample_by_resample(tmp_path, small_scores):
+    """Scenarios differing only in the measure draw the same topic resamples, so their counts
+    are compared pairwise (tables/paired.csv, results.json 'paired', the answer)."""
+    wide = pd.read_csv(small_scores, dtype={"topic": str}).set_index("topic")
+    long = wide.reset_index().melt(id_vars="topic", var_name="system", value_name="value")
+    noise = np.random.default_rng(1).normal(0, 0.15, len(long))
+    tidy = pd.concat([long.assign(measure="A"), long.assign(measure="B", value=0.5 * long["value"]),
+                      long.assign(measure="C", value=(long["value"] + noise).clip(0, 1))])
+    f = tmp_path / "tidy.csv"
+    tidy.to_csv(f, index=False)
+    doc = {"name": "pm", "seed": 5, "resamples": 60, "collection": {"scores": str(f)},
+           "measure": ["A", "B", "C"], "method": "analytic", "topics": [5, 10, 24, 40],
+           "targets": [{"target": "swap_rate", "value": 0.1}]}
+    res = run_study(doc, out=tmp_path / "rep", quiet=True)
+    paired = res.results["paired"]
+    assert len(paired) == 3
+    ab = next(r for r in paired if {r["measure_fewer"], r["measure_more"]} == {"A", "B"})
+    # B is A on another scale: the swap rate is scale-free, so with shared resamples the two
+    # counts agree in every resample (separate streams would give a spread of differences)
+    assert ab["extra"] == 0 and ab["extra_lower"] == ab["extra_upper"] == 0 and ab["share_equal"] == 1
+    assert ab["verdict"] == "not separated"
+    ac = next(r for r in paired if {r["measure_fewer"], r["measure_more"]} == {"A", "C"})
+    assert ac["measure_more"] == "C" and ac["extra"] > 0 and ac["share_equal"] < 1
+    # the per-resample counts stay out of results.json; the table and the report carry the comparison
+    text = (tmp_path / "rep" / "results.json").read_text()
+    assert "_resampled_n" not in text and "_topics_key" not in text
+    csv = pd.read_csv(tmp_path / "rep" / "tables" / "paired.csv")
+    assert len(csv) == 3 and set(csv["verdict"]) <= {"separated", "not separated", "reversed"}
+    assert "## Measures compared on the same topics" in (tmp_path / "rep" / "report.md").read_text()
+    answer = res.results["answer"]["text"]
+    # the extremes (A and C) get the paired verdict in place of the overlap of their intervals,
+    # and the chosen scenario's comparison with the other measures leaves that pair out
+    assert "; paired over the same 200 topic resamples, the difference (+" in answer
+    assert "overlap" not in answer
+    assert "against A's" in answer and ": B " in answer and ": C " not in answer
+    # one measure only: nothing to pair, no table
+    one = run_study({**doc, "measure": "A"}, write=False, quiet=True)
+    assert one.results["paired"] == [] and "paired" not in one.tables
