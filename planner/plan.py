@@ -253,13 +253,20 @@ def paired_difference(n_a, n_b, interval: float = 0.95) -> dict:
 
     Returns a dict: ``resamples``; ``diff_median`` and ``lower``, ``upper`` (the
     ``interval`` percentile interval of ``n_b - n_a``, ``inverted_cdf`` as for the interval
-    on n); ``share_b_more``, ``share_equal``, ``share_b_fewer`` (shares of resamples);
-    ``separated``: ``"b more"`` when the whole interval is above 0, ``"b fewer"`` when it
-    is below, else ``None``. A resample where neither reaches the target within ``n_max``
-    counts as equal (difference 0); where only one does, the difference is infinite.
+    on n; ``None`` where infinite, i.e. unbounded); ``share_b_more``, ``share_equal``,
+    ``share_b_fewer`` (shares of resamples); ``separated``: ``"b more"`` when the whole
+    interval is above 0, ``"b fewer"`` when it is below, else ``None``. A resample where
+    neither reaches the target within ``n_max`` counts as equal (difference 0); where only one
+    does, the difference is infinite.
     """
-    a = np.asarray(n_a, dtype=float)
-    b = np.asarray(n_b, dtype=float)
+    try:
+        a = np.asarray(n_a, dtype=float)
+        b = np.asarray(n_b, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError("expected two vectors of resampled topic counts (numbers)",
+                             parameter="n_a") from None
+    if np.isnan(a).any() or np.isnan(b).any():
+        raise ParameterError("resampled topic counts cannot be NaN", parameter="n_a")
     if a.shape != b.shape or a.ndim != 1 or a.size < 2:
         raise ParameterError(f"expected two equal-length vectors of at least 2 resampled counts, got "
                              f"shapes {a.shape} and {b.shape}", parameter="n_b")
@@ -267,9 +274,11 @@ def paired_difference(n_a, n_b, interval: float = 0.95) -> dict:
     both = np.isinf(a) & np.isinf(b)
     d = np.where(both, 0.0, b - np.where(both, 0.0, a))
     lo, hi = _interval_quantiles(d, interval)
-    return {"resamples": int(d.size), "diff_median": float(np.quantile(d, 0.5, method="inverted_cdf")),
-            "lower": lo, "upper": hi, "share_b_more": float(np.mean(d > 0)),
-            "share_equal": float(np.mean(d == 0)), "share_b_fewer": float(np.mean(d < 0)),
+    med = float(np.quantile(d, 0.5, method="inverted_cdf"))
+    fin = lambda v: v if math.isfinite(v) else None  # noqa: E731 - JSON-safe, as TargetResult's bounds
+    return {"resamples": int(d.size), "diff_median": fin(med), "lower": fin(lo), "upper": fin(hi),
+            "share_b_more": float(np.mean(d > 0)), "share_equal": float(np.mean(d == 0)),
+            "share_b_fewer": float(np.mean(d < 0)),
             "separated": "b more" if lo > 0 else "b fewer" if hi < 0 else None}
 
 
@@ -318,11 +327,20 @@ def _smallest_n_vec(ok, size: int, n_min: int = 2, n_max: int = N_MAX) -> np.nda
     return out
 
 
+def _fresh_seed() -> int:
+    """A fresh integer seed, recorded in the result so that its numbers can be repeated."""
+    import secrets
+
+    return secrets.randbelow(2 ** 31)
+
+
 def _smallest_n(ok, n_min: int, n_max: int = N_MAX) -> int | None:
     """Smallest integer n in [n_min, n_max] with ok(n) True (ok monotone), else None."""
     if ok(n_min):
         return n_min
-    lo, hi = n_min, max(n_min + 1, 2 * n_min)
+    if n_max <= n_min:
+        return None
+    lo, hi = n_min, min(max(n_min + 1, 2 * n_min), n_max)
     while not ok(hi):
         lo = hi
         if hi >= n_max:
@@ -341,8 +359,29 @@ def _smallest_n(ok, n_min: int, n_max: int = N_MAX) -> int | None:
 # variance from a collection
 # =============================================================================
 
+def _as_scores(scores, parameter: str = "scores"):
+    """A ScoreMatrix from what :func:`planner.fit` accepts (ScoreMatrix, path, wide DataFrame with
+    topics as rows, systems x topics array), with at least 2 systems and 2 topics."""
+    if not hasattr(scores, "topic_scores"):
+        from .variance import _as_matrix
+
+        scores = _as_matrix(scores, parameter)
+    if scores.n_systems < 2 or scores.n_topics < 2:
+        raise InputError(f"need at least 2 systems and 2 topics, got {scores.n_systems} system(s) x "
+                         f"{scores.n_topics} topic(s)", file=getattr(scores, "source", None))
+    return scores
+
+
 def _values(scores) -> np.ndarray:
-    vals = scores.topic_scores() if hasattr(scores, "topic_scores") else np.asarray(scores, float)
+    """The complete (S, T) values: a 2-D array is taken as systems x topics (the resampling
+    loops pass those); anything else goes through :func:`_as_scores`."""
+    if isinstance(scores, np.ndarray) and scores.ndim == 2:
+        vals = np.asarray(scores, float)
+        if vals.shape[0] < 2 or vals.shape[1] < 2:
+            raise InputError(f"need at least 2 systems and 2 topics, got {vals.shape[0]} system(s) x "
+                             f"{vals.shape[1]} topic(s)")
+    else:
+        vals = _as_scores(scores).topic_scores()
     if np.isnan(vals).any():
         raise ParameterError("the score matrix has missing cells; planning needs a complete "
                              "matrix (load it with another missing-cell policy)", parameter="scores")
@@ -621,9 +660,12 @@ def _topic_set_size(*, design, min_diff, variance, variance_selector, alpha, pow
     a_test = alpha / K
     if n_topics is not None:
         try:
+            ok = float(n_topics) == int(n_topics) and not isinstance(n_topics, (bool, str))
             n_topics = int(n_topics)
-        except (TypeError, ValueError):
-            raise ParameterError(f"expected an integer, got {n_topics!r}", parameter="n_topics") from None
+        except (TypeError, ValueError, OverflowError):
+            ok = False
+        if not ok:
+            raise ParameterError(f"expected an integer, got {n_topics!r}", parameter="n_topics")
         if n_topics < 2:
             raise ParameterError(f"need at least 2 topics, got {n_topics}", parameter="n_topics")
     sigma2, vname, per_pair_var = _resolve_variance(variance, variance_selector, design)
@@ -631,6 +673,13 @@ def _topic_set_size(*, design, min_diff, variance, variance_selector, alpha, pow
     if width is not None and design != "ci":
         raise ParameterError("a width cap applies to the ci design", parameter="width")
     if design == "ci":
+        # the ci design has no power, and one width: an option it would ignore is an error
+        if power is not None:
+            raise ParameterError("the ci design solves an interval width, not a power; leave power "
+                                 "unset", parameter="power")
+        if width is not None and min_diff is not None:
+            raise ParameterError("give the ci design's width as width or as min_diff, not both",
+                                 parameter="min_diff")
         return _ci_size(width if width is not None else min_diff, n_topics, sigma2, vname,
                         per_pair_var, alpha, a_test, correction, K, systems, method)
 
@@ -790,7 +839,9 @@ class TargetResult:
             :func:`planner.simulate.predict` (swap and reversal rate 0.5, power 1, width 0).
         resamples: topic resamples behind the interval on n; 0 when it came from the D-study or
             none was computed.
-        seed: the integer seed, when one was given.
+        seed: the integer seed, when one was given; for ``bootstrap``, ``subsample`` and
+            ``parametric`` the seed every n was simulated with (drawn from the Generator given,
+            or fresh without one), so ``rng=seed`` repeats the answer.
         resampled_n: the smallest n of each topic resample (``inf`` where none up to ``n_max``),
             in resample order, when the interval came from topic resampling; not in
             :meth:`to_dict`. Two results computed with the same seed on the same topics drew the
@@ -992,6 +1043,7 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     if pred_spec is not None and variance != "pair":
         raise ParameterError(f"method {method!r} uses each pair's own variance (variance='pair'); "
                              f"got {variance!r}", parameter="variance")
+    scores = _as_scores(scores)
     vals = _values(scores)
     seed = seed_of(rng)
     gen = as_generator(rng)
@@ -1013,15 +1065,44 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         stat_at = lambda n: model.stat(target, n, **opts)  # noqa: E731
         n_star = solve(model)
     else:
+        if seed is None and pred_spec is None:
+            # every n is simulated from one integer seed (common random numbers); without one, draw
+            # it from the generator given (or fresh), and record it, so the answer can be repeated
+            seed = int(gen.integers(0, 2 ** 31)) if rng is not None else _fresh_seed()
         stat_at = _predict_stat(scores, key=key, method=method, min_diff=min_diff, alpha=alpha,
                                 resamples=int(sim_resamples), rng=seed if seed is not None else 0)
-        n_star = _smallest_n(lambda n: _meets(direction, stat_at(n), value), 2, n_max)
+        top = n_max
+        if method == "subsample":
+            # two disjoint sets of the collection's topics: nothing beyond T // 2 can be simulated
+            top = min(n_max, vals.shape[1] // 2)
+            if top < 2:
+                raise InputError(f"method 'subsample' needs at least 4 topics (two disjoint sets of 2), "
+                                 f"got {vals.shape[1]}", file=getattr(scores, "source", None))
+        n_star = _smallest_n(lambda n: _meets(direction, stat_at(n), value), 2, top)
+        if n_star is None and top < n_max:
+            raise ParameterError(
+                f"method 'subsample' cannot reach {target} {value:g}: it draws two disjoint topic sets "
+                f"from the collection's {vals.shape[1]} topics, so it stops at {top} topics, where "
+                f"{target} is {stat_at(top):.4g}; use method 'analytic', 'predictive' or 'bootstrap'",
+                parameter="method")
     achieved = float(stat_at(n_star)) if n_star is not None else None
     prev = float(stat_at(n_star - 1)) if n_star is not None and n_star > 2 else None
 
     lower = upper = None
     imethod = "none"
-    if method in ("bootstrap", "subsample", "parametric") and target not in ("erho2", "phi"):
+    if n_star is None and method == "analytic" and target in ("swap_rate", "reversal_rate", "kendall_tau"):
+        # pairs whose means are exactly equal (not identical systems) keep p = 0.5 at every n
+        tied = int(((np.abs(model.dbar) <= 1e-12) & ~model.identical).sum())
+        if tied:
+            warnings.warn(f"{tied} pair(s) of systems have exactly equal means on this collection: each "
+                          f"keeps swap and reversal rate 0.5 at every n, so the {target} target "
+                          f"{value:g} is out of reach; with more decimals in the scores the ties "
+                          "would break", DegenerateDataWarning, stacklevel=2)
+    if n_star is None and resamples > 0 and target not in ("erho2", "phi"):
+        # resamples can meet a target the collection itself does not (they break exact ties):
+        # an interval without a point would answer another question
+        imethod = "none (the target is not reached on the collection itself)"
+    elif method in ("bootstrap", "subsample", "parametric") and target not in ("erho2", "phi"):
         # the analytic re-solve of each topic resample answers for another estimator: its
         # interval could even exclude this method's n (a parametric 251 against [101, 248])
         if resamples > 0:
@@ -1215,6 +1296,8 @@ def judgment_growth(runs, qrels=None, *, depths=(10, 20, 50, 100), subsets: int 
     from .measures import _as_runs  # noqa: PLC2701 - same package
 
     depths = _check_depths(depths)
+    if isinstance(subsets, bool) or not isinstance(subsets, (int, np.integer)) or subsets < 1:
+        raise ParameterError(f"expected an integer >= 1, got {subsets!r}", parameter="subsets")
     run_map = _as_runs(runs)
     names = list(run_map)
     R = len(names)
@@ -1349,6 +1432,13 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
     from .measures import _as_runs, score_runs  # noqa: PLC2701
 
     depths = _check_depths(depths)
+    from .simulate import CLOSED_FORM as _CF
+
+    if method not in _CF:
+        # a random method would re-run its simulation at every depth and target, and subsample
+        # cannot reach beyond half the topics: the budget and study paths refuse them too
+        raise ParameterError(f"expected one of {', '.join(_CF)} (a closed form, solved at every depth), "
+                             f"got {method!r}", parameter="method")
     tlist = [(str(t), float(v)) for t, v in (targets if targets else [(target, value)])]
     for name, v in (("topic_cost", topic_cost), ("judgment_cost", judgment_cost)):
         if not (float(v) >= 0 and math.isfinite(float(v))):

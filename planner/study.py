@@ -1767,8 +1767,8 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
                     # intervals on n can overlap while it excludes 0
                     text += (f" Their 95% intervals on n are [{a_[0]}, {a_[1]}] and [{b_[0]}, {b_[1]}]; "
                              f"paired over the same {pr['resamples']} topic resamples, the difference "
-                             f"({_signed(hi[1] - lo[1])}, 95% interval [{_signed(pr['extra_lower'])}, "
-                             f"{_signed(pr['extra_upper'])}]) "
+                             f"({_signed(hi[1] - lo[1])}, 95% interval [{_signed(_bound(pr['extra_lower'], -1))}, "
+                             f"{_signed(_bound(pr['extra_upper'], 1))}]) "
                              + ("is larger than the uncertainty of the collection's own estimates."
                                 if pr["verdict"] == "separated" else
                                 "is within the uncertainty of the collection's own estimates."))
@@ -1863,6 +1863,11 @@ def _paired_row(paired: list[dict], scens: list[dict], name_a: str, name_b: str)
                  and (r["target"], r["value"]) == (ba["target"], ba["value"])), None)
 
 
+def _bound(v, side: int) -> float:
+    """An interval end of :func:`planner.plan.paired_difference` (``None`` = unbounded)."""
+    return side * math.inf if v is None else v
+
+
 def _signed(v) -> str:
     return ("+inf" if v > 0 else "-inf") if not math.isfinite(v) else f"{int(v):+d}"
 
@@ -1879,7 +1884,7 @@ def _paired_sentence(s0: Mapping, binding: Mapping, paired: list[dict]) -> str:
         other = r["measure_more"] if mine_fewer else r["measure_fewer"]
         n_other = r["n_more"] if mine_fewer else r["n_fewer"]
         sign = 1 if mine_fewer else -1
-        lo, hi = sorted((sign * r["extra_lower"], sign * r["extra_upper"]))
+        lo, hi = sorted((sign * _bound(r["extra_lower"], -1), sign * _bound(r["extra_upper"], 1)))
         diff = math.inf if r["extra"] is None else sign * r["extra"]
         parts.append(f"{other} {n_other if n_other is not None else 'not reached'} "
                      f"({_signed(diff)}, 95% interval [{_signed(lo)}, {_signed(hi)}])")
