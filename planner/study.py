@@ -1756,8 +1756,9 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
             if lo[1] == hi[1]:
                 text += f" Every scenario that reaches its targets needs {lo[1]} topics."
             else:
-                text += (f" Across the {len(scens)} scenarios the topics needed range from {lo[1]} "
-                         f"({lo[0]}) to {hi[1]} ({hi[0]}).")
+                which = (f"{len(scens)} scenarios" if len(reach) == len(per) else
+                         f"{len(reach)} of the {len(scens)} scenarios that reach every target")
+                text += f" Across the {which} the topics needed range from {lo[1]} ({lo[0]}) to {hi[1]} ({hi[0]})."
                 bounds = {s["name"]: _binding_interval(s) for s in scens}
                 a_, b_ = bounds.get(lo[0]), bounds.get(hi[0])
                 pr = _paired_row(paired or [], scens, lo[0], hi[0])
@@ -2081,7 +2082,8 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     Args:
         config: a study YAML path, a mapping, or ``None`` for the embedded quick start
             (DL 2019 passage, nDCG@10).
-        out: report folder (default ``reports/<study name>`` under the current folder).
+        out: report folder (default ``reports/<study name>`` under the current folder); an
+            error with ``write=False``.
         force: replace an existing report folder.
         seed: override the study's seed.
         jobs: scenarios run in parallel processes; results are identical for any ``jobs``
@@ -2095,6 +2097,8 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     t0 = time.perf_counter()
     if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
         raise ParameterError(f"expected an integer >= 1, got {jobs!r}", parameter="jobs")
+    if not write and out is not None:
+        raise ParameterError("not used with write=False (no report folder is written)", parameter="out")
     cfg = load_config(config, seed=seed)
     from .report import check_target, write_report
 

@@ -154,7 +154,11 @@ def _as_matrix(scores, parameter: str = "scores") -> ScoreMatrix:
             df = df.set_index(df.columns[0])
         return ScoreMatrix.from_frame(df, missing="keep")
     if isinstance(scores, (np.ndarray, list, tuple)):
-        arr = np.asarray(scores, dtype=np.float64)
+        try:
+            arr = np.asarray(scores, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ParameterError("expected numbers in a systems x topics array (or a ScoreMatrix, "
+                                 "DataFrame or path)", parameter=parameter) from None
         if arr.ndim not in (2, 3):
             raise ParameterError(f"expected a systems x topics array, got shape {arr.shape}",
                                  parameter=parameter)
@@ -306,6 +310,7 @@ class TopicsNeeded:
         alpha: two-sided level of the interval.
         n_topics: point estimate (``inf`` when the system variance is 0).
         lower, upper: the interval of the topic count (``upper`` may be ``inf``).
+        ``to_dict()`` gives integers, and ``None`` for ``inf``.
     """
 
     coefficient: str
@@ -316,8 +321,8 @@ class TopicsNeeded:
     upper: float
 
     def to_dict(self) -> dict:
-        def conv(v):
-            return int(v) if np.isfinite(v) else float(v)
+        def conv(v):       # JSON-safe: an infinite count (or bound) is None, as elsewhere
+            return int(v) if np.isfinite(v) else None
 
         return {"coefficient": self.coefficient, "target": float(self.target), "alpha": float(self.alpha),
                 "n_topics": conv(self.n_topics), "lower": conv(self.lower), "upper": conv(self.upper)}

@@ -1101,3 +1101,21 @@ def test_measures_on_the_same_topics_are_compared_resample_by_resample(tmp_path,
     # one measure only: nothing to pair, no table
     one = run_study({**doc, "measure": "A"}, write=False, quiet=True)
     assert one.results["paired"] == [] and "paired" not in one.tables
+
+
+def test_answer_range_counts_only_the_scenarios_that_reach_their_targets():
+    # "Across the 4 scenarios the topics needed range from ..." while two had no count (API audit)
+    cfg = {"seed": 5, "resamples": 100, "collection": {"dataset": "dl19-passage"},
+           "measure": ["nDCG@10", "AP(rel=2)"], "method": ["analytic", "bootstrap"], "topics": [10, 20, 43, 60],
+           "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "power", "value": 0.8}]}
+    r = run_study(cfg, write=False, quiet=True)
+    reached = r.tables["scenarios"]["topics_needed"].notna().sum()
+    assert 0 < reached < 4
+    assert f"Across the {reached} of the 4 scenarios that reach every target the topics needed range" in r.answer["text"]
+
+
+def test_run_study_out_without_writing_is_an_error():
+    from planner.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="out: not used with write=False"):
+        run_study({"collection": {"dataset": "dl19-passage"}}, write=False, out="somewhere", quiet=True)

@@ -656,3 +656,19 @@ def test_cli_fit_missing_file(tmp_path, capsys):
     code = main(["fit", "--scores", str(tmp_path / "nope.csv")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "nope.csv" in err
+
+
+def test_topics_needed_to_dict_is_strict_json_and_arrays_of_text_are_parameter_errors():
+    # with var_s = 0 the count is infinite: to_dict() wrote inf (not JSON); a text array raised
+    # numpy's ValueError (Python API audit)
+    import json
+
+    import planner
+    from planner.errors import ParameterError
+
+    x = np.random.default_rng(0).normal(0.5, 0.1, (5, 30))
+    x = x - x.mean(1, keepdims=True) + 0.5
+    d = planner.fit(x).topics_for(erho2=0.9).to_dict()
+    assert d["n_topics"] is None and json.dumps(d, allow_nan=False)
+    with pytest.raises(ParameterError, match="expected numbers"):
+        planner.fit(np.array([["a", "b"], ["c", "d"]]))
