@@ -1225,6 +1225,9 @@ def _ranked_runs(run_map, topics, ties: str = "trec_eval"):
 def _check_depths(depths) -> tuple[int, ...]:
     if isinstance(depths, (int, np.integer)):
         depths = [depths]
+    if isinstance(depths, (str, bytes)) or isinstance(depths, bool):
+        # a string would be read one character at a time ("10" -> depths 0 and 1)
+        raise ParameterError(f"expected an integer or a list of integers, got {depths!r}", parameter="depths")
     try:
         out = tuple(sorted({int(d) for d in depths}))
     except (TypeError, ValueError):

@@ -1166,3 +1166,9 @@ def test_api_options_that_would_be_ignored_are_errors():
         plan.paired_difference(["a", "b"], ["c", "d"])
     d = plan.paired_difference([np.inf, 3, 4, 5], [np.inf, np.inf, np.inf, 9])
     assert d["upper"] is None and json.dumps(d, allow_nan=False)
+
+
+def test_depths_given_as_a_string_are_an_error_not_characters():
+    with pytest.raises(ParameterError, match="depths: expected an integer or a list"):
+        plan._check_depths("10")
+    assert plan._check_depths(10) == (10,) and plan._check_depths([20, 10, 10]) == (10, 20)
