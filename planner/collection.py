@@ -491,7 +491,7 @@ def _trec_eval_missing(m: str, topics: list[str], per_run: dict, sources: dict, 
 
 
 def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file",
-                   measures: Iterable[str] | None = None) -> dict[str, ScoreMatrix]:
+                   measures: str | Iterable[str] | None = None) -> dict[str, ScoreMatrix]:
     """Read ``trec_eval -q`` output: a folder of files (one a run) or one file.
 
     Returns ``{trec_eval measure name: ScoreMatrix}`` with systems in file-name
@@ -500,9 +500,10 @@ def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file
     ``runid`` row. ``missing`` is the missing-cell policy (a topic a run lacks).
     A single file gives one-system matrices, which ScoreMatrix refuses (need 2
     systems), so it returns the raw mapping under ``ScoreMatrix``-less use:
-    call :func:`read_trec_eval_file` for that.
+    call :func:`read_trec_eval_file` for that. ``measures`` (default: all) may be one
+    trec_eval name or a list of them.
     """
-    if names not in ("file", "runid"):
+    if not isinstance(names, str) or names not in ("file", "runid"):
         raise ParameterError(f"expected 'file' or 'runid', got {names!r}", parameter="names")
     p = Path(path_or_folder) if not _is_text(path_or_folder) else None
     files = _files_in(p) if p is not None and p.is_dir() else [path_or_folder]
@@ -527,7 +528,7 @@ def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file
                          "give the folder of all runs' trec_eval -q files", file=next(iter(sources.values())))
     all_measures = list(dict.fromkeys(m for res in per_run.values() for m in res))
     if measures is not None:
-        want = list(measures)
+        want = [measures] if isinstance(measures, str) else list(measures)   # one name, as in score_runs
         unknown = [m for m in want if m not in all_measures]
         if unknown:
             raise ParameterError(f"measure {unknown[0]!r} not in the trec_eval output; found: "
@@ -813,8 +814,11 @@ def load_scores(path, *, measure: str | None = None, missing: str = "error",
     topic -> stratum, attached by :func:`attach_strata`: every topic of the
     scores needs one; topics the strata name that the scores lack are ignored
     with a warning and never make a stratum of their own.
-    ``names`` (trec_eval folders): ``"file"`` or ``"runid"``.
+    ``names`` (trec_eval folders): ``"file"`` or ``"runid"``; any other value is a
+    :class:`ParameterError`, whatever ``path`` is.
     """
+    if not isinstance(names, str) or names not in ("file", "runid"):
+        raise ParameterError(f"expected 'file' or 'runid', got {names!r}", parameter="names")
     if isinstance(path, ScoreMatrix):
         m = path
     else:

@@ -775,7 +775,7 @@ def _as_scores(scores):
 
 
 def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rng=None,
-             methods: Sequence[str] = ("predictive", "analytic"), subsets: int = 500,
+             methods: str | Sequence[str] = ("predictive", "analytic"), subsets: int = 500,
              grid: int = 121) -> Validation:
     """Check pilot-based predictions against disjoint held-out topic sets.
 
@@ -788,7 +788,7 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
     against the order the pilot showed. Relative error = ``|pred - obs| / obs``
     per repeat; rows report its median over repeats.
 
-    Methods: ``"predictive"`` (default of :func:`predictive_pair_rates`:
+    Methods (one name or a list): ``"predictive"`` (default of :func:`predictive_pair_rates`:
     normal empirical-Bayes prior, each pair's own variance; ``"predictive-pair"``
     is the same), ``"predictive-integrated"`` (the same, averaged over each pair's
     variance with ``df = variance_df(pilot, kurtosis of the pilot's differences)``),
@@ -832,6 +832,8 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
     for name, v, most in (("repeats", repeats, 100_000), ("subsets", subsets, 100_000)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= most:
             raise ParameterError(f"{name} must be an integer from 1 to {most:,}, got {v!r}", parameter=name)
+    if isinstance(methods, str):
+        methods = (methods,)        # one method name, as score_runs takes one measure
     methods = tuple(str(m) for m in methods)
     if not methods:
         raise ParameterError("no methods given", parameter="methods")

@@ -698,3 +698,18 @@ def test_cli_failure_prints_one_line_and_success_prints_the_warnings(tmp_path, c
     out, err = capsys.readouterr()
     assert out.startswith("topic,0.1,0.2,0.3\n")
     assert err.count("planner: warning: ") == 1 and "the header holds only numbers" in err
+
+
+def test_trec_eval_measures_may_be_one_name_and_names_is_checked(tmp_path):
+    # API audit F12 / F14: measures="map" was read letter by letter ("measure 'm' not in ..."), and
+    # load_scores(names="foo") on a file was accepted although only 'file' / 'runid' mean anything
+    (tmp_path / "r1.res").write_text(TE.format(r="R1"))
+    (tmp_path / "r2.res").write_text(TE.format(r="R2").replace("0.25", "5e-04"))
+    one = read_trec_eval(tmp_path, measures="map")
+    assert list(one) == ["map"]
+    np.testing.assert_array_equal(one["map"].values, read_trec_eval(tmp_path, measures=["map"])["map"].values)
+    wide = tmp_path / "w.csv"
+    wide.write_text("topic,a,b\n1,0.1,0.2\n2,0.3,0.5\n")
+    for path in (wide, tmp_path):
+        with pytest.raises(ParameterError, match="names: expected 'file' or 'runid', got 'foo'"):
+            load_scores(path, measure="map", names="foo")

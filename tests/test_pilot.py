@@ -538,3 +538,11 @@ def test_validate_recommendation_and_cli_line(tmp_path, capsys):
             f"median {100 * lo:.0f}-{100 * hi:.0f}% (90% of repeats within {100 * min(p90):.0f}-"
             f"{100 * max(p90):.0f}%)") in line
     assert line.endswith(f"can check held-out sets of at most {(sm.n_topics - 10) // 2} topics")
+
+
+def test_validate_takes_one_method_name_as_a_string():
+    # API audit F12: methods="analytic" was read letter by letter ("repeated method in ('a', 'n', ...)")
+    sm = _toy()
+    one = validate(sm, pilot=10, topics=[5], repeats=2, rng=3, subsets=20, methods="analytic")
+    listed = validate(sm, pilot=10, topics=[5], repeats=2, rng=3, subsets=20, methods=["analytic"])
+    assert one.methods == ("analytic",) and one.to_dict() == listed.to_dict()
