@@ -241,8 +241,24 @@ class ScoreMatrix:
         return [tuple(g) for g in seen.values() if len(g) > 1]
 
     # ----------------------------------------------------------------- subsets
-    def take(self, *, systems: Iterable | None = None, topics: Iterable | None = None) -> "ScoreMatrix":
-        """A sub-matrix; ``systems`` / ``topics`` are labels, integer indices or boolean masks."""
+    def take(self, *, systems: Iterable | str | int | None = None,
+             topics: Iterable | str | int | None = None) -> "ScoreMatrix":
+        """A sub-matrix (it may hold fewer than 2 systems or topics; the analyses refuse those).
+
+        ``systems`` / ``topics`` select, in the order given:
+
+        - labels: a string or an integer, or a list (tuple, pandas Index, ...) of them,
+          matched by their string form, as :meth:`with_strata` does, so TREC's numeric
+          topic ids select themselves (``take(topics=[1, 2])`` is topics ``'1'`` and
+          ``'2'``, and ``take(systems="bm25")`` one system);
+        - positions: a ``range`` or a NumPy integer array (what ``np.arange``,
+          ``np.flatnonzero`` or ``argsort`` give), ``0 <= i < len`` (a NumPy array of
+          strings selects labels);
+        - a boolean mask (a NumPy or Python list of booleans) of the full length.
+
+        An unknown label or a position out of range is a :class:`ParameterError`
+        naming ``systems`` or ``topics``.
+        """
         vals = self.values
         sys_idx = self._index(systems, self.systems, "systems")
         top_idx = self._index(topics, self.topics, "topics")
@@ -255,20 +271,39 @@ class ScoreMatrix:
     def _index(sel, labels: tuple[str, ...], what: str) -> np.ndarray:
         if sel is None:
             return np.arange(len(labels))
-        sel = list(sel) if not isinstance(sel, np.ndarray) else sel
+        if isinstance(sel, (str, bytes, int, np.integer)) and not isinstance(sel, (bool, np.bool_)):
+            sel = [sel.decode() if isinstance(sel, bytes) else sel]     # one label
+        positional = isinstance(sel, range) or (isinstance(sel, np.ndarray)
+                                                and np.issubdtype(sel.dtype, np.integer))
+        if not isinstance(sel, np.ndarray):
+            try:
+                sel = list(sel)
+            except TypeError:
+                raise ParameterError(f"expected labels, positions or a boolean mask, got {sel!r}",
+                                     parameter=what) from None
         arr = np.asarray(sel)
         if arr.dtype == bool:
             if arr.shape != (len(labels),):
                 raise ParameterError(f"boolean mask of length {arr.shape} for {len(labels)} {what}",
                                      parameter=what)
             return np.flatnonzero(arr)
-        if arr.size and np.issubdtype(arr.dtype, np.integer):
-            return arr.astype(np.intp)
+        if positional:
+            arr = arr.reshape(-1).astype(np.intp)
+            bad = arr[(arr < 0) | (arr >= len(labels))]
+            if bad.size:
+                raise ParameterError(f"position {int(bad[0])} out of range for {len(labels)} {what} "
+                                     "(a range or NumPy integer array selects by position; a list "
+                                     "selects labels)", parameter=what)
+            return arr
         pos = {lab: i for i, lab in enumerate(labels)}
         out = []
         for lab in sel:
             if str(lab) not in pos:
-                raise ParameterError(f"unknown {what[:-1]} {lab!r}", parameter=what)
+                hint = ""
+                if isinstance(lab, (int, np.integer)):
+                    hint = (" (integers in a list are labels; select positions with a range or a "
+                            "NumPy integer array)")
+                raise ParameterError(f"unknown {what[:-1]} {lab!r}{hint}", parameter=what)
             out.append(pos[str(lab)])
         return np.asarray(out, dtype=np.intp)
 

@@ -118,7 +118,7 @@ def test_variants_and_take():
     df = m.to_frame(tidy=True)
     assert len(df) == 12 and "variant" in df.columns
     np.testing.assert_array_equal(_quiet(ScoreMatrix.from_frame, df).values, m.values)
-    t = m.take(systems=["b"], topics=[0, 2])
+    t = m.take(systems=["b"], topics=np.array([0, 2]))     # a NumPy integer array: positions
     assert t.systems == ("b",) and t.topics == ("1", "3") and t.values.shape == (1, 2, 2)
     with pytest.raises(ParameterError, match="unknown system 'z'"):
         m.take(systems=["z"])
@@ -140,3 +140,31 @@ def test_with_strata():
     assert s.strata == ("x", "y") and s.stratum_labels() == ("x", "y")
     with pytest.raises(InputError, match="1 topic\\(s\\) have no stratum, first: '2'"):
         m.with_strata({"1": "x"})
+
+
+def test_take_integers_are_labels_positions_need_a_range_or_array():
+    # API audit F09: take(topics=[1, 2, 3]) selected positions (topics '2', '3', '4') while
+    # with_strata({1: ...}) matched labels; a TREC id given as an int gave a raw IndexError
+    m = _quiet(ScoreMatrix.build, np.arange(12, dtype=float).reshape(2, 6) / 20, ["a", "b"],
+               ["1", "2", "3", "4", "5", "1037798"])
+    assert m.take(topics=[1, 2, 3]).topics == ("1", "2", "3")          # labels, as with_strata
+    assert m.take(topics=[1037798, "2"]).topics == ("1037798", "2")
+    assert m.take(topics=np.array([1, 2, 3])).topics == ("2", "3", "4")   # NumPy integers: positions
+    assert m.take(topics=range(2)).topics == ("1", "2")
+    assert m.take(topics=pd.Index([5, 4])).topics == ("5", "4")         # pandas ids: labels
+    assert m.take(topics=np.array(["3", "1"])).topics == ("3", "1")
+    assert m.take(topics=[True, False] * 3).topics == ("1", "3", "5")
+    with pytest.raises(ParameterError, match="topics: unknown topic 0 \\(integers in a list are labels"):
+        m.take(topics=[0, 1])
+    with pytest.raises(ParameterError, match="topics: position 6 out of range for 6 topics"):
+        m.take(topics=np.array([0, 6]))
+    with pytest.raises(ParameterError, match="topics: position -1 out of range"):
+        m.take(topics=np.array([-1]))
+
+
+def test_take_one_label_given_as_a_string_or_int():
+    # API audit F12: take(systems="bm25") was read letter by letter ("unknown system 'b'")
+    m = _quiet(ScoreMatrix.build, [[0.1, 0.2, 0.3], [0.4, 0.5, 0.6], [0.2, 0.2, 0.9]],
+               ["bm25", "b", "m"], ["10", "20", "30"])
+    t = m.take(systems="bm25", topics=20)
+    assert t.systems == ("bm25",) and t.topics == ("20",) and t.values.tolist() == [[0.2]]

@@ -41,7 +41,7 @@ def adhoc5_small(adhoc5):
     # 8 systems spread over the ranking: 28 pairs with a range of differences
     order = np.argsort(adhoc5.system_means())
     pick = order[np.linspace(10, 50, 8).astype(int)]
-    return adhoc5.take(systems=sorted(pick.tolist()))
+    return adhoc5.take(systems=np.sort(pick))     # a NumPy integer array selects positions
 
 
 # ------------------------------------------------------------------ analytic, by hand
