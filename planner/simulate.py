@@ -1,7 +1,7 @@
 """Simulator core: what n topics buy, as curves against topic count.
 
 :func:`predict` takes a :class:`~planner.scores.ScoreMatrix` (``S`` systems x
-``T`` topics) and a list of topic counts ``n`` and returns a :class:`Curve`:
+``T`` topics; or what :func:`planner.fit` reads: a path, a wide DataFrame, an array) and a list of topic counts ``n`` and returns a :class:`Curve`:
 for every ``n``, per pair of systems and summarised over pairs, the statistics
 defined in ``docs/simulate.md`` (from the project's design notes).
 
@@ -171,7 +171,8 @@ Randomness
 ----------
 One ``rng``; the stream for topic count ``n`` is derived from it and ``n`` only
 (``SeedSequence(entropy, spawn_key=(..., n))``), so a count's numbers do not
-depend on the other counts requested, on chunking, or on the order.
+depend on the other counts requested, on chunking, or on the order. With
+``rng=None`` a random method draws an integer seed and records it in the result.
 """
 
 from __future__ import annotations
@@ -192,6 +193,7 @@ from ._random import as_generator, seed_of
 from .errors import DegenerateDataWarning, ParameterError, PlannerError
 from .scores import ScoreMatrix
 from .variance import _anova_components as anova_components  # noqa: PLC2701 - same package
+from .variance import _as_matrix  # noqa: PLC2701 - same package (fit's input coercion)
 from .variance import _within_system, check_alpha, parse_selector  # noqa: PLC2701 - same package
 from .variance import pair_index  # noqa: F401 - the one pair order (re-exported here)
 from .variance import pair_moments as _direct_pair_moments
@@ -226,7 +228,9 @@ class Curve:
         variance: which variance drove the numbers (``"pair"``, ``"pooled"``,
             ``"within-system"``, ``"percentile:95"``, ``"empirical"`` for the
             resampling methods).
-        seed: the integer seed given (``None`` otherwise).
+        seed: the integer seed given, or the one drawn when ``rng=None`` and the method
+            is random (``rng=seed`` repeats the curve); ``None`` for a Generator, or a
+            closed-form method given no seed.
         topics: the topic counts, in the order given.
         rows: one dict per topic count: ``n_topics``, ``n_pairs``,
             ``swap_rate_mean``, ``reversal_rate_mean``, ``kendall_tau_mean``,
@@ -377,22 +381,47 @@ class Curve:
 
 
 # ------------------------------------------------------------------ input helpers
-def _matrix(scores) -> ScoreMatrix:
-    if isinstance(scores, ScoreMatrix):
-        m = scores
-    else:
-        try:
-            from .collection import load_scores
-        except ImportError:  # pragma: no cover - collection is part of the package
-            raise ParameterError("expected a ScoreMatrix", parameter="scores") from None
-        m = load_scores(scores)
+def _matrix(scores, parameter: str = "scores") -> ScoreMatrix:
+    """A complete ScoreMatrix of at least 2 systems and 2 topics (variants averaged).
+
+    Accepts what :func:`planner.fit` accepts (``variance._as_matrix``): a ScoreMatrix,
+    a path (:func:`planner.load_scores`), a wide DataFrame (rows topics) or a 2-D
+    array (systems x topics); anything else is a :class:`ParameterError` on ``parameter``.
+    """
+    m = _as_matrix(scores, parameter)
     if m.has_variants:
         m = m.collapse_variants()
+    where = f" ({m.source})" if m.source else ""
+    for n, what in ((m.n_systems, "systems"), (m.n_topics, "topics")):
+        if n < 2:
+            raise ParameterError(f"need at least 2 {what} to simulate, got {n}{where}", parameter=parameter)
     if m.has_missing:
         raise ParameterError("the simulator needs a complete matrix (missing cells found; "
                              "load with missing='zero', 'drop-topic' or 'drop-system')",
-                             parameter="scores")
+                             parameter=parameter)
     return m
+
+
+def _check_method(method) -> None:
+    if not isinstance(method, str) or method not in METHODS:
+        raise ParameterError(f"unknown method {method!r}; expected one of " + ", ".join(METHODS),
+                             parameter="method")
+
+
+def _draw_seed() -> int:
+    """A fresh integer seed in ``[0, 2^31)``, as the CLI draws one (``cli._draw_seed``)."""
+    import secrets
+
+    return secrets.randbelow(2 ** 31)
+
+
+def _seed_to_use(rng, method: str):
+    """``rng`` itself, or a drawn integer seed when ``rng`` is None and ``method`` draws
+    random numbers, so that the seed can be recorded and the result repeated."""
+    if rng is None and method not in CLOSED_FORM:
+        return _draw_seed()
+    as_generator(rng)       # a bad rng is an error before any work
+    return rng
 
 
 #: largest topic count a curve is computed for (the planner's searches stop there too)
@@ -402,6 +431,9 @@ MAX_RESAMPLES = 1_000_000
 
 
 def _topics_list(topics) -> tuple[int, ...]:
+    if isinstance(topics, (str, bytes)):
+        raise ParameterError(f"expected integer topic counts (a list, or one int), got the string {topics!r}",
+                             parameter="topics")
     if isinstance(topics, (int, np.integer)):
         topics = [topics]
     try:
@@ -474,7 +506,7 @@ def _select_variance(selector: str, s2: np.ndarray, x: np.ndarray) -> np.ndarray
     return np.full_like(s2, np.percentile(s2, q))
 
 
-def filter_informative(scores: ScoreMatrix, *, lo: float = 0.0, hi: float = 1.0,
+def filter_informative(scores, *, lo: float = 0.0, hi: float = 1.0,
                        min_spread: float = 0.0) -> tuple[ScoreMatrix, tuple[str, ...]]:
     """Drop uninformative topics; returns ``(filtered matrix, removed topic ids)``.
 
@@ -483,7 +515,7 @@ def filter_informative(scores: ScoreMatrix, *, lo: float = 0.0, hi: float = 1.0,
     ``min_spread``. The filtered mean is not comparable with the unfiltered one.
     Raises :class:`ParameterError` when fewer than 2 topics remain.
     """
-    m = _matrix(scores)
+    m = _matrix(scores)     # what predict accepts (a ScoreMatrix, path, DataFrame or array)
     for name, v in (("lo", lo), ("hi", hi), ("min_spread", min_spread)):
         if not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ParameterError(f"expected a finite number, got {v!r}", parameter=name)
@@ -564,10 +596,14 @@ def allocate_counts(n: int, weights: Sequence[float], *, minimum: int = 2,
 
 
 def _strata_plan(m: ScoreMatrix, mode: str, costs, dbar_unused=None):
-    """Groups of topic indices and weights ``W_k`` for a stratum mode."""
-    if mode not in STRATA_MODES:
+    """Groups of topic indices and weights ``W_k`` for a stratum mode (``costs`` checked:
+    only with ``"optimal"``, and only for the matrix's strata)."""
+    if not isinstance(mode, str) or mode not in STRATA_MODES:
         raise ParameterError(f"unknown strata mode {mode!r}; expected one of " + ", ".join(STRATA_MODES),
                              parameter="strata")
+    if costs is not None and mode != "optimal":
+        raise ParameterError(f"costs apply only to strata='optimal' (the Neyman allocation), not "
+                             f"strata={mode!r}", parameter="costs")
     T = m.n_topics
     if mode == "uniform" or m.strata is None:
         if mode != "uniform":
@@ -583,7 +619,33 @@ def _strata_plan(m: ScoreMatrix, mode: str, costs, dbar_unused=None):
                              f"too few in {', '.join(small)} (merge strata, or use strata='uniform')",
                              parameter="strata")
     W = np.array([g.size / T for g in groups])
+    if costs is not None:
+        _stratum_costs(costs, labels)
     return list(labels), groups, W
+
+
+def _stratum_costs(costs, labels) -> np.ndarray:
+    """Cost per topic of each stratum in ``labels`` (default 1); an unknown stratum or a
+    cost that is not a positive finite number is a :class:`ParameterError` on ``costs``."""
+    c = np.ones(len(labels))
+    if costs is None:
+        return c
+    if not isinstance(costs, Mapping):
+        raise ParameterError("costs must map stratum -> cost per topic", parameter="costs")
+    unknown = [k for k in costs if str(k) not in labels]
+    if unknown:
+        raise ParameterError(f"unknown stratum {unknown[0]!r} (the strata are "
+                             f"{', '.join(map(repr, labels))})", parameter="costs")
+    given = {str(k): v for k, v in costs.items()}
+    for i, k in enumerate(labels):
+        if k in given:
+            v = given[k]
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                    or not 0 < v < math.inf:
+                raise ParameterError(f"cost of stratum {k!r} must be a number > 0 and finite, got {v!r}",
+                                     parameter="costs")
+            c[i] = float(v)
+    return c
 
 
 def _allocation(n: int, mode: str, groups, W, x, a, b, costs, labels, *, minimum=2, maximum=None):
@@ -592,16 +654,7 @@ def _allocation(n: int, mode: str, groups, W, x, a, b, costs, labels, *, minimum
     if mode in ("stratified", "proportional"):
         return allocate_counts(n, W, minimum=minimum, maximum=maximum)
     # optimal (Neyman): n_k ∝ W_k sigma_k / sqrt(c_k)
-    c = np.ones(len(groups))
-    if costs is not None:
-        if not isinstance(costs, Mapping):
-            raise ParameterError("costs must map stratum -> cost per topic", parameter="costs")
-        for i, k in enumerate(labels):
-            if k in costs:
-                v = float(costs[k])
-                if not 0 < v < math.inf:
-                    raise ParameterError(f"cost of stratum {k!r} must be > 0 and finite", parameter="costs")
-                c[i] = v
+    c = _stratum_costs(costs, labels)
     sig = np.empty(len(groups))
     for i, g in enumerate(groups):   # every stratum has >= 2 topics (_strata_plan)
         sig[i] = math.sqrt(2.0 * anova_components(x[:, g])["var_e"]) if x.shape[0] > 1 else 0.0
@@ -1002,7 +1055,9 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     """Curves of reversal, swap, Kendall tau, interval width, power, Erho2, Phi vs ``n``.
 
     Args:
-        scores: a :class:`ScoreMatrix` (or a path for :func:`planner.load_scores`).
+        scores: a :class:`ScoreMatrix`, a path (:func:`planner.load_scores`), a wide
+            DataFrame (rows topics, columns systems) or a 2-D array (systems x topics),
+            as for :func:`planner.fit`; at least 2 systems and 2 topics, no missing cells.
         topics: topic counts ``n`` (integers >= 2).
         method: ``"predictive"`` (default), ``"analytic"``, ``"bootstrap"``,
             ``"subsample"``, ``"parametric"``, or a predictive variant of
@@ -1015,8 +1070,12 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
         alpha: test level; intervals are ``1 - alpha``.
         resamples: ``R`` for the random methods.
         strata: ``"uniform"``, ``"stratified"`` (= ``"proportional"``) or ``"optimal"``.
-        costs: stratum -> cost per topic, for ``strata="optimal"``.
-        rng: seed or Generator.
+        costs: stratum -> cost per topic, only with ``strata="optimal"`` (a stratum
+            not named costs 1; an unknown stratum is an error).
+        rng: an integer seed, a Generator or ``None``. With ``None`` a random method
+            draws a fresh integer seed and records it in :attr:`Curve.seed`, so
+            ``rng=curve.seed`` repeats the curve; a Generator's stream cannot be
+            recorded (``seed`` is then ``None``).
         bins: edges of the ``|dbar|`` bins.
         keep_pairs: keep per-pair arrays in :attr:`Curve.per_pair`.
         chunk_pairs: pairs per chunk (default: from ``max_memory``; module docstring).
@@ -1031,9 +1090,8 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     """
     m = _matrix(scores)
     ns = _topics_list(topics)
-    if method not in METHODS:
-        raise ParameterError(f"unknown method {method!r}; expected one of " + ", ".join(METHODS),
-                             parameter="method")
+    _check_method(method)
+    rng = _seed_to_use(rng, method)   # None: a drawn seed, recorded in Curve.seed
     for name, v in (("min_diff", min_diff), ("alpha", alpha)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ParameterError(f"expected a number, got {v!r}", parameter=name)
@@ -1561,7 +1619,11 @@ class ScenarioTable:
             ``filter`` (thresholds or ``None``), ``removed_topics``,
             ``n_collection_topics``, ``topics_needed`` (``None`` when no count of
             the grid meets the target), ``value_at_needed`` and ``note``.
-        curves: scenario name -> :class:`Curve`.
+        curves: scenario name -> :class:`Curve` (each drew from a child stream of the
+            seed, so its own ``seed`` is ``None``).
+        seed: the integer seed given, or drawn when ``rng=None`` and the method is
+            random (``rng=seed`` repeats the table); ``None`` for a Generator or a
+            closed-form method given no seed.
     """
 
     target: str
@@ -1569,10 +1631,11 @@ class ScenarioTable:
     method: str
     rows: tuple[dict, ...]
     curves: dict
+    seed: int | None = None
 
     def to_dict(self) -> dict:
         return {"target": self.target, "value": float(self.value), "method": self.method,
-                "rows": [_plain(r) for r in self.rows],
+                "seed": self.seed, "rows": [_plain(r) for r in self.rows],
                 "curves": {k: c.to_dict() for k, c in self.curves.items()}}
 
     def to_frame(self):
@@ -1595,25 +1658,45 @@ def _scenario_row(name, curve, *, target, value, measure, strata, filt, removed,
             "topics_needed": need, "value_at_needed": at, "note": note}
 
 
+def _predict_options(options: Mapping, caller: str, own: Sequence[str]) -> None:
+    """The ``**options`` a scenario function passes on must be :func:`predict`'s, and not
+    one the function sets itself (``own``)."""
+    import inspect
+
+    known = [p for p in inspect.signature(predict).parameters if p != "scores"]
+    for k in options:
+        if k in own:
+            raise ParameterError(f"{caller}() sets {k!r} itself for every scenario", parameter=k)
+        if k not in known:
+            passed = ", ".join(p for p in known if p not in own)
+            raise ParameterError(f"unknown option of {caller}() (it passes these on to predict(): "
+                                 f"{passed})", parameter=k)
+
+
 def compare_measures(scores_by_measure: Mapping[str, ScoreMatrix], *, target: str = "swap_rate",
                      value: float = 0.05, topics: Sequence[int] | None = None,
                      method: str = "analytic", rng=None, **options) -> ScenarioTable:
     """The topics each measure needs for the same target (same systems, several measures).
 
-    ``scores_by_measure`` maps a measure name to its :class:`ScoreMatrix`; every
-    matrix must hold the same systems. ``topics`` defaults to
-    :func:`default_grid`; ``options`` go to :func:`predict`. Each measure gets its
-    own child random stream (in the mapping's order).
+    ``scores_by_measure`` maps a measure name to its scores (anything :func:`predict`
+    accepts); every matrix must hold the same systems. ``topics`` defaults to
+    :func:`default_grid`; ``options`` go to :func:`predict` (an option it does not take
+    is a :class:`ParameterError` naming it). Each measure gets its own child random
+    stream of ``rng`` (in the mapping's order); the table records the seed
+    (:attr:`ScenarioTable.seed`, drawn when ``rng=None`` and the method is random).
     """
     _check_target(target, value)
+    _predict_options(options, "compare_measures", ("topics", "method", "rng", "keep_pairs"))
     if not isinstance(scores_by_measure, Mapping) or len(scores_by_measure) < 1:
         raise ParameterError("expected a mapping measure -> ScoreMatrix", parameter="scores_by_measure")
-    mats = {str(k): _matrix(v) for k, v in scores_by_measure.items()}
+    mats = {str(k): _matrix(v, "scores_by_measure") for k, v in scores_by_measure.items()}
     first = next(iter(mats.values()))
     for k, v in mats.items():
         if set(v.systems) != set(first.systems):
             raise ParameterError(f"measure {k!r} holds other systems than the first measure",
                                  parameter="scores_by_measure")
+    _check_method(method)
+    rng = _seed_to_use(rng, method)
     streams = as_generator(rng).spawn(len(mats))
     rows, curves = [], {}
     for (name, mat), g in zip(mats.items(), streams):
@@ -1622,7 +1705,8 @@ def compare_measures(scores_by_measure: Mapping[str, ScoreMatrix], *, target: st
         curves[name] = c
         rows.append(_scenario_row(name, c, target=target, value=value, measure=name, strata=c.strata,
                                   filt=None, removed=(), T=mat.n_topics))
-    return ScenarioTable(target=target, value=float(value), method=method, rows=tuple(rows), curves=curves)
+    return ScenarioTable(target=target, value=float(value), method=method, rows=tuple(rows), curves=curves,
+                         seed=seed_of(rng))
 
 
 def scenarios(scores, *, target: str = "swap_rate", value: float = 0.05,
@@ -1635,12 +1719,20 @@ def scenarios(scores, *, target: str = "swap_rate", value: float = 0.05,
     ``strata``: modes of :func:`predict` (the stratified ones need strata on the
     topics; ``"uniform"`` is always possible). ``filters``: ``None`` (no filter)
     or dicts of :func:`filter_informative` thresholds (``lo``, ``hi``,
-    ``min_spread``); each row lists the removed topics. Scenario ``i`` draws from
-    the ``i``-th child stream of ``rng`` (grid order: filters outer, strata inner).
+    ``min_spread``); each row lists the removed topics. ``costs`` go to the
+    ``"optimal"`` scenarios only (and are an error when there is none). ``options``
+    go to :func:`predict`, as in :func:`compare_measures`. Scenario ``i`` draws from
+    the ``i``-th child stream of ``rng`` (grid order: filters outer, strata inner);
+    the table records the seed, as in :func:`compare_measures`.
     """
     _check_target(target, value)
+    _predict_options(options, "scenarios", ("topics", "method", "rng", "keep_pairs", "strata", "costs"))
+    _check_method(method)
     m = _matrix(scores)
     strata = (strata,) if isinstance(strata, str) else tuple(strata)
+    if costs is not None and "optimal" not in strata:
+        raise ParameterError("costs apply only to strata='optimal', which is not among the scenarios' "
+                             f"strata {strata!r}", parameter="costs")
     filters = tuple(filters)
     for f in filters:
         if f is not None and not isinstance(f, Mapping):
@@ -1648,6 +1740,7 @@ def scenarios(scores, *, target: str = "swap_rate", value: float = 0.05,
         if f is not None and set(f) - {"lo", "hi", "min_spread"}:
             raise ParameterError(f"unknown filter key(s) {sorted(set(f) - {'lo', 'hi', 'min_spread'})}",
                                  parameter="filters")
+    rng = _seed_to_use(rng, method)
     streams = as_generator(rng).spawn(len(filters) * len(strata))
     rows, curves = [], {}
     i = 0
@@ -1660,15 +1753,16 @@ def scenarios(scores, *, target: str = "swap_rate", value: float = 0.05,
             g = streams[i]
             i += 1
             grid = _topics_list(topics) if topics is not None else default_grid(mat.n_topics, method)
-            c = predict(mat, topics=grid, method=method, strata=mode, costs=costs, rng=g,
-                        keep_pairs=False, **options)
+            c = predict(mat, topics=grid, method=method, strata=mode,
+                        costs=costs if mode == "optimal" else None, rng=g, keep_pairs=False, **options)
             fname = "off" if f is None else ",".join(f"{k}={f[k]:g}" for k in sorted(f))
             name = f"strata={mode}; filter={fname}"
             curves[name] = c
             rows.append(_scenario_row(name, c, target=target, value=value, measure=mat.measure,
                                       strata=mode, filt=None if f is None else dict(f), removed=removed,
                                       T=mat.n_topics))
-    return ScenarioTable(target=target, value=float(value), method=method, rows=tuple(rows), curves=curves)
+    return ScenarioTable(target=target, value=float(value), method=method, rows=tuple(rows), curves=curves,
+                         seed=seed_of(rng))
 
 
 def validate(scores, **options):

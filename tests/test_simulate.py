@@ -1155,3 +1155,107 @@ def test_bootstrap_without_threadpoolctl(adhoc5_small, monkeypatch):
         assert np.array_equal(ref.per_pair[k], c.per_pair[k]), k
     for k in ("power", "significant"):
         assert np.all(np.abs(ref.per_pair[k] - c.per_pair[k]) <= 2 / 500), k
+
+
+# ------------------------------------------------------------------ API audit (F04, F10-F13, F15)
+def _two_strata(m):
+    return m.with_strata(["a" if i % 2 else "b" for i in range(m.n_topics)])
+
+
+def test_fewer_than_two_systems_or_topics_refused_everywhere(adhoc5_small):
+    # audit F04: one topic gave swap rates and power 1.0, one system an IndexError
+    one_topic = adhoc5_small.take(topics=adhoc5_small.topics[:1])
+    one_system = adhoc5_small.take(systems=adhoc5_small.systems[:1])
+    for bad, what in ((one_topic, "topics"), (one_system, "systems")):
+        for call in (lambda s: simulate.predict(s, topics=[10], method="analytic"),
+                     lambda s: simulate.predict(s, topics=[10], method="bootstrap", resamples=20, rng=1),
+                     lambda s: simulate.filter_informative(s),
+                     lambda s: simulate.scenarios(s, topics=[10], method="analytic", strata="uniform"),
+                     lambda s: simulate.compare_measures({"AP": s}, topics=[10])):
+            with pytest.raises(ParameterError, match=f"need at least 2 {what} to simulate, got 1") as exc:
+                call(bad)
+            assert exc.value.parameter in ("scores", "scores_by_measure")
+
+
+def test_arrays_and_frames_are_read_as_fit_reads_them(adhoc5_small):
+    # audit F11: an ndarray, DataFrame or None gave a raw TypeError from pathlib
+    ref = simulate.predict(adhoc5_small, topics=[10, 20], method="analytic")
+    for other in (adhoc5_small.values, adhoc5_small.to_frame()):   # systems x topics; rows = topics
+        c = simulate.predict(other, topics=[10, 20], method="analytic")
+        assert [r["swap_rate_mean"] for r in c.rows] == [r["swap_rate_mean"] for r in ref.rows]
+        assert c.n_collection_topics == adhoc5_small.n_topics
+    f, removed = simulate.filter_informative(adhoc5_small.values, min_spread=0.05)
+    f_ref, removed_ref = simulate.filter_informative(adhoc5_small, min_spread=0.05)
+    assert len(removed) == len(removed_ref) and np.array_equal(f.values, f_ref.values)
+    for bad in (None, [0.1, 0.2, 0.3], 3.5):
+        with pytest.raises(ParameterError) as exc:
+            simulate.predict(bad, topics=[10], method="analytic")
+        assert exc.value.parameter == "scores"
+    with pytest.raises(ParameterError) as exc:
+        simulate.compare_measures({"AP": None})
+    assert exc.value.parameter == "scores_by_measure"
+
+
+def test_topic_counts_given_as_a_string_are_an_error(adhoc5_small):
+    # audit F12: topics="50" was read character by character ("got '5'")
+    with pytest.raises(ParameterError, match="topics: .*the string '50'"):
+        simulate.predict(adhoc5_small, topics="50", method="analytic")
+    assert simulate.predict(adhoc5_small, topics=50, method="analytic").topics == (50,)
+
+
+def test_costs_only_with_optimal_and_only_for_known_strata(adhoc5_small):
+    # audit F10: costs for an unknown stratum, or with uniform / proportional strata, were ignored
+    m = _two_strata(adhoc5_small)
+    for mode in ("uniform", "proportional", "stratified"):
+        with pytest.raises(ParameterError, match="costs: costs apply only to strata='optimal'"):
+            simulate.predict(m, topics=[20], method="analytic", strata=mode, costs={"a": 2})
+    with pytest.raises(ParameterError, match=r"costs: unknown stratum 'zz' \(the strata are 'b', 'a'\)"):
+        simulate.predict(m, topics=[20], method="analytic", strata="optimal", costs={"zz": 3})
+    for bad in ("2", 0, -1, math.nan, math.inf, True):
+        with pytest.raises(ParameterError, match="costs: cost of stratum 'a'"):
+            simulate.predict(m, topics=[20], method="analytic", strata="optimal", costs={"a": bad})
+    # a stratum not named costs 1 (documented)
+    part = simulate.predict(m, topics=[20], method="analytic", strata="optimal", costs={"a": 4})
+    full = simulate.predict(m, topics=[20], method="analytic", strata="optimal", costs={"a": 4, "b": 1})
+    assert part.row(20)["allocation"] == full.row(20)["allocation"]
+    assert part.row(20)["allocation"] != simulate.predict(m, topics=[20], method="analytic",
+                                                          strata="optimal").row(20)["allocation"]
+    # scenarios pass costs to the optimal scenarios only, and refuse them without one
+    tab = simulate.scenarios(m, topics=[20], method="analytic", costs={"a": 4})
+    assert [r["strata"] for r in tab.rows] == ["uniform", "proportional", "optimal"]
+    assert tab.curves["strata=optimal; filter=off"].row(20)["allocation"] == full.row(20)["allocation"]
+    with pytest.raises(ParameterError, match="costs: "):
+        simulate.scenarios(m, topics=[20], method="analytic", strata=("uniform",), costs={"a": 4})
+
+
+def test_unknown_scenario_options_name_the_option_and_the_function(adhoc5_small):
+    # audit F13: "predict() got an unexpected keyword argument 'foo'" (a raw TypeError)
+    with pytest.raises(ParameterError, match=r"foo: unknown option of compare_measures\(\)") as exc:
+        simulate.compare_measures({"AP": adhoc5_small}, topics=[10], foo=1)
+    assert exc.value.parameter == "foo"
+    with pytest.raises(ParameterError, match=r"foo: unknown option of scenarios\(\)"):
+        simulate.scenarios(adhoc5_small, topics=[10], method="analytic", strata="uniform", foo=1)
+    with pytest.raises(ParameterError, match=r"keep_pairs: scenarios\(\) sets 'keep_pairs' itself"):
+        simulate.scenarios(adhoc5_small, topics=[10], method="analytic", strata="uniform", keep_pairs=True)
+    # predict's own options still pass through
+    tab = simulate.compare_measures({"AP": adhoc5_small}, topics=[10], min_diff=0.1)
+    assert tab.curves["AP"].min_diff == 0.1
+
+
+def test_seed_recorded_when_drawn_and_in_scenario_tables(adhoc5_small):
+    # audit F15: rng=None recorded seed None, so the curve could not be repeated; scenario tables
+    # recorded no seed at all
+    c = simulate.predict(adhoc5_small, topics=[10], method="bootstrap", resamples=30)
+    assert isinstance(c.seed, int) and 0 <= c.seed < 2 ** 31 and c.to_dict()["seed"] == c.seed
+    again = simulate.predict(adhoc5_small, topics=[10], method="bootstrap", resamples=30, rng=c.seed)
+    assert again.rows == c.rows
+    assert simulate.predict(adhoc5_small, topics=[10], method="analytic").seed is None
+    assert simulate.predict(adhoc5_small, topics=[10], method="bootstrap", resamples=30,
+                            rng=np.random.default_rng(3)).seed is None       # documented
+    kw = dict(topics=[10], method="bootstrap", resamples=30)
+    tab = simulate.compare_measures({"AP": adhoc5_small}, rng=1, **kw)
+    assert tab.seed == 1 and json.loads(json.dumps(tab.to_dict()))["seed"] == 1
+    tab = simulate.scenarios(adhoc5_small, strata="uniform", **kw)
+    assert isinstance(tab.seed, int)
+    assert simulate.scenarios(adhoc5_small, strata="uniform", rng=tab.seed, **kw).rows == tab.rows
+    assert simulate.compare_measures({"AP": adhoc5_small}, topics=[10]).seed is None   # analytic
