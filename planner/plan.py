@@ -839,6 +839,8 @@ class TargetResult:
             :func:`planner.simulate.predict` (swap and reversal rate 0.5, power 1, width 0).
         resamples: topic resamples behind the interval on n; 0 when it came from the D-study or
             none was computed.
+        sim_resamples: the resamples of each simulated n for ``bootstrap``, ``subsample`` and
+            ``parametric`` (what drives their n); 0 for the closed-form methods.
         seed: the integer seed, when one was given; for ``bootstrap``, ``subsample`` and
             ``parametric`` the seed every n was simulated with (drawn from the Generator given,
             or fresh without one), so ``rng=seed`` repeats the answer.
@@ -868,6 +870,7 @@ class TargetResult:
     identical_pairs: int
     resamples: int
     seed: int | None
+    sim_resamples: int = 0
     resampled_n: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
@@ -1163,6 +1166,8 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
                         n_pairs=int(model.dbar.size), n_systems=vals.shape[0],
                         n_topics_observed=vals.shape[1], identical_pairs=identical,
                         resamples=resamples if imethod.startswith("topic resampling") else 0, seed=seed,
+                        sim_resamples=int(sim_resamples) if method in ("bootstrap", "subsample", "parametric")
+                        else 0,
                         resampled_n=ns if imethod.startswith("topic resampling") else None)
 
 

@@ -628,6 +628,9 @@ def load_config(config: str | os.PathLike | Mapping | None = None, *, seed: int 
         base = Path.cwd()
         default_name = "study"
     else:
+        if not isinstance(config, (str, os.PathLike)):
+            raise ParameterError(f"expected a study file path, a mapping or None, got "
+                                 f"{type(config).__name__}", parameter="config")
         path = Path(config)
         if not path.is_file():
             raise InputError("study file not found", file=path)

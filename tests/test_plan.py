@@ -1135,7 +1135,7 @@ def test_random_method_targets_use_and_record_the_seed_of_the_generator_given():
     m = _toy(seed=5, S=6, T=30)
     kw = dict(target="swap_rate", value=0.08, method="bootstrap", resamples=0, sim_resamples=200)
     a = plan.size_for_target(m, rng=np.random.default_rng(5), **kw)
-    assert a.seed is not None
+    assert a.seed is not None and a.to_dict()["sim_resamples"] == 200     # what drove n is recorded
     again = plan.size_for_target(m, rng=a.seed, **kw)           # the recorded seed repeats it
     assert (again.n_topics, again.achieved) == (a.n_topics, a.achieved)
     seeds = {plan.size_for_target(m, rng=None, **kw).seed for _ in range(3)}

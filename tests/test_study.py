@@ -1119,3 +1119,11 @@ def test_run_study_out_without_writing_is_an_error():
 
     with pytest.raises(ParameterError, match="out: not used with write=False"):
         run_study({"collection": {"dataset": "dl19-passage"}}, write=False, out="somewhere", quiet=True)
+
+
+@pytest.mark.parametrize("bad", [[1, 2], 5])
+def test_run_study_config_of_another_type_is_a_parameter_error(bad):
+    from planner.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="config: expected a study file path, a mapping or None"):
+        run_study(bad, write=False, quiet=True)
