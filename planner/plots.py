@@ -360,3 +360,62 @@ def plot_budget(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figure":
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     return fig
+
+
+def plot_paired(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figure":
+    """Measures compared on the same topics (``tables/paired.csv``): for each pair, the extra
+    topics the measure needing more needs (``extra``, a dot) with the 95% interval of the
+    per-resample difference (``extra_lower`` to ``extra_upper``; an unbounded end runs to the
+    edge with an arrow), and a line at 0. Rows whose numbers are equal (equivalent targets
+    such as ``swap_rate 0.05`` and ``kendall_tau 0.9``) are drawn once, naming both targets."""
+    _need(frame, ["collection", "target", "value", "measure_fewer", "measure_more", "extra",
+                  "extra_lower", "extra_upper", "verdict"], "plot_paired")
+    rows: dict[tuple, list[str]] = {}
+    for r in frame.itertuples(index=False):
+        key = (str(r.collection), str(r.measure_more), str(r.measure_fewer),
+               *(None if v is None or not np.isfinite(float(v)) else float(v)
+                 for v in (r.extra, r.extra_lower, r.extra_upper)), str(r.verdict))
+        rows.setdefault(key, []).append(f"{r.target} {float(r.value):g}")
+    keys = list(rows)
+    owned = ax is None
+    fig, ax = _axes(ax, figsize=(8.0, _bar_height(0.35 * len(keys)) + 0.6))
+    # what every row shares goes to the title, so that the labels stay short
+    tsets = {" = ".join(v) for v in rows.values()}
+    colls = {k[0] for k in keys}
+    common = [next(iter(tsets))] if len(tsets) == 1 else []
+    finite = [v for k in keys for v in k[3:6] if v is not None] + [0.0]
+    lo_edge, hi_edge = min(finite), max(finite)
+    pad = 0.08 * max(1.0, hi_edge - lo_edge)
+    lo_edge, hi_edge = lo_edge - pad, hi_edge + pad
+    labels = []
+    for i, k in enumerate(keys):
+        coll, more, fewer, extra, lo, hi, verdict = k
+        colour = "C3" if verdict != "not separated" else "C0"
+        a = lo_edge if lo is None else lo
+        b = hi_edge if hi is None else hi
+        ax.plot([a, b], [i, i], color=colour, lw=2, solid_capstyle="butt")
+        for end, val, edge in ((a, lo, lo_edge), (b, hi, hi_edge)):
+            if val is None:          # unbounded: an arrow at the edge
+                ax.annotate("", xy=(edge, i), xytext=(edge - np.sign(edge) * pad, i),
+                            arrowprops={"arrowstyle": "->", "color": colour})
+        if extra is not None:
+            ax.plot([extra], [i], "o", color=colour)
+        extra_lab = [] if len(colls) == 1 else [coll]
+        extra_lab += [] if common else [" = ".join(rows[k])]
+        labels.append(f"{more} - {fewer}" + (f" ({'; '.join(extra_lab)})" if extra_lab else ""))
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_xlim(lo_edge, hi_edge)
+    _bar_labels(ax, np.arange(len(keys)), labels, "paired.csv")
+    ax.set_xlabel("extra topics the first measure needs (dot); 95% interval over shared resamples (line)")
+    sub = "; ".join(([next(iter(colls))] if len(colls) == 1 else []) + common)
+    ax.set_title("Measures compared on the same topics" + (f"\n({sub})" if sub else ""), fontsize="medium")
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color="C3", lw=2), Line2D([], [], color="C0", lw=2)]
+    names = ["separated (interval excludes 0)", "not separated"]
+    if owned:                    # below the axes, outside them (constrained layout)
+        fig.legend(handles=handles, labels=names, fontsize="small", loc="outside lower center", ncol=2)
+    else:
+        ax.legend(handles=handles, labels=names, fontsize="small")
+    ax.grid(True, axis="x", alpha=0.3)
+    return fig

@@ -55,6 +55,10 @@ FIGURES = {
     "generalizability": ("curves", "plot_generalizability",
                          "D-study Erho2 (solid) and Phi (dashed) against topic count, with their "
                          "intervals as bands (Feldt; Arteaga-Jeyaratnam-Franklin)."),
+    "paired": ("paired", "plot_paired",
+               "Extra topics one measure needs over another on the same topics (dot) and the 95% "
+               "interval of that difference over the shared topic resamples (line); red: the interval "
+               "excludes 0."),
     "components": ("components", "plot_components", "Variance components (systems, topics, residual)."),
     "pool_depth": ("pool", "plot_pool_depth",
                    "Judgments per topic against pool depth, and the share of the pool the qrels judge."),
@@ -365,6 +369,8 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
               "the measures' sampling behaviour on these runs, not which measure is the better one.")
         cols = ["collection", "target", "value", "fewer", "more", "n_fewer", "n_more", "extra",
                 "extra_lower", "extra_upper", "share_more", "share_equal", "share_fewer", "verdict"]
+        if "paired" in figures:
+            doc.fig("paired", FIGURES["paired"][2])
         doc.table(pr[[c for c in cols if c in pr.columns]], caption="paired.csv")
 
     cv = tables.get("curves")

@@ -197,3 +197,27 @@ def test_targets_are_drawn_as_labelled_reference_lines(func, targets):
     assert labels == sorted(f"{k} target {v:g}" for k, vs in targets.items() for v in vs)
     assert [t.get_text() for t in ax.get_legend().get_texts()] == \
         [t.get_text() for t in plain.axes[0].get_legend().get_texts()]
+
+
+def test_paired_plot_one_row_per_comparison_with_unbounded_ends():
+    base = {"collection": "c", "measure_fewer": "AP", "fewer": "c, AP", "more": "c, RR"}
+    df = pd.DataFrame([
+        {**base, "target": "swap_rate", "value": 0.05, "measure_more": "RR", "extra": 300, "extra_lower": 120,
+         "extra_upper": None, "verdict": "separated"},
+        {**base, "target": "kendall_tau", "value": 0.9, "measure_more": "RR", "extra": 300, "extra_lower": 120,
+         "extra_upper": None, "verdict": "separated"},          # the equivalent target: drawn once
+        {**base, "target": "swap_rate", "value": 0.05, "measure_more": "P10", "extra": 4, "extra_lower": -30,
+         "extra_upper": 50, "verdict": "not separated"},
+        {**base, "target": "kendall_tau", "value": 0.9, "measure_more": "P10", "extra": 4, "extra_lower": -30,
+         "extra_upper": 50, "verdict": "not separated"}])
+    fig = plots.plot_paired(df)
+    ax = fig.axes[0]
+    assert len(ax.lines) == 2 + 2 + 1      # an interval and a dot per comparison, and the line at 0
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["RR - AP", "P10 - AP"]          # shared collection and targets go to the title
+    assert "swap_rate 0.05 = kendall_tau 0.9" in ax.get_title()
+    # the unbounded upper end runs to the axis edge, with an arrow
+    lo, hi = ax.get_xlim()
+    assert lo < -30 and hi > 300 and any(type(c).__name__ == "Annotation" for c in ax.get_children())
+    with pytest.raises(ParameterError, match="verdict"):
+        plots.plot_paired(df.drop(columns="verdict"))

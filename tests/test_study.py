@@ -1092,6 +1092,7 @@ def test_measures_on_the_same_topics_are_compared_resample_by_resample(tmp_path,
     csv = pd.read_csv(tmp_path / "rep" / "tables" / "paired.csv")
     assert len(csv) == 3 and set(csv["verdict"]) <= {"separated", "not separated", "reversed"}
     assert "## Measures compared on the same topics" in (tmp_path / "rep" / "report.md").read_text()
+    assert (tmp_path / "rep" / "figures" / "paired.png").stat().st_size > 0
     answer = res.results["answer"]["text"]
     # the extremes (A and C) get the paired verdict in place of the overlap of their intervals,
     # and the chosen scenario's comparison with the other measures leaves that pair out
