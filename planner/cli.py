@@ -582,7 +582,12 @@ def _cmd_predict(args) -> int:
             v = r[c]
             cells.append(f"{'-':>8}" if v is None or v != v else f"{v:8.4f}")
         alloc = r.get("allocation")
-        print("  ".join(cells) + ("  (extrapolated)" if r.get("extrapolated") else "")
+        ext = ""
+        if r.get("extrapolated"):
+            sw = r.get("swap_rate_mean")
+            ext = ("  (extrapolated)" if sw is not None and math.isfinite(sw)
+                   else "  (above T/2: not extrapolated, see the warning)")
+        print("  ".join(cells) + ext
               + ("  allocation " + ", ".join(f"{k}={v}" for k, v in alloc.items()) if alloc else ""))
     if args.bins:
         print("\nby |difference| bin:")

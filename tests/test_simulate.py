@@ -424,6 +424,10 @@ def test_subsample_extrapolates_beyond_half(adhoc5):
     assert ex["fit_topics"] == [5, 10, 15, 25]
     for r in c.rows:
         assert r["extrapolated"] == (r["n_topics"] > 25)
+    # one bin holding every pair: its fit is the all-pairs fit, and the rows follow it
+    c = simulate.predict(adhoc5, topics=[5, 10, 15, 25, 50, 100], method="subsample", resamples=200, rng=1,
+                         bins=(0.0, math.inf))
+    ex = c.extrapolation
     r = c.row(100)
     assert r["swap_rate_mean"] == pytest.approx(ex["A"] * math.exp(-ex["B"] * 100))
     assert r["kendall_tau_mean"] == pytest.approx(1 - 2 * r["swap_rate_mean"])
@@ -870,7 +874,28 @@ def test_subsample_does_not_extrapolate_a_rising_swap_rate(adhoc5):
                 assert math.isnan(br["swap_rate_mean"])
             else:
                 assert math.isnan(br["swap_rate_mean"]) or 0.0 <= br["swap_rate_mean"] <= 1.0
-    assert all(0.0 <= r["swap_rate_mean"] <= 1.0 for r in c.rows)
+    # the all-pairs rate above T/2 is the pair-weighted mean of the bins, so it is undefined too
+    # (the single exponential through the all-pairs curve gave 0.022 at n = 100, below the
+    # 0.035 the other bins alone give: CLI output audit)
+    assert all(0.0 <= r["swap_rate_mean"] <= 1.0 for r in c.rows if r["n_topics"] <= 25)
+    assert all(math.isnan(r["swap_rate_mean"]) for r in c.rows if r["n_topics"] > 25)
+
+
+def test_subsample_all_pairs_extrapolation_is_the_pair_weighted_mean_of_the_bins(adhoc5):
+    # bins that all extrapolate (the near-ties left out of none: one bin from 0.01 up, one below)
+    c = simulate.predict(adhoc5, topics=[10, 20, 25, 50, 100], method="subsample", resamples=300, rng=7,
+                         bins=(0.0, 0.05, math.inf))
+    assert c.extrapolation["all_pairs"] == "pair-weighted mean of the bins"
+    for n in (50, 100):
+        brs = [br for br in c.bins if br["n_topics"] == n]
+        if any(math.isnan(br["swap_rate_mean"]) for br in brs):
+            pytest.skip("a bin does not extrapolate on this draw")
+        want = sum(br["swap_rate_mean"] * br["n_pairs"] for br in brs) / sum(br["n_pairs"] for br in brs)
+        assert c.row(n)["swap_rate_mean"] == pytest.approx(want, rel=1e-12)
+        assert c.row(n)["kendall_tau_mean"] == pytest.approx(1 - 2 * want, rel=1e-12)
+    # above every single-exponential value: pairs that decay at different rates decay slower together
+    ex = c.extrapolation
+    assert c.row(100)["swap_rate_mean"] > ex["A"] * math.exp(-ex["B"] * 100)
 
 
 def test_observed_difference_is_exact_on_decimal_scores(shared_data):
@@ -919,11 +944,12 @@ def test_subsample_bin_with_no_swaps_extrapolates_to_zero(adhoc5):
     # a lone positive rate at the largest simulated count cannot be fitted: NaN, and named
     rows = [{"n_topics": 10, "swap_rate_mean": 0.02}, {"n_topics": 20, "swap_rate_mean": 0.01},
             {"n_topics": 40, "swap_rate_mean": float("nan")}]
-    bins = [dict(r, bin_lo=0.0, bin_hi=0.5) for r in rows]
+    bins = [dict(r, bin_lo=0.0, bin_hi=0.5, n_pairs=3) for r in rows]
     bins[0]["swap_rate_mean"] = 0.0
     with pytest.warns(DegenerateDataWarning, match=r"fewer than 2 .* in \[0, 0\.5\)"):
         fit = simulate._extrapolate([10, 20, 40], [True, True, False], rows, bins, 1)
-    assert math.isnan(bins[2]["swap_rate_mean"]) and rows[2]["swap_rate_mean"] == pytest.approx(0.0025)
+    # the bin holds every pair, so the all-pairs rate (the bins' pair-weighted mean) is undefined too
+    assert math.isnan(bins[2]["swap_rate_mean"]) and math.isnan(rows[2]["swap_rate_mean"])
     assert fit["B"] == pytest.approx(math.log(2) / 10)
 
 
@@ -1259,3 +1285,13 @@ def test_seed_recorded_when_drawn_and_in_scenario_tables(adhoc5_small):
     assert isinstance(tab.seed, int)
     assert simulate.scenarios(adhoc5_small, strata="uniform", rng=tab.seed, **kw).rows == tab.rows
     assert simulate.compare_measures({"AP": adhoc5_small}, topics=[10]).seed is None   # analytic
+
+
+def test_cli_labels_rows_above_half_that_could_not_be_extrapolated(shared_data, capsys):
+    from planner.cli import main
+
+    f = str(shared_data / "trec-adhoc" / "adhoc5_ap.csv")
+    assert main(["predict", "--scores", f, "--topics", "10,25,50", "--method", "subsample", "--seed", "7",
+                 "--resamples", "50"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.split()[0] == "50" and last.endswith("(above T/2: not extrapolated, see the warning)")
