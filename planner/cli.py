@@ -216,7 +216,9 @@ def _add_size(subparsers) -> None:
                         "subsample, parametric, or a predictive variant such as predictive-shrunk)")
     p.add_argument("--resamples", type=int, default=None,
                    help="topic resamples of the interval on n (default 200 for --target; 0 for "
-                        "--design, where it needs --scores)")
+                        "--design, where it needs --scores); with --target and --method bootstrap, "
+                        "subsample or parametric, which give no interval, the simulation's resamples "
+                        "at each topic count (default 1000)")
     p.add_argument("--seed", type=_seed, default=None, help="seed of the resampling")
     p.add_argument("--strata", metavar="FILE", help="--allocate: topic metadata CSV (topic, stratum)")
     p.add_argument("--stratum-costs", metavar="K=C,...", default=None,
@@ -356,11 +358,21 @@ def _size_target(args) -> int:
     method = "analytic" if args.method is None else args.method      # '' is an unknown method, not the default
     if (args.resamples is None or args.resamples > 0) or method in ("bootstrap", "subsample", "parametric"):
         _draw_seed(args)
+    simulated = method in ("bootstrap", "subsample", "parametric")
+    if simulated:
+        # no interval on n for these: --resamples is the simulation's size, as in planner predict
+        sim = 1000 if args.resamples is None else args.resamples
+        if isinstance(sim, bool) or sim < 1:
+            raise ParameterError(f"expected an integer >= 1 (the simulation's resamples), got {sim}",
+                                 parameter="--resamples")
+        rkw = {"resamples": 0, "sim_resamples": sim}
+    else:
+        rkw = {"resamples": 200 if args.resamples is None else args.resamples}
     try:
         res = size_for_target(scores, target=name, value=value, method=method,
                               variance="pair" if args.variance is None else args.variance, alpha=args.alpha,
                               min_diff=args.min_diff if args.min_diff is not None else 0.05,
-                              resamples=200 if args.resamples is None else args.resamples, rng=args.seed)
+                              rng=args.seed, **rkw)
     except ParameterError as exc:
         # name the command-line option the user typed
         opt = {"variance": "--variance", "method": "--method", "alpha": "--alpha", "min_diff": "--min-diff",
@@ -369,10 +381,16 @@ def _size_target(args) -> int:
             raise
         raise ParameterError(exc.message, parameter=opt) from None
     if args.json:
-        print_json(res.to_dict(), args)
+        print_json({**res.to_dict(), "source": scores.source, "measure": scores.measure,
+                    "n_variants": scores.n_variants}, args)
         return 0
     n = "none up to the search limit" if res.n_topics is None else str(res.n_topics)
     print(f"target {res.target} {res.direction} {res.value} ({res.method}, variance {res.variance})")
+    print(f"  statistic     {_target_statistic(res)}")
+    print(f"  scores        {scores.source or 'scores'}"
+          + (f", {scores.measure}" if scores.measure else "")
+          + (f" (each topic the mean of its {scores.n_variants} query variants)"
+             if getattr(scores, "n_variants", 1) and scores.n_variants > 1 else ""))
     print(f"  topics        {n}")
     if res.n_topics is not None:
         prev = "" if res.at_n_minus_1 is None else f" (at n-1: {res.at_n_minus_1:.8g})"
@@ -385,9 +403,29 @@ def _size_target(args) -> int:
         print(f"  {res.interval:.0%} interval  [{lo}, {hi}]  ({res.interval_method})")
     print(f"  learnt from   {res.n_systems} systems x {res.n_topics_observed} topics, {res.n_pairs} pairs"
           + (f" ({res.identical_pairs} identical, counted as ties)" if res.identical_pairs else ""))
+    if res.sim_resamples:
+        print(f"  simulation    {res.sim_resamples} resamples at each topic count (--resamples)")
     if res.seed is not None:
         print(f"  seed          {res.seed}{_seed_note(args)}")
     return 0
+
+
+def _target_statistic(res) -> str:
+    """What a size --target statistic is, in words (the JSON has the same settings as fields)."""
+    level = f"{1 - res.alpha:.0%}"
+    return {
+        "swap_rate": "mean over system pairs of the chance that two independent topic sets order the "
+                     "pair differently",
+        "reversal_rate": "mean over system pairs of the chance that a topic set orders the pair "
+                         "differently from the collection",
+        "kendall_tau": "expected Kendall tau between the system rankings of two independent topic sets",
+        "ci_width": f"median over system pairs of the width of the {level} interval of the pair's mean "
+                    "difference",
+        "power": f"mean over system pairs of the power of the paired t-test (alpha {res.alpha:g}) to "
+                 f"detect a difference of {res.min_diff:g}",
+        "erho2": "generalizability coefficient Erho2 of the D-study (the variance components)",
+        "phi": "dependability coefficient Phi of the D-study (the variance components)",
+    }[res.target]
 
 
 def _add_study(subparsers) -> None:

@@ -1108,10 +1108,9 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     elif method in ("bootstrap", "subsample", "parametric") and target not in ("erho2", "phi"):
         # the analytic re-solve of each topic resample answers for another estimator: its
         # interval could even exclude this method's n (a parametric 251 against [101, 248])
-        if resamples > 0:
-            imethod = (f"none ({method}: an interval on n would re-run the simulation on every topic "
-                       "resample; --method analytic gives one, but for the analytic estimator, which "
-                       "can exclude this method's n)")
+        imethod = (f"none ({method}: an interval on n would re-run the simulation on every topic "
+                   "resample; --method analytic gives one, but for the analytic estimator, which "
+                   "can exclude this method's n)")
     elif target in ("erho2", "phi"):
         lower, upper, imethod = _dstudy_interval(scores, target, value, interval)
     elif resamples > 0:
@@ -1161,7 +1160,8 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     return TargetResult(target=target, value=value, direction=direction, n_topics=n_star,
                         achieved=achieved, at_n_minus_1=prev, lower=lower, upper=upper,
                         interval=interval, interval_method=imethod, method=method,
-                        variance="pooled" if method == "parametric" else variance,
+                        variance=("pooled" if method == "parametric" else
+                                  "empirical" if method in ("bootstrap", "subsample") else variance),
                         min_diff=float(min_diff), alpha=alpha,
                         n_pairs=int(model.dbar.size), n_systems=vals.shape[0],
                         n_topics_observed=vals.shape[1], identical_pairs=identical,

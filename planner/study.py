@@ -1615,8 +1615,15 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
     depth = pool["choice"]["depth"] if pool and pool.get("choice") else None
     if pool and pool.get("choice"):
         need = pool["choice"]["n_topics_needed"]
-    targets_txt = "; ".join(f"{t['target']} {'<=' if t['target'] in _DECREASING else '>='} {t['value']:g}"
-                            for t in s0["targets"])
+    def _target_txt(t):
+        txt = f"{t['target']} {'<=' if t['target'] in _DECREASING else '>='} {t['value']:g}"
+        if t["target"] == "power" and t.get("variance"):
+            # a study's power target is the classical design's (one pair with the planning
+            # variance), not the mean power over pairs of planner size --target power
+            txt += (f" (one paired t-test at min_diff {s0['settings']['min_diff']:g} with the planning "
+                    f"variance, {t['variance']})")
+        return txt
+    targets_txt = "; ".join(_target_txt(t) for t in s0["targets"])
     n_show = need if need is not None else (int(max(reached)) if reached else None)
     if n_show is None:
         text = (f"Scenario **{s0['name']}**: no target ({targets_txt}) is reached within the topic "
@@ -1751,6 +1758,8 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
                     f"{random})")
     said = None                    # the paired comparison already given for the extremes
     if len(scens) > 1:
+        text += (f" The answer speaks for the first scenario of the grid ({s0['name']}); list the "
+                 "settings you plan with first.")
         per = [(s["name"], _scenario_need(s)) for s in scens]
         reach = [p for p in per if p[1] is not None]
         if reach:

@@ -1172,3 +1172,23 @@ def test_depths_given_as_a_string_are_an_error_not_characters():
     with pytest.raises(ParameterError, match="depths: expected an integer or a list"):
         plan._check_depths("10")
     assert plan._check_depths(10) == (10,) and plan._check_depths([20, 10, 10]) == (10, 20)
+
+
+def test_cli_size_target_names_its_statistic_and_scores_and_sizes_random_methods(capsys):
+    # --resamples was ignored with bootstrap/subsample/parametric, the text named neither the
+    # statistic behind a target nor the scores (CLI output audit)
+    assert main(["size", "--target", "power:0.8", "--scores", "dl19-passage", "--seed", "1", "--resamples", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "statistic     mean over system pairs of the power of the paired t-test (alpha 0.05)" in out
+    assert "difference of 0.05" in out and "scores        planner.datasets:dl19-passage, nDCG@10" in out
+    base = ["size", "--target", "swap_rate:0.1", "--scores", "dl19-passage", "--method", "bootstrap",
+            "--seed", "1", "--json"]
+    runs = {}
+    for r in ("50", "400"):
+        assert main(base + ["--resamples", r]) == 0
+        runs[r] = json.loads(capsys.readouterr().out)
+    assert (runs["50"]["sim_resamples"], runs["400"]["sim_resamples"]) == (50, 400)
+    assert runs["50"]["achieved"] != runs["400"]["achieved"]          # the simulation size is used
+    assert runs["50"]["variance"] == "empirical" and runs["50"]["measure"] == "nDCG@10"
+    assert runs["50"]["interval_method"].startswith("none (bootstrap:")
+    assert main(base + ["--resamples", "0"]) == 2

@@ -1128,3 +1128,13 @@ def test_run_study_config_of_another_type_is_a_parameter_error(bad):
 
     with pytest.raises(ParameterError, match="config: expected a study file path, a mapping or None"):
         run_study(bad, write=False, quiet=True)
+
+
+def test_answer_names_its_scenario_as_the_grid_s_first_and_what_its_power_target_is(small_scores):
+    # "Choose N" changed with the order of a YAML list without saying so, and a power target
+    # read like planner size --target power (mean over pairs) while it is one t-test (CLI audit)
+    doc = {"collection": {"scores": str(small_scores)}, "method": ["analytic", "predictive"], "topics": [5, 10],
+           "seed": 2, "targets": [{"target": "power", "value": 0.8}]}
+    text = run_study(doc, quiet=True, write=False).answer["text"]
+    assert "The answer speaks for the first scenario of the grid (analytic)" in text
+    assert "power >= 0.8 (one paired t-test at min_diff 0.05 with the planning variance, pair" in text
