@@ -1048,7 +1048,10 @@ def _cmd_pool(args) -> int:
         inp = ps.runs.drop_duplicates("run").set_index("run")["in_pool"]
         df.insert(0, "in_pool", inp.loc[df.index])
     print(f"pool of {len(ps.pool_runs)} runs; qrels: {ps.qrels_judgments} judgments")
-    print(df.to_string(float_format=lambda v: f"{v:.4f}"))
+    print(df.to_string(float_format=lambda v: f"{v:.4f}", index=args.per != "summary"))
+    if args.per == "summary":
+        print("pool_judged_share: share of the depth-k pool that the qrels judge; run_judged_share_mean: "
+              "mean over all runs (pooled or not) of the judged share of each run's own top k")
     return 0
 
 

@@ -402,12 +402,18 @@ class PoolStats:
     qrels_judgments: int = 0
 
     def summary(self):
-        """One row per depth: mean and total pool size and judged counts over topics,
-        mean judged share over runs."""
+        """One row per depth: mean and total pool size and judged counts over topics, the
+        share of the pool that is judged (``pool_judged_share = judged_total / pool_size_total``,
+        the quantity pool-depth studies report), and the mean over ALL runs (pool runs or not)
+        of each run's judged share of its own top k (``run_judged_share_mean``; named
+        ``judged_share_mean`` before 2026-11-30)."""
         g = self.topics.groupby("depth")
         df = g.agg(pool_size_mean=("pool_size", "mean"), pool_size_total=("pool_size", "sum"),
                    judged_mean=("judged", "mean"), judged_total=("judged", "sum")).reset_index()
-        share = self.runs.groupby("depth")["judged_share"].mean().rename("judged_share_mean")
+        tot = df["pool_size_total"].to_numpy(dtype=float)
+        df["pool_judged_share"] = np.divide(df["judged_total"].to_numpy(dtype=float), tot,
+                                            out=np.full(tot.shape, np.nan), where=tot > 0)
+        share = self.runs.groupby("depth")["judged_share"].mean().rename("run_judged_share_mean")
         return df.merge(share.reset_index(), on="depth")
 
     def to_frame(self, kind: str = "topics"):

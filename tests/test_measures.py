@@ -289,3 +289,16 @@ def test_folder_mapping_and_dict_inputs_agree(tmp_path):
         np.testing.assert_array_equal(a[k].values, c[k].values)
         assert a[k].systems == b[k].systems == c[k].systems == ("A", "B")
     assert list(read_runs(runs_dir, pattern="B*")) == ["B"]
+
+
+def test_pool_summary_separates_the_pool_s_judged_share_from_the_runs_mean():
+    # the summary's judged_share_mean (0.892 at DL 2019 depth 20) read as the pool's share, which
+    # is 3126 / 4926 = 0.635 (CLI output audit)
+    from planner import datasets
+
+    s = datasets.load_pool("dl19-passage").summary().set_index("depth")
+    assert "judged_share_mean" not in s.columns
+    r = s.loc[20]
+    assert r["pool_judged_share"] == pytest.approx(r["judged_total"] / r["pool_size_total"])
+    assert r["pool_judged_share"] == pytest.approx(0.6346, abs=1e-4)
+    assert r["run_judged_share_mean"] == pytest.approx(0.8919, abs=1e-4)
