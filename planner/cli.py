@@ -301,6 +301,8 @@ def _cmd_size(args) -> int:
         pp = res.per_pair
         print(f"  per pair      {pp['quantity']}: min {pp['min']:.4g}, median {pp['median']:.4g}, "
               f"p90 {pp['p90']:.4g}, max {pp['max']:.4g} over {pp['pairs']} pairs")
+    if res.seed is not None:
+        print(f"  seed          {res.seed}{_seed_note(args)}")
     return 0
 
 
@@ -356,7 +358,9 @@ def _size_target(args) -> int:
     name, value = _parse_target(args.target)
     scores = _load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
     method = "analytic" if args.method is None else args.method      # '' is an unknown method, not the default
-    if (args.resamples is None or args.resamples > 0) or method in ("bootstrap", "subsample", "parametric"):
+    dstudy = name in ("erho2", "phi")        # closed-form D-study: no method, variance or seed
+    if not dstudy and ((args.resamples is None or args.resamples > 0)
+                       or method in ("bootstrap", "subsample", "parametric")):
         _draw_seed(args)
     simulated = method in ("bootstrap", "subsample", "parametric")
     if simulated:
@@ -385,7 +389,8 @@ def _size_target(args) -> int:
                     "n_variants": scores.n_variants}, args)
         return 0
     n = "none up to the search limit" if res.n_topics is None else str(res.n_topics)
-    print(f"target {res.target} {res.direction} {res.value} ({res.method}, variance {res.variance})")
+    how = "D-study of the variance components" if dstudy else f"{res.method}, variance {res.variance}"
+    print(f"target {res.target} {res.direction} {res.value} ({how})")
     print(f"  statistic     {_target_statistic(res)}")
     print(f"  scores        {scores.source or 'scores'}"
           + (f", {scores.measure}" if scores.measure else "")
@@ -405,7 +410,7 @@ def _size_target(args) -> int:
           + (f" ({res.identical_pairs} identical, counted as ties)" if res.identical_pairs else ""))
     if res.sim_resamples:
         print(f"  simulation    {res.sim_resamples} resamples at each topic count (--resamples)")
-    if res.seed is not None:
+    if res.seed is not None and not dstudy:
         print(f"  seed          {res.seed}{_seed_note(args)}")
     return 0
 
@@ -594,9 +599,11 @@ def _cmd_predict(args) -> int:
     if args.json:
         print_json(out, args)
         return 0
-    print(f"{args.scores}: {len(curve.systems)} systems x {curve.n_collection_topics} topics, "
+    seed_txt = "" if curve.seed is None else f"seed {curve.seed}{_seed_note(args)}, "
+    print(f"{args.scores}" + (f" ({curve.measure})" if curve.measure else "")
+          + f": {len(curve.systems)} systems x {curve.n_collection_topics} topics, "
           f"{curve.pair_a.size} pairs; method {curve.method}, variance {curve.variance}, "
-          f"seed {curve.seed}{_seed_note(args)}, min_diff {curve.min_diff:g}, alpha {curve.alpha:g}"
+          f"{seed_txt}min_diff {curve.min_diff:g}, alpha {curve.alpha:g}"
           + (f", strata {curve.strata}" if curve.strata != "uniform" else ""))
     if removed is not None:
         print(f"filter {args.filter}: removed {len(removed)} topic(s)"
@@ -900,8 +907,8 @@ def _cmd_budget(args) -> int:
                     "budget": res.to_dict(), "pool_study": None if study is None else study.to_dict(),
                     "growth": None if growth is None else growth.to_dict()}, args)
         return 0
-    what = (f"{target} {value} ({method}, variance {args.variance})" if args.topics is None
-            else f"{args.topics} topics (fixed)")
+    what = (f"{target} {'<=' if target in ('swap_rate', 'reversal_rate', 'ci_width') else '>='} {value} "
+            f"({method}, variance {args.variance})" if args.topics is None else f"{args.topics} topics (fixed)")
     print(f"budget for {what}, measure {args.measure}; topic cost {args.topic_cost:g}, judgment cost "
           f"{args.judgment_cost:g}" + (f", total {args.total:g}" if args.total is not None else "")
           + f"; judgments from {res.judgments_source}")
@@ -919,6 +926,15 @@ def _cmd_budget(args) -> int:
         cond += (" and " if cond else "") + f"with Kendall tau vs full judgments >= {res.tau_min}"
     print(f"cheapest depth{' ' + cond if cond else ''}: " + (
         "none" if c is None else f"depth {c['depth']}, {c['n_topics_needed']} topics, cost {c['total_cost']:.1f}"))
+    if growth is not None:
+        fits = "; ".join(f"depth {d}: {growth.a[d]:.3g} * r^{growth.b[d]:.3f} (R^2 {growth.r2[d]:.3f})"
+                         for d in growth.depths)
+        print(f"judgments per topic against runs r, fitted on {growth.n_runs} runs: {fits}; "
+              f"seed {growth.seed}{_seed_note(args)}")
+    if study is None:
+        # embedded pool statistics: no runs to re-score, so no depth's bias was measured
+        print("no runs: the depths' pool bias (Kendall tau against the full judgments) is not assessed, "
+              "so the depth is chosen by cost alone; give --runs and --qrels to measure it")
     return 0
 
 
@@ -1102,7 +1118,8 @@ def _cmd_validate(args) -> int:
     if args.json:
         print_json(v.to_dict(), args)
         return 0
-    print(f"{args.scores}: {v.n_systems} systems x {v.n_topics} topics; pilot {v.pilot}, "
+    print(f"{args.scores}" + (f" ({v.measure})" if getattr(v, "measure", None) else "")
+          + f": {v.n_systems} systems x {v.n_topics} topics; pilot {v.pilot}, "
           f"{v.repeats} repeats, {v.subsets} held-out subset pairs each, seed {v.seed}{_seed_note(args)}")
     w = max(6, *(len(m) for m in v.methods))
     for stat in ("swap_rate", "reversal_rate"):

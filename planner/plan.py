@@ -515,6 +515,7 @@ class SizeResult:
             (``resamples > 0`` with a ScoreMatrix), else None.
         n_initial: ``approx="sakai"`` with n solved: Sakai's normal-theory starting value n'
             (his tools step n up from ceil(n') until the criterion holds), else None.
+        seed: the integer seed of the topic resampling, when it ran with one.
     """
 
     design: str
@@ -541,6 +542,7 @@ class SizeResult:
     interval: float | None = None
     interval_method: str | None = None
     n_initial: float | None = None
+    seed: int | None = None
 
     def to_dict(self) -> dict:
         return _plain(asdict(self))
@@ -630,7 +632,8 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, v
 
     return _replace(res, n_lower=None if not np.isfinite(lo) else int(lo),
                     n_upper=None if not np.isfinite(hi) else int(hi), interval=interval,
-                    interval_method=f"topic resampling ({resamples} resamples, {variance_selector} variance re-estimated)")
+                    interval_method=f"topic resampling ({resamples} resamples, {variance_selector} variance re-estimated)",
+                    seed=seed_of(rng))
 
 
 def _topic_set_size(*, design, min_diff, variance, variance_selector, alpha, power, n_topics, systems,
@@ -1056,8 +1059,8 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         raise InputError(f"every pair of systems is identical on every topic ({identical} pair(s)): no "
                          f"topic count changes the {target}", file=getattr(scores, "source", None))
     if identical:
-        warnings.warn(f"{identical} pair(s) of systems identical on every topic count as ties in the "
-                      f"{target} target (swap and reversal rate 0.5, power 1, interval width 0), as in "
+        warnings.warn(f"{identical} pair(s) of systems identical on every topic: each counts as a tie in "
+                      f"the {target} target (swap and reversal rate 0.5, power 1, interval width 0), as in "
                       "planner predict", DegenerateDataWarning, stacklevel=2)
     opts = dict(min_diff=float(min_diff), alpha=alpha, quantile=quantile)
 

@@ -1443,7 +1443,7 @@ def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dic
                     nres = INTERVAL_RESAMPLES
                     with warnings.catch_warnings():
                         # the curve has already said that identical pairs count as ties
-                        warnings.filterwarnings("ignore", message=".*identical on every topic count as ties",
+                        warnings.filterwarnings("ignore", message=".*identical on every topic: each counts as a tie in the",
                                                 category=DegenerateDataWarning)
                         tr = size_for_target(m2, target=t, value=v, method=sc["method"],
                                              variance=sc["variance"] if sc["method"] == "analytic" else "pair",
@@ -1462,8 +1462,12 @@ def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dic
                         row.update(interpolated=True, bracket=sol["bracket"])
             except PlannerError as exc:
                 row["how"] = f"not computed: {exc}"
-            if row["n_topics"] is not None and not np.isfinite(row["n_topics"]):
-                row["n_topics"] = None
+            # topic counts are integers everywhere (the D-study's came as floats: 32.0); an
+            # infinite one is None
+            for k in ("n_topics", "lower", "upper", "curve_n_topics"):
+                v = row.get(k)
+                if v is not None:
+                    row[k] = int(v) if np.isfinite(v) else None
             targets.append(row)
         variants = None
         if m3 is not None:

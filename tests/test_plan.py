@@ -693,7 +693,7 @@ def test_target_on_web2010_with_identical_systems_matches_the_curve(shared_data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         m = load_scores(shared_data / "trec-web" / "web2010_ap.csv")
-    with pytest.warns(DegenerateDataWarning, match="10 pair.s. of systems identical on every topic count as ties"):
+    with pytest.warns(DegenerateDataWarning, match="10 pair.s. of systems identical on every topic: each counts as a tie"):
         r = plan.size_for_target(m, target="swap_rate", value=0.05, variance="pair", resamples=0)
     assert r.identical_pairs == 10 and r.n_pairs == 3828
     with warnings.catch_warnings():
@@ -1192,3 +1192,19 @@ def test_cli_size_target_names_its_statistic_and_scores_and_sizes_random_methods
     assert runs["50"]["variance"] == "empirical" and runs["50"]["measure"] == "nDCG@10"
     assert runs["50"]["interval_method"].startswith("none (bootstrap:")
     assert main(base + ["--resamples", "0"]) == 2
+
+
+def test_cli_texts_name_what_they_used(capsys):
+    # budget --dataset chose the shallowest depth by cost without saying so; size --design with
+    # resamples drew a seed it did not print; size --target erho2 named a method, variance and
+    # seed it does not use (CLI output audit)
+    assert main(["budget", "--dataset", "dl19-passage", "--depths", "10,20"]) == 0
+    out = capsys.readouterr().out
+    assert "budget for swap_rate <= 0.05" in out and "chosen by cost alone" in out
+    assert main(["size", "--design", "paired-t", "--min-diff", "0.05", "--scores", "dl19-passage",
+                 "--resamples", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "seed " in out and "(drawn; --seed repeats this run)" in out
+    assert main(["size", "--target", "erho2:0.9", "--scores", "dl19-passage", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "(D-study of the variance components)" in out and "seed" not in out and "variance pair" not in out
