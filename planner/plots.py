@@ -390,7 +390,7 @@ def plot_paired(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figure":
     labels = []
     for i, k in enumerate(keys):
         coll, more, fewer, extra, lo, hi, verdict = k
-        colour = "C3" if verdict != "not separated" else "C0"
+        colour = "C3" if not str(verdict).startswith("not separated") else "C0"
         a = lo_edge if lo is None else lo
         b = hi_edge if hi is None else hi
         ax.plot([a, b], [i, i], color=colour, lw=2, solid_capstyle="butt")

@@ -349,7 +349,10 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         doc.p("Smallest topic count meeting each target, per scenario. `how` names the computation "
               "(the method's formula solved for n, the method evaluated at each candidate n by "
               "bisection between the studied topic counts, the paired t-test power formula, or the "
-              "D-study). Empty means not reached within the topic counts studied.")
+              "D-study). Empty means not reached: for the resampling methods within the topic counts "
+              "studied; the closed forms solve at any n, and a count beyond the largest studied one "
+              "says so in `how`. `kendall_tau v` is the same target as `swap_rate (1 - v) / 2` (tau = "
+              "1 - 2 swap), so the two get the same count.")
         doc.table(tg)
         if "required_topics" in figures:
             doc.fig("required_topics", FIGURES["required_topics"][2])
@@ -365,10 +368,11 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
               "of that difference resample by resample, and `share_*` the share of resamples in which `more` needs more, the same or fewer topics. The two "
               "measures' own intervals on n can overlap while this interval excludes 0, when both "
               "measures find the same topics hard. `separated`: the interval excludes 0; `not "
-              "separated`: this collection cannot tell which measure needs fewer topics. This compares "
+              "separated`: this collection cannot tell which measure needs fewer topics (`order not stable`: "
+              "in most resamples the order is even the other way). This compares "
               "the measures' sampling behaviour on these runs, not which measure is the better one.")
         cols = ["collection", "target", "value", "fewer", "more", "n_fewer", "n_more", "extra",
-                "extra_lower", "extra_upper", "share_more", "share_equal", "share_fewer", "verdict"]
+                "extra_median", "extra_lower", "extra_upper", "share_more", "share_equal", "share_fewer", "verdict"]
         if "paired" in figures:
             doc.fig("paired", FIGURES["paired"][2])
         doc.table(pr[[c for c in cols if c in pr.columns]], caption="paired.csv")
@@ -401,10 +405,16 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         doc.h(2, "Stratified allocation")
         doc.p("Topics per stratum for each total n: proportional (n_k = n W_k) and Neyman-optimal "
               "(n_k proportional to W_k sigma_k), with the interval width and power of a pair's "
-              "stratified mean difference (sigma_k^2 = 2 var_e of stratum k). The uniform width is a "
-              "lower bound: the between-strata spread of a pair's effect needs systems common to all "
-              "strata and is taken as 0. At small n it can fall below the stratified widths only because it "
-              "uses n - 1 degrees of freedom where the stratified width uses n - K (K strata).")
+              "stratified mean difference (sigma_k^2 = 2 var_e of stratum k). `width_uniform_lower_bound` "
+              "is the width of an unstratified (uniformly sampled) topic set if a pair's effect were the "
+              "same in every stratum: the real unstratified width can only be larger, since the "
+              "between-strata spread of a pair's effect, which needs systems common to all strata, is "
+              "taken as 0. The Neyman-optimal width can fall slightly below it; the proportional one "
+              "equals it up to degrees of freedom (at small n the uniform width can be below the stratified "
+              "ones only because it uses n - 1 degrees of freedom where they use n - K, K strata). When "
+              "no system took part in every stratum (the systems column then adds up disjoint sets), "
+              "these widths describe a future pair of systems run on every stratum's topics, with each "
+              "stratum's residual variance.")
         doc.table(al)
 
     vt = tables.get("variants")
@@ -426,7 +436,8 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
                 + ". A filter that removes no topic changes nothing; one that does averages over a "
                   "different topic population, so its mean is not comparable with the unfiltered one, and a "
                   "new collection has to create the removed share of topics too, since which topics will be "
-                  "uninformative is not known in advance.")
+                  "uninformative is not known in advance: the scenarios table's `topics_to_build` is the "
+                  "needed count divided by the share of topics the filter kept here.")
         if dr is not None and len(dr):
             doc.table(dr)
 

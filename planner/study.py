@@ -1462,6 +1462,11 @@ def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dic
                         row.update(interpolated=True, bracket=sol["bracket"])
             except PlannerError as exc:
                 row["how"] = f"not computed: {exc}"
+            top = max(sc["topics"])
+            if row["n_topics"] is not None and np.isfinite(row["n_topics"]) and row["n_topics"] > top:
+                # closed forms solve at any n; the curves (and figures) stop at the largest count
+                row["how"] += (f"; beyond the largest studied count ({top}): from the formula, not on the "
+                               "curves")
             # topic counts are integers everywhere (the D-study's came as floats: 32.0); an
             # infinite one is None
             for k in ("n_topics", "lower", "upper", "curve_n_topics"):
@@ -1624,8 +1629,9 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
         if t["target"] == "power" and t.get("variance"):
             # a study's power target is the classical design's (one pair with the planning
             # variance), not the mean power over pairs of planner size --target power
-            txt += (f" (one paired t-test at min_diff {s0['settings']['min_diff']:g} with the planning "
-                    f"variance, {t['variance']})")
+            txt += (f" (a paired t-test at alpha {s0['settings']['alpha']:g} detects a true difference of "
+                    f"{s0['settings']['min_diff']:g} with this probability for a pair with the planning "
+                    f"variance of per-topic differences, {t['variance']})")
         return txt
     targets_txt = "; ".join(_target_txt(t) for t in s0["targets"])
     n_show = need if need is not None else (int(max(reached)) if reached else None)
@@ -1660,6 +1666,14 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
             text += (f" That count meets every target with the scores re-computed from depth-{depth} "
                      f"judgments (method {pool['method']}); with the full judgments the same targets "
                      + ("need the same count." if full == need else f"need {full}."))
+        thin = [r for r in (pool or {}).get("depths") or []
+                if r.get("pool_judged_share") is not None and r["pool_judged_share"] < 0.9]
+        if depth and thin:
+            r0 = min(thin, key=lambda r: r["depth"])
+            text += (f" The existing judgments cover little of the deeper pools ({r0['pool_judged_share']:.0%} "
+                     f"of the depth-{r0['depth']} pool is judged), so the Kendall tau of those depths shows the "
+                     "judgments already made, not what a deeper pool would find; the depth comparison holds "
+                     "for these judgments only.")
         binding = max((t for t in s0["targets"] if t["n_topics"] is not None), key=lambda t: t["n_topics"])
         if not depth:
             text += f" The binding target is {binding['target']} {binding['value']:g}"
@@ -1667,10 +1681,16 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
                 text += (f" (95% interval on n: {int(binding['lower'])} to {int(binding['upper'])}, "
                          "from the uncertainty of the collection's own estimates)")
             text += "."
+    top = max(s0["settings"]["topics"])
+    if n_show is not None and n_show > top and not (pool and pool.get("choice")):
+        text += (f" That count is beyond the largest topic count studied ({top}): it comes from the "
+                 f"method's formula, and the curves and figures stop at {top} (add larger counts to "
+                 "`topics` to see them).")
     nv = s0["data"].get("n_variants") or 1
     if n_show is not None and nv > 1:
         text += (f" Each topic counts with its {nv} query variants, averaged, as in the collection; "
-                 "the table 'Topics against query variants' trades topics against variants per topic.")
+                 "the table 'Topics against query variants' trades topics against variants per topic for "
+                 "Erho2 and Phi (the D-study), not for the swap, reversal or power targets.")
     for t in s0["targets"]:
         if t.get("interpolated") and t.get("bracket"):
             text += (f" The count for {t['target']} {t['value']:g} is interpolated between the studied "
@@ -1770,11 +1790,20 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
             lo = min(reach, key=lambda p: p[1])
             hi = max(reach, key=lambda p: p[1])
             if lo[1] == hi[1]:
-                text += f" Every scenario that reaches its targets needs {lo[1]} topics."
+                text += f" Every scenario that reaches its targets needs {lo[1]} topics"
+                bts = {(_binding(s) or {}).get("target") for s in scens if _scenario_need(s) is not None}
+                if bts <= {"power", "ci_width", "erho2", "phi"} and len({s["settings"]["method"] for s in scens}) > 1:
+                    # the grid's methods cannot differ there: that target's formula has no method
+                    text += (f", because the binding target ({', '.join(sorted(bts))}) is solved by the "
+                             "same formula whatever the method; the methods differ only on the other targets "
+                             "(the table 'Topics needed')")
+                text += "."
             else:
                 which = (f"{len(scens)} scenarios" if len(reach) == len(per) else
                          f"{len(reach)} of the {len(scens)} scenarios that reach every target")
-                text += f" Across the {which} the topics needed range from {lo[1]} ({lo[0]}) to {hi[1]} ({hi[0]})."
+                full = " with the full judgments" if depth else ""
+                text += (f" Across the {which} the topics needed{full} range from {lo[1]} ({lo[0]}) to "
+                         f"{hi[1]} ({hi[0]}).")
                 bounds = {s["name"]: _binding_interval(s) for s in scens}
                 a_, b_ = bounds.get(lo[0]), bounds.get(hi[0])
                 pr = _paired_row(paired or [], scens, lo[0], hi[0])
@@ -1787,18 +1816,26 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
                              f"({_signed(hi[1] - lo[1])}, 95% interval [{_signed(_bound(pr['extra_lower'], -1))}, "
                              f"{_signed(_bound(pr['extra_upper'], 1))}]) "
                              + ("is larger than the uncertainty of the collection's own estimates."
-                                if pr["verdict"] == "separated" else
+                                if pr["verdict"] in ("separated", "reversed") else
                                 "is within the uncertainty of the collection's own estimates."))
                 elif a_ and b_:
-                    # a verdict on the comparison the grid asks for (overlapping intervals are a
-                    # rough guide, not a test)
+                    # a rough verdict on the comparison the grid asks for: overlapping intervals do
+                    # not prove that a difference is noise, and two scenarios that differ in several
+                    # settings do not say which one matters
+                    by = {s["name"]: s for s in scens}
+                    diff = [k for k in ("collection", "measure", "method", "variance", "min_diff", "strata",
+                                        "filter") if by[lo[0]]["settings"][k] != by[hi[0]]["settings"][k]]
                     text += (f" Their 95% intervals on n ([{a_[0]}, {a_[1]}] and [{b_[0]}, {b_[1]}]) "
-                             + ("overlap: the difference is within the uncertainty of the collection's "
-                                "own estimates." if a_[1] >= b_[0] else
+                             + ("overlap, a rough sign that the difference may be within the uncertainty of "
+                                "the estimates (overlap is not a test)" if a_[1] >= b_[0] else
                                 "do not overlap: the difference is larger than the uncertainty of the "
-                                "collection's own estimates."))
+                                "estimates")
+                             + (f"; the two differ in {', '.join(diff[:-1])} and {diff[-1]}, so this does "
+                                "not say which setting matters." if len(diff) > 1 else "."))
             if len(reach) < len(per):
                 text += f" {len(per) - len(reach)} scenario(s) do not reach all targets."
+        if depth:
+            text += _pool_others(s0, scens, depth)
         ts0 = [t for t in s0["targets"] if t["n_topics"] is not None]
         if paired and ts0 and need is not None:
             text += _paired_sentence(s0, max(ts0, key=lambda t: t["n_topics"]),
@@ -1851,7 +1888,10 @@ def _paired_measures(scens: list[dict]) -> list[dict]:
                 (f, tf), (m, tm) = ((a, ta), (b, tb)) if na <= nb else ((b, tb), (a, ta))
                 d = paired_difference(tf["_resampled_n"], tm["_resampled_n"])
                 verdict = ("separated" if d["separated"] == "b more" else
-                           "reversed" if d["separated"] == "b fewer" else "not separated")
+                           "reversed" if d["separated"] == "b fewer" else
+                           # the point estimate's order is not the resamples' majority
+                           "not separated (order not stable)" if d["share_b_fewer"] > d["share_b_more"]
+                           else "not separated")
                 rows.append({"collection": sa["collection"]["label"], "target": ta["target"],
                              "value": ta["value"], "fewer": f["name"], "more": m["name"],
                              "measure_fewer": f["settings"]["measure"], "measure_more": m["settings"]["measure"],
@@ -1863,6 +1903,58 @@ def _paired_measures(scens: list[dict]) -> list[dict]:
                              "share_equal": d["share_equal"], "share_fewer": d["share_b_fewer"],
                              "resamples": d["resamples"], "verdict": verdict})
     return rows
+
+
+def _pool_others(s0: Mapping, scens: list[dict], depth: int) -> str:
+    """The other scenarios' pool studies at the chosen depth, and the cheapest depth serving all:
+    a depth chosen for one measure can fail another's tau_min or need more topics for it."""
+    others = [s for s in scens[1:] if s.get("pool") and s["pool"].get("depths")]
+    if not others:
+        return ""
+    rows = {s["name"]: {int(r["depth"]): r for r in s["pool"]["depths"]} for s in [s0] + others}
+    bad = []
+    for s in others:
+        r = rows[s["name"]].get(int(depth))
+        if r is None:
+            continue
+        n = r.get("n_topics_needed")
+        if not r.get("tau_ok", True) or n is None or n > s0["pool"]["choice"]["n_topics_needed"]:
+            tau = r.get("kendall_tau_vs_full")
+            bad.append(f"{s['name']} needs {'no reachable count' if n is None else f'{n} topics'}"
+                       + (f" and its Kendall tau against its full judgments is {tau:.3f}"
+                          + (f", below tau_min {s['pool'].get('tau_min')}" if not r.get("tau_ok", True) else "")
+                          if tau is not None else ""))
+    if not bad:
+        return (f" At depth {depth} the other scenarios need no more topics and keep their Kendall tau "
+                "against the full judgments.")
+    text = f" At depth {depth}, " + "; ".join(bad) + "."
+    best = None
+    for d in sorted(rows[s0["name"]]):
+        rs = [rows[k].get(d) for k in rows]
+        if any(r is None or r.get("n_topics_needed") is None or not r.get("tau_ok", True) for r in rs):
+            continue
+        n = max(int(r["n_topics_needed"]) for r in rs)
+        cpt = rows[s0["name"]][d].get("cost_per_topic")
+        cost = None if cpt is None else n * cpt
+        key = cost if cost is not None else n
+        if best is None or key < best[0]:
+            best = (key, d, n, cost)
+    if best is not None:
+        text += (f" Serving every scenario at once takes depth {best[1]} with {best[2]} topics"
+                 + (f" (cost {best[3]:.0f})" if best[3] is not None else "") + ".")
+    else:
+        text += " No depth serves every scenario at once."
+    return text
+
+
+def _to_build(s: Mapping) -> int | None:
+    """Topics a new collection must create so that a filtered scenario keeps the informative
+    topics it needs: ``ceil(needed x topics before / topics after the filter)``."""
+    need = _scenario_need(s)
+    d = s["data"]
+    if need is None or not d.get("n_topics") or "n_topics_before_filter" not in d:
+        return need
+    return int(math.ceil(need * d["n_topics_before_filter"] / d["n_topics"] - 1e-9))
 
 
 def _binding(s: Mapping) -> Mapping | None:
@@ -1905,7 +1997,7 @@ def _paired_sentence(s0: Mapping, binding: Mapping, paired: list[dict]) -> str:
         diff = math.inf if r["extra"] is None else sign * r["extra"]
         parts.append(f"{other} {n_other if n_other is not None else 'not reached'} "
                      f"({_signed(diff)}, 95% interval [{_signed(lo)}, {_signed(hi)}])")
-        if r["verdict"] != "not separated":
+        if r["verdict"] in ("separated", "reversed"):
             apart.append(other)
     full = " with the full judgments" if s0.get("pool") else ""
     text = (f" Paired over the same {rows[0]['resamples']} topic resamples of {rows[0]['collection']} "
@@ -2011,8 +2103,15 @@ def _tables(scens: list[dict]) -> dict:
                                      if "stack" in st["collection"] else st["strata"]),
                           "filter": "none" if not flt else
                           f"lo={flt['lo']:g}, hi={flt['hi']:g}, min_spread={flt['min_spread']:g}",
-                          "systems": s["data"]["n_systems"], "topics": s["data"]["n_topics"],
-                          "topics_needed": _scenario_need(s)})
+                          # a stack's strata may hold disjoint systems: one count per stratum
+                          "systems": (" / ".join(str(d["n_systems"]) for d in s["data"]["per_stratum"])
+                                      if s["data"].get("per_stratum") else s["data"]["n_systems"]),
+                          "topics": (" / ".join(str(d["n_topics"]) for d in s["data"]["per_stratum"])
+                                     if s["data"].get("per_stratum") else s["data"]["n_topics"]),
+                          "topics_needed": _scenario_need(s),
+                          # a filter keeps a share of the topics a new collection creates: the
+                          # topics to build are the needed informative ones over that share
+                          "topics_to_build": _to_build(s)})
         for r in s["curve"]["rows"]:
             curves.append({"scenario": lab(s), **r})
         for r in s.get("extra_curves") or []:
@@ -2057,6 +2156,9 @@ def _tables(scens: list[dict]) -> dict:
         if s.get("variants"):
             for r in s["variants"]["dstudy"]:
                 variants.append({"scenario": lab(s), **r})
+    if not any(s["settings"]["filter"] for s in scens):
+        for r in scen_rows:          # only a filter makes the topics to build differ from those needed
+            r.pop("topics_to_build")
     T = {"scenarios": pd.DataFrame(scen_rows), "curves": pd.DataFrame(curves),
          "targets": pd.DataFrame(targets), "components": pd.DataFrame(comps), "honest": pd.DataFrame(hon)}
     if filt:
