@@ -2073,6 +2073,20 @@ def _honest_paragraphs(scens: list[dict]) -> list[str]:
                    f"{js['mean']:.3f}, lowest {js['min']:.3f}"
                    + (f" ({js['lowest_run']})" if js.get("lowest_run") else "")
                    + "; " + verdict.format(k=js["depth"]) + ".")
+    # the other collections of the grid: their pool bias can differ from the first one's
+    seen = {s0["settings"]["collection"].get("label")}
+    for s in scens[1:]:
+        lab = s["settings"]["collection"].get("label")
+        js = (s.get("honest") or {}).get("judged_share")
+        if lab in seen or "stack" in s["settings"]["collection"]:
+            continue
+        seen.add(lab)
+        if js and js.get("min") is not None and js["min"] < 0.95:
+            out.append(f"**Pool bias on {lab}.** Judged share of the evaluated runs' top {js['depth']}: mean "
+                       f"{js['mean']:.3f}, lowest {js['min']:.3f}"
+                       + (f" ({js['lowest_run']})" if js.get("lowest_run") else "")
+                       + f"; runs with many unjudged documents in their top {js['depth']} count them as "
+                         "non-relevant, so their scores may be biased low.")
     if len(scens) > 1:
         out.append("The table below gives the same statement for every scenario. Compare systems "
                    "with per-topic (paired) differences, never with two means computed separately.")

@@ -1173,3 +1173,13 @@ def test_topics_to_build_and_counts_beyond_the_studied_range(small_scores):
     assert t["n_topics"] > 10 and "beyond the largest studied count (10)" in t["how"]
     assert "That count is beyond the largest topic count studied (10)" in res.answer["text"]
     assert "topics_to_build" not in res.tables["scenarios"].columns          # no filter in the grid
+
+
+def test_honest_statement_names_pool_bias_of_the_grid_s_other_collections():
+    # metric-choice said only DL 2019's pool bias; on DL 2020 one run has 43% of its top 10
+    # unjudged, visible only in a table cell (report audit)
+    doc = {"collection": [{"dataset": "dl19-passage"}, {"dataset": "dl20-passage"}], "method": "analytic",
+           "topics": [20, 40], "resamples": 20, "targets": [{"target": "erho2", "value": 0.9}]}
+    paras = run_study(doc, quiet=True, write=False).results["honest"]["paragraphs"]
+    other = [p for p in paras if p.startswith("**Pool bias on dl20-passage.**")]
+    assert len(other) == 1 and "lowest 0.569 (DoRA_Large_1k)" in other[0]
