@@ -264,7 +264,8 @@ def plot_generalizability(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by
 
 
 def plot_required_topics(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figure":
-    """Horizontal bars: topics each scenario needs for each target (``n_topics``; NaN = not reached)."""
+    """Horizontal bars: topics each scenario needs for each target (``n_topics``; NaN = not reached),
+    with the 95% interval on n as error bars where the frame has ``lower`` and ``upper``."""
     _need(frame, ["scenario", "target", "n_topics"], "plot_required_topics")
     scen = list(dict.fromkeys(frame["scenario"]))
     targets = list(dict.fromkeys(frame["target"].astype(str)))
@@ -276,7 +277,18 @@ def plot_required_topics(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> 
         vals = np.array([float(sub["n_topics"].get(s, np.nan)) if s in sub.index else np.nan for s in scen])
         y = np.arange(len(scen)) + j * h
         shown = np.where(np.isfinite(vals), vals, 0.0)
-        ax.barh(y, shown, height=h, label=tg)
+        bars = ax.barh(y, shown, height=h, label=tg)
+        if {"lower", "upper"} <= set(sub.columns):
+            # the 95% interval on n where the target has one (an unbounded end is left out)
+            import pandas as pd
+
+            num = {c: pd.to_numeric(sub[c], errors="coerce") for c in ("lower", "upper")}   # None -> NaN
+            lo = np.array([float(num["lower"].get(s, np.nan)) if s in sub.index else np.nan for s in scen])
+            hi = np.array([float(num["upper"].get(s, np.nan)) if s in sub.index else np.nan for s in scen])
+            ok = np.isfinite(vals) & np.isfinite(lo) & np.isfinite(hi)
+            if ok.any():
+                ax.errorbar(vals[ok], y[ok], xerr=[vals[ok] - lo[ok], hi[ok] - vals[ok]], fmt="none",
+                            ecolor="black", elinewidth=0.8, capsize=2, color=bars.patches[0].get_facecolor())
         for yi, v in zip(y, vals):
             if labelled:
                 ax.text(v if np.isfinite(v) else 0, yi, f" {int(v)}" if np.isfinite(v) else " not reached",

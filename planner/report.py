@@ -43,7 +43,8 @@ __all__ = ["write_report", "check_target", "jsonable", "dump_json", "FIGURES"]
 # figure name -> (table it is drawn from, plots function name, caption)
 FIGURES = {
     "required_topics": ("targets", "plot_required_topics",
-                        "Topics each scenario needs to meet each target (bars; 'not reached' within the curve's range)."),
+                        "Topics each scenario needs to meet each target (bars; 'not reached' within the curve's "
+                        "range), with the 95% interval on n where the target has one (black lines)."),
     "ci_width": ("curves", "plot_ci_width",
                  "Width of the 95% interval of a pair's mean difference against topic count "
                  "(median over pairs; band up to the 90th percentile)."),

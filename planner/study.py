@@ -1094,7 +1094,10 @@ def _honest(m, rng, resamples: int, alpha: float) -> dict:
     S, T = x.shape
     means = x.mean(axis=1)
     order = np.argsort(-means, kind="stable")
-    a, b = int(order[0]), int(order[1])
+    a = int(order[0])
+    # "the second": the best-scoring system that is not identical to the best on every topic (a
+    # duplicate run would give a lead of 0 with the interval [0, 0] and reversal rate 0.5)
+    b = next((int(j) for j in order[1:] if not np.array_equal(x[int(j)], x[a])), int(order[1]))
     idx = rng.integers(0, T, size=(resamples, T))
     boot = np.empty((S, resamples))
     for s in range(S):                      # memory S * resamples floats
@@ -1114,6 +1117,7 @@ def _honest(m, rng, resamples: int, alpha: float) -> dict:
     return {"n_systems": S, "n_topics": T, "grand_mean": float(x.mean()),
             "best_system": m.systems[a], "best_mean": float(means[a]),
             "second_system": m.systems[b], "second_mean": float(means[b]),
+            "identical_to_best": [m.systems[int(j)] for j in order[1:] if np.array_equal(x[int(j)], x[a])],
             "diff_top2": float(obs), "diff_top2_lo": float(lo), "diff_top2_hi": float(hi),
             "reversal_top2": rev_ab, "reversal_mean_pairs": float(rev.mean()),
             "pairs_reversal_over_5pct": float(np.mean(rev > 0.05)),
@@ -1423,17 +1427,21 @@ def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dic
                     tn = comp.topics_for(**{t: v}, alpha=sc["alpha"])
                     row.update(n_topics=tn.n_topics, lower=tn.lower, upper=tn.upper,
                                how=f"D-study ({t}), {100 * (1 - sc['alpha']):g}% interval on n")
-                elif t == "power":
-                    sr = _size(m2, design="paired-t", min_diff=sc["min_diff"],
-                               variance_selector=sc["variance"], alpha=sc["alpha"], power=v)
-                    row.update(n_topics=sr.n_topics, how=f"paired t-test at min_diff {sc['min_diff']:g}, "
-                                                         f"variance {sr.variance}",
-                               sigma2=float(sr.sigma2), variance=sr.variance)
-                    row["curve_n_topics"] = _solve_exact(rows, t, v, at)["n_topics"]
-                elif t == "ci_width":
-                    sr = _size(m2, design="ci", width=v, variance_selector=sc["variance"], alpha=sc["alpha"])
-                    row.update(n_topics=sr.n_topics, how=f"expected {100 * (1 - sc['alpha']):g}% interval "
-                                                         f"width, variance {sr.variance}")
+                elif t in ("power", "ci_width"):
+                    # the classical design with the planning variance, and an interval on n from the
+                    # same topic resamples as the other targets (the variance re-estimated on each)
+                    ts_seed = int(copy.deepcopy(target_base).integers(0, 2 ** 31))
+                    kw = (dict(design="paired-t", min_diff=sc["min_diff"], power=v) if t == "power"
+                          else dict(design="ci", width=v))
+                    sr = _size(m2, variance_selector=sc["variance"], alpha=sc["alpha"],
+                               resamples=INTERVAL_RESAMPLES, rng=ts_seed, **kw)
+                    what = (f"paired t-test at min_diff {sc['min_diff']:g}" if t == "power" else
+                            f"expected {100 * (1 - sc['alpha']):g}% interval width")
+                    row.update(n_topics=sr.n_topics, lower=sr.n_lower, upper=sr.n_upper,
+                               how=f"{what}, variance {sr.variance}"
+                                   + (f"; 95% interval on n: {sr.interval_method}" if sr.interval_method else ""))
+                    if t == "power":
+                        row.update(sigma2=float(sr.sigma2), variance=sr.variance)
                     row["curve_n_topics"] = _solve_exact(rows, t, v, at)["n_topics"]
                 elif sc["method"] in _CLOSED_FORM:
                     # exact smallest n by bisection, and a 95% interval on n from
@@ -1756,10 +1764,12 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
                             f"so its statistics exist only up to {T // 2} topics, not at {n}")
         if depth and pool:
             ch = pool["choice"]
+            cst = s0["settings"].get("costs") or {}
             buys.append(f"about {ch['judgments_per_topic']:.0f} judgments per topic, "
                         f"{ch['n_topics_needed'] * ch['judgments_per_topic']:.0f} in all; total cost "
-                        f"{ch['total_cost']:.0f}; ranking Kendall tau {ch['kendall_tau_vs_full']:.3f} "
-                        "against the full judgments")
+                        f"{ch['total_cost']:.0f} ({cst.get('topic', 0):g} per topic created + "
+                        f"{cst.get('judgment', 1):g} per judgment); ranking Kendall tau "
+                        f"{ch['kendall_tau_vs_full']:.3f} against the full judgments")
             buys.append("the rates above are from the full judgments; the pool study re-scores at "
                         "each depth (tables/pool.csv)")
             buys.append(f"depth chosen by the pool study of every target (method {pool['method']}): "
@@ -2043,8 +2053,11 @@ def _honest_paragraphs(scens: list[dict]) -> list[str]:
                    f"scored on **{h['n_topics']} topics**{filtered}; the mean score over systems and "
                    f"topics is {h['grand_mean']:.3f}, the best system ({h['best_system']}) has mean "
                    f"{h['best_mean']:.3f}.")
-        out.append(f"**Sampling error (paired resampling of topics).** The best system leads the second "
-                   f"({h['second_system']}, {h['second_mean']:.3f}) by {h['diff_top2']:.3f}, "
+        same = h.get("identical_to_best") or []
+        dup = (f" ({', '.join(same)}, identical to the best on every topic, {'is' if len(same) == 1 else 'are'} "
+               "skipped)" if same else "")
+        out.append(f"**Sampling error (paired resampling of topics).** The best system leads the second"
+                   f"{dup} ({h['second_system']}, {h['second_mean']:.3f}) by {h['diff_top2']:.3f}, "
                    f"{h['interval']} [{h['diff_top2_lo']:.3f}, {h['diff_top2_hi']:.3f}]; "
                    f"reversal rate of that pair {h['reversal_top2']:.3f}. Over all pairs the mean reversal "
                    f"rate at {h['n_topics']} topics is {h['reversal_mean_pairs']:.3f}, and "

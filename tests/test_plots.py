@@ -221,3 +221,13 @@ def test_paired_plot_one_row_per_comparison_with_unbounded_ends():
     assert lo < -30 and hi > 300 and any(type(c).__name__ == "Annotation" for c in ax.get_children())
     with pytest.raises(ParameterError, match="verdict"):
         plots.plot_paired(df.drop(columns="verdict"))
+
+
+def test_required_topics_draws_the_interval_on_n_as_error_bars():
+    tg = pd.DataFrame({"scenario": ["a", "a", "b"], "target": ["swap_rate", "erho2", "swap_rate"],
+                       "n_topics": [100, 30, 60], "lower": [70, 20, None], "upper": [150, 45, None]},
+                      dtype=object)        # as a study's table: None, not NaN, where there is no interval
+    ax = plots.plot_required_topics(tg).axes[0]
+    segs = [seg for c in ax.collections for seg in getattr(c, "get_segments", lambda: [])()]
+    spans = sorted((round(s[0][0]), round(s[1][0])) for s in segs if len(s) == 2 and s[0][1] == s[1][1])
+    assert (70, 150) in spans and (20, 45) in spans and len(spans) == 2    # b has no interval

@@ -313,8 +313,10 @@ def test_honest_paired_bootstrap_on_hand_made_scores():
     x = np.array([[0.5, 0.6, 0.7, 0.8, 0.9], [0.4, 0.5, 0.6, 0.7, 0.8], [0.5, 0.6, 0.7, 0.8, 0.9]])
     m = ScoreMatrix.build(x, ["a", "b", "c"], list("12345"), warn=False)
     h = _honest(m, np.random.default_rng(1), 200, 0.05)
-    assert h["best_system"] == "a" and h["second_system"] == "c"
-    assert h["reversal_top2"] == 0.5   # tie: half
+    # c is identical to the best on every topic: skipped as "the second" (report audit), named
+    assert h["best_system"] == "a" and h["second_system"] == "b" and h["identical_to_best"] == ["c"]
+    assert h["reversal_top2"] == 0.0
+    assert h["reversal_mean_pairs"] == pytest.approx(0.5 / 3)   # the a = c tie counts half
     mb = m.take(systems=["a", "b"])
     h2 = _honest(mb, np.random.default_rng(1), 200, 0.05)
     assert h2["diff_top2_lo"] == pytest.approx(0.1) and h2["diff_top2_hi"] == pytest.approx(0.1)
@@ -1183,3 +1185,15 @@ def test_honest_statement_names_pool_bias_of_the_grid_s_other_collections():
     paras = run_study(doc, quiet=True, write=False).results["honest"]["paragraphs"]
     other = [p for p in paras if p.startswith("**Pool bias on dl20-passage.**")]
     assert len(other) == 1 and "lowest 0.569 (DoRA_Large_1k)" in other[0]
+
+
+def test_honest_statement_skips_a_runner_up_identical_to_the_best():
+    # DL 2019 RR(rel=2): idst_bert_p2 = idst_bert_p1 (the best), so "the best leads the second by
+    # 0.000, interval [0, 0], reversal 0.5" said nothing (report audit)
+    from planner import datasets
+
+    with pytest.warns(Warning):
+        m = datasets.load("dl19-passage", measure="RR(rel=2)")
+    h = _honest(m, np.random.default_rng(1), 200, 0.05)
+    assert h["best_system"] == "idst_bert_p1" and h["identical_to_best"] == ["idst_bert_p2"]
+    assert h["second_system"] not in ("idst_bert_p1", "idst_bert_p2") and h["diff_top2"] > 0
