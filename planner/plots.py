@@ -274,14 +274,15 @@ def plot_required_topics(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> 
     h = 0.8 / max(1, len(targets))
     for j, tg in enumerate(targets):
         sub = frame[frame["target"].astype(str) == tg].set_index("scenario")
-        vals = np.array([float(sub["n_topics"].get(s, np.nan)) if s in sub.index else np.nan for s in scen])
+        import pandas as pd
+
+        need = pd.to_numeric(sub["n_topics"], errors="coerce")        # None (not reached) -> NaN
+        vals = np.array([float(need.get(s, np.nan)) if s in sub.index else np.nan for s in scen])
         y = np.arange(len(scen)) + j * h
         shown = np.where(np.isfinite(vals), vals, 0.0)
         bars = ax.barh(y, shown, height=h, label=tg)
         if {"lower", "upper"} <= set(sub.columns):
             # the 95% interval on n where the target has one (an unbounded end is left out)
-            import pandas as pd
-
             num = {c: pd.to_numeric(sub[c], errors="coerce") for c in ("lower", "upper")}   # None -> NaN
             lo = np.array([float(num["lower"].get(s, np.nan)) if s in sub.index else np.nan for s in scen])
             hi = np.array([float(num["upper"].get(s, np.nan)) if s in sub.index else np.nan for s in scen])

@@ -231,3 +231,7 @@ def test_required_topics_draws_the_interval_on_n_as_error_bars():
     segs = [seg for c in ax.collections for seg in getattr(c, "get_segments", lambda: [])()]
     spans = sorted((round(s[0][0]), round(s[1][0])) for s in segs if len(s) == 2 and s[0][1] == s[1][1])
     assert (70, 150) in spans and (20, 45) in spans and len(spans) == 2    # b has no interval
+    # a study's table has None where no count was reached (a traceback in planner study)
+    none = pd.DataFrame({"scenario": ["a"], "target": ["ci_width"], "n_topics": [None], "lower": [None],
+                         "upper": [None]}, dtype=object)
+    assert "not reached" in [t.get_text().strip() for t in plots.plot_required_topics(none).axes[0].texts]
