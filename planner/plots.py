@@ -128,6 +128,8 @@ def plot_curve(frame: "pd.DataFrame", y: str, *, by: str | None = "scenario", ba
         x = sub["n_topics"].to_numpy(dtype=float)
         yy = sub[y].to_numpy(dtype=float)
         label = (str(g) if g is not None else y) + label_suffix
+        if not np.isfinite(yy).any():
+            label = "_nolegend_"     # drawn (nothing shows) but kept out of the legend: no such curve
         marker = "o" if len(groups) <= 10 else _MARKERS[i % len(_MARKERS)]
         (line,) = ax.plot(x, yy, marker=marker, markersize=3, linestyle=linestyle, label=label,
                           color=colors[i])
@@ -147,9 +149,17 @@ def plot_curve(frame: "pd.DataFrame", y: str, *, by: str | None = "scenario", ba
     if title:
         ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    if legend and (len(ax.get_lines()) > 1 or by is not None):
-        _legend(ax, len(ax.get_lines()), owned=owned, table="curves.csv")
+    named = [ln for ln in ax.get_lines() if not str(ln.get_label()).startswith("_")]
+    if legend and named and (len(named) > 1 or by is not None):
+        _legend(ax, len(named), owned=owned, table="curves.csv")
     return fig
+
+
+def _numeric(values) -> np.ndarray:
+    """Float values of a column that may hold None."""
+    import pandas as pd
+
+    return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
 
 
 def _second_style(fig, ax, frame, by, column: str, first: str, second: str, *, owned: bool,
@@ -179,9 +189,13 @@ def _second_style(fig, ax, frame, by, column: str, first: str, second: str, *, o
         names = [first, second] if g is None else [f"{g} {first}", f"{g} {second}"]
         _legend(ax2, 2, owned=owned, table="curves.csv", handles=ax2.get_lines()[-2:], labels=names)
         return
-    handles = solid[:len(groups)] + [Line2D([], [], color="black", linestyle="-", marker="o", markersize=3),
-                                     Line2D([], [], color="black", linestyle="--", marker="x", markersize=3)]
-    labels = [str(g) for g, _ in groups] + [f"solid: {first}", f"dashed: {second}"]
+    # groups with neither curve (e.g. a stratified scenario has no pair rates) stay out of the legend
+    has = [(i < len(solid) and bool(np.isfinite(np.asarray(solid[i].get_ydata(), dtype=float)).any()))
+           or bool(np.isfinite(_numeric(sub[column])).any()) for i, (_, sub) in enumerate(groups)]
+    handles = [h for h, k in zip(solid[:len(groups)], has) if k] + [
+        Line2D([], [], color="black", linestyle="-", marker="o", markersize=3),
+        Line2D([], [], color="black", linestyle="--", marker="x", markersize=3)]
+    labels = [str(g) for (g, _), k in zip(groups, has) if k] + [f"solid: {first}", f"dashed: {second}"]
     if len(groups) > LEGEND_MAX:
         _legend(ax2, len(groups), owned=owned, table="curves.csv")
     else:

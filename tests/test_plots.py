@@ -235,3 +235,13 @@ def test_required_topics_draws_the_interval_on_n_as_error_bars():
     none = pd.DataFrame({"scenario": ["a"], "target": ["ci_width"], "n_topics": [None], "lower": [None],
                          "upper": [None]}, dtype=object)
     assert "not reached" in [t.get_text().strip() for t in plots.plot_required_topics(none).axes[0].texts]
+
+
+def test_scenarios_without_a_curve_stay_out_of_the_legend():
+    # dl-stratified: the stratified scenarios have no pair rates, yet were listed in the swap and
+    # Kendall tau legends (report audit)
+    f = _curves()
+    f.loc[f["scenario"] == "b", ["swap_rate_mean", "reversal_rate_mean", "kendall_tau_mean"]] = None
+    for fig in (plots.plot_kendall_tau(f), plots.plot_swap_reversal(f)):
+        texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        assert "a" in texts and "b" not in texts
