@@ -1460,6 +1460,22 @@ def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dic
                     row.update(n_topics=tr.n_topics, lower=tr.lower, upper=tr.upper,
                                how=f"{sc['method']}: smallest n meeting the target (plan.size_for_target)"
                                    + f"; 95% interval on n: {tr.interval_method}")
+                    if tr.identical_pairs:
+                        # identical runs are permanent ties (swap 0.5 at every n): what the target
+                        # needs with one run of each identical group kept
+                        groups = m2.identical_systems()
+                        drop = {name for g in groups for name in g[1:]}
+                        keep = [x for x in m2.systems if x not in drop]
+                        if len(keep) >= 2:
+                            with warnings.catch_warnings():
+                                warnings.simplefilter("ignore")
+                                tr2 = size_for_target(m2.take(systems=keep), target=t, value=v,
+                                                      method=sc["method"],
+                                                      variance=sc["variance"] if sc["method"] == "analytic"
+                                                      else "pair", min_diff=sc["min_diff"], alpha=sc["alpha"],
+                                                      resamples=0)
+                            row.update(identical_pairs=int(tr.identical_pairs),
+                                       duplicate_runs=sorted(drop), n_without_duplicates=tr2.n_topics)
                     if tr.resampled_n is not None and seed is not None:
                         row["_resampled_n"] = tr.resampled_n     # for _paired_measures; not written
                     row["curve_n_topics"] = _solve_exact(rows, t, v, at)["n_topics"]
@@ -1683,12 +1699,19 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
                      "judgments already made, not what a deeper pool would find; the depth comparison holds "
                      "for these judgments only.")
         binding = max((t for t in s0["targets"] if t["n_topics"] is not None), key=lambda t: t["n_topics"])
+        dup_note = ""
+        if binding.get("identical_pairs") and binding.get("n_without_duplicates") is not None:
+            dup_note = (f" {binding['identical_pairs']} pair(s) of systems are identical runs, each a tie "
+                        f"that keeps a swap and reversal rate of 0.5 at any topic count; with one run of "
+                        f"each identical group ({len(binding['duplicate_runs'])} duplicate run(s) left "
+                        f"out) the target needs {binding['n_without_duplicates']} topics.")
         if not depth:
             text += f" The binding target is {binding['target']} {binding['value']:g}"
             if binding.get("lower") is not None and binding.get("upper") is not None:
                 text += (f" (95% interval on n: {int(binding['lower'])} to {int(binding['upper'])}, "
                          "from the uncertainty of the collection's own estimates)")
             text += "."
+        text += dup_note
     top = max(s0["settings"]["topics"])
     if n_show is not None and n_show > top and not (pool and pool.get("choice")):
         text += (f" That count is beyond the largest topic count studied ({top}): it comes from the "

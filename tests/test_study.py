@@ -1197,3 +1197,26 @@ def test_honest_statement_skips_a_runner_up_identical_to_the_best():
     h = _honest(m, np.random.default_rng(1), 200, 0.05)
     assert h["best_system"] == "idst_bert_p1" and h["identical_to_best"] == ["idst_bert_p2"]
     assert h["second_system"] not in ("idst_bert_p1", "idst_bert_p2") and h["diff_top2"] > 0
+
+
+def test_answer_gives_the_count_without_duplicate_runs(tmp_path, small_scores):
+    # CLEF P_10: 6 pairs of identical runs, each a permanent tie, were part of the 351 topics
+    # with no word on how much (report audit); the answer now gives the count without them
+    from planner.plan import size_for_target
+
+    wide = pd.read_csv(small_scores, dtype={"topic": str}).set_index("topic")
+    first = wide.columns[0]
+    wide["copy_of_first"] = wide[first]
+    f = tmp_path / "dup.csv"
+    wide.to_csv(f)
+    doc = {"collection": {"scores": str(f)}, "method": "analytic", "topics": [5, 10], "seed": 1,
+           "targets": [{"target": "swap_rate", "value": 0.1}]}
+    with pytest.warns(Warning):
+        res = run_study(doc, quiet=True, write=False)
+    (t,) = res.results["scenarios"][0]["targets"]
+    want = size_for_target(pd.read_csv(small_scores, dtype={"topic": str}).set_index("topic").reset_index(),
+                           target="swap_rate", value=0.1, resamples=0).n_topics
+    assert t["identical_pairs"] == 1 and t["duplicate_runs"] == ["copy_of_first"]
+    assert t["n_without_duplicates"] == want != t["n_topics"]
+    assert (f"1 pair(s) of systems are identical runs" in res.answer["text"]
+            and f"the target needs {want} topics" in res.answer["text"])
