@@ -1748,7 +1748,13 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
                          ("power_mean", pw_lab)):
             v = (at_n.get(n_show) or {}).get(col)
             if _finite(v):
-                buys.append(f"{lab}: {v:.3f}")
+                extra = ""
+                if col == "ci_width_median":
+                    # the width is the whole interval: a pair's difference is pinned down to +- half
+                    md = s0["settings"]["min_diff"]
+                    extra = (f" (a pair's difference known to +-{v / 2:.3f}, "
+                             + ("below" if v / 2 < md else "not below") + f" min_diff {md:g})")
+                buys.append(f"{lab}: {v:.3f}{extra}")
         for t in s0["targets"]:
             if t["target"] == "power" and _finite(t.get("sigma2")):
                 # the power target's own definition: one pair with the planning variance
