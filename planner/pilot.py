@@ -763,15 +763,13 @@ class Validation:
 
 
 def _as_scores(scores):
-    from .scores import ScoreMatrix
+    """What :func:`planner.fit` and :func:`planner.predict` accept: a ScoreMatrix, a path, a wide
+    DataFrame (rows topics) or a systems x topics array; anything else is a ParameterError."""
+    from .variance import _as_matrix
 
-    if isinstance(scores, ScoreMatrix):
-        return scores
-    if isinstance(scores, (str, bytes)) or hasattr(scores, "__fspath__"):
-        from .collection import load_scores
-
-        return load_scores(scores)
-    raise ParameterError(f"expected a ScoreMatrix or a path, got {type(scores).__name__}", parameter="scores")
+    if isinstance(scores, bytes):
+        scores = scores.decode()
+    return _as_matrix(scores, "scores")
 
 
 def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rng=None,

@@ -546,3 +546,19 @@ def test_validate_takes_one_method_name_as_a_string():
     one = validate(sm, pilot=10, topics=[5], repeats=2, rng=3, subsets=20, methods="analytic")
     listed = validate(sm, pilot=10, topics=[5], repeats=2, rng=3, subsets=20, methods=["analytic"])
     assert one.methods == ("analytic",) and one.to_dict() == listed.to_dict()
+
+
+def test_validate_reads_arrays_and_dataframes_as_fit_does():
+    # validate refused what fit, predict and size_for_target accept (API audit)
+    import pandas as pd
+
+    from planner.errors import ParameterError
+
+    x = np.random.default_rng(0).normal(0.4, 0.1, (6, 1)) + np.random.default_rng(1).normal(0, 0.1, (6, 30))
+    kw = dict(pilot=10, topics=[5], repeats=3, subsets=20, rng=2)
+    a = validate(x, **kw)
+    df = pd.DataFrame(x.T, columns=[f"s{i + 1}" for i in range(6)], index=[f"t{j + 1}" for j in range(30)])
+    b = validate(df, **kw)
+    assert a.to_dict()["rows"] == b.to_dict()["rows"]
+    with pytest.raises(ParameterError, match="scores: expected a ScoreMatrix, DataFrame or array"):
+        validate(42, **kw)
