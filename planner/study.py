@@ -2088,8 +2088,12 @@ def _honest_paragraphs(scens: list[dict]) -> list[str]:
         out.append(f"**Sampling error (paired resampling of topics).** The best system leads the second"
                    f"{dup} ({h['second_system']}, {h['second_mean']:.3f}) by {h['diff_top2']:.3f}, "
                    f"{h['interval']} [{h['diff_top2_lo']:.3f}, {h['diff_top2_hi']:.3f}]; "
-                   f"reversal rate of that pair {h['reversal_top2']:.3f}. Over all pairs the mean reversal "
-                   f"rate at {h['n_topics']} topics is {h['reversal_mean_pairs']:.3f}, and "
+                   f"reversal rate of that pair {h['reversal_top2']:.3f}. Over all pairs the mean bootstrap "
+                   f"reversal rate at {h['n_topics']} topics (the share of topic resamples that order a pair "
+                   "against the collection, whose order is taken as given here"
+                   + (", unlike the predictive curves" if str(s0["settings"]["method"]).startswith("predictive")
+                      else "")
+                   + f") is {h['reversal_mean_pairs']:.3f}, and "
                    f"{100 * h['pairs_reversal_over_5pct']:.0f}% of pairs reverse in more than 5% of resamples.")
         js = h.get("judged_share")
         if js is None:
