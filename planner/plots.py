@@ -27,8 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = ["plot_curve", "plot_ci_width", "plot_swap_reversal", "plot_kendall_tau", "plot_power",
-           "plot_generalizability",
-           "plot_required_topics", "plot_components", "plot_pool_depth", "plot_budget"]
+           "plot_generalizability", "plot_panels",
+           "plot_required_topics", "plot_paired", "plot_components", "plot_pool_depth", "plot_budget"]
 
 _LINESTYLES = ["-", "--", ":", "-."]
 
@@ -274,6 +274,44 @@ def plot_generalizability(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by
     if "phi" in frame.columns:
         _second_style(fig, ax, frame, by, "phi", "Erho2", "Phi", owned=owned, bands=("phi_lo", "phi_hi"))
     _target_lines(fig, ax, targets)
+    return fig
+
+
+def plot_panels(frame: "pd.DataFrame", plot, panels, *, by: str = "scenario", ncols: int = 2,
+                **kwargs) -> "Figure":
+    """One panel per value of ``panels`` (a mapping ``by`` value -> panel name, e.g.
+    scenario -> collection), each drawn by ``plot`` (one of the curve functions above, e.g.
+    :func:`plot_kendall_tau`) on the rows of that panel, with a shared y axis. The panel
+    name is the panel's title and is cut from the front of the group labels
+    (``"dl19-passage, AP, none"`` -> ``"AP, none"``); the plot's own title becomes the
+    figure's. Rows whose ``by`` value has no panel are left out. ``kwargs`` go to ``plot``.
+    With one panel this is ``plot`` on that panel's rows, unchanged (without any, on all rows)."""
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    _need(frame, [by], "plot_panels")
+    names = pd.Series([panels.get(v) for v in frame[by]], index=frame.index, dtype=object)
+    order = [p for p in dict.fromkeys(names) if p is not None]
+    if len(order) <= 1:
+        return plot(frame if not order else frame[names == order[0]], **kwargs)
+    ncols = max(1, min(int(ncols), len(order)))
+    nrows = -(-len(order) // ncols)
+    fig = Figure(figsize=(6.4 * ncols, 4.0 * nrows + 0.4), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, sharey=True, squeeze=False)).ravel()
+    title = ""
+    for ax, name in zip(axes, order):
+        sub = frame[names == name].copy()
+        prefix = f"{name}, "
+        sub[by] = [str(v)[len(prefix):] if str(v).startswith(prefix) and len(str(v)) > len(prefix) else v
+                   for v in sub[by]]
+        plot(sub, ax=ax, **kwargs)
+        title = ax.get_title() or title
+        ax.set_title(str(name))
+        ax.yaxis.set_tick_params(labelleft=True)
+    for ax in axes[len(order):]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title)
     return fig
 
 

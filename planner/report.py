@@ -281,6 +281,14 @@ def _inline(text: str) -> str:
 
 
 # ------------------------------------------------------------------ figures
+def _collection_panels(tables: Mapping[str, "pd.DataFrame"]) -> dict:
+    """Scenario -> collection from the scenarios table (empty without one)."""
+    sc = tables.get("scenarios")
+    if sc is None or not {"scenario", "collection"} <= set(sc.columns):
+        return {}
+    return {str(s): str(c) for s, c in zip(sc["scenario"], sc["collection"])}
+
+
 def _render_figures(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> dict[str, bytes]:
     import matplotlib
 
@@ -304,13 +312,18 @@ def _render_figures(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> dict[
             continue
         lines = _TARGET_LINES.get(name)
         tg = tables.get("targets")
+        kw = {}
         if lines and tg is not None and len(tg) and {"target", "value"} <= set(tg.columns):
             # the targets the study set, as reference lines (at most 3 values each)
             vals = {lab: sorted({float(v) for v in tg.loc[tg["target"] == t, "value"]})
                     for t, lab in lines.items()}
-            fig = getattr(plots, func)(df, targets={k: v for k, v in vals.items() if 0 < len(v) <= 3})
+            kw["targets"] = {k: v for k, v in vals.items() if 0 < len(v) <= 3}
+        panels = _collection_panels(tables) if table == "curves" else {}
+        if len(set(panels.values())) > 1 and "scenario" in df.columns:
+            # one panel per collection: different topic populations, and fewer lines per panel
+            fig = plots.plot_panels(df, getattr(plots, func), panels, **kw)
         else:
-            fig = getattr(plots, func)(df)
+            fig = getattr(plots, func)(df, **kw)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
         pngs[name] = buf.getvalue()
@@ -383,6 +396,10 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         doc.h(2, "Curves against topic count")
         doc.p("Rates are means over all system pairs; the interval width is the median (and 90th "
               "percentile) over pairs. Each scenario names the variance that drives its numbers.")
+        colls = list(dict.fromkeys(_collection_panels(tables).values()))
+        if len(colls) > 1:
+            doc.p(f"Each figure has one panel per collection ({', '.join(colls)}), with a shared y axis; "
+                  "a panel's legend leaves out its collection's name.")
         for f in ("ci_width", "swap_reversal", "kendall_tau", "power", "generalizability"):
             if f in figures:
                 doc.fig(f, FIGURES[f][2])

@@ -245,3 +245,27 @@ def test_scenarios_without_a_curve_stay_out_of_the_legend():
     for fig in (plots.plot_kendall_tau(f), plots.plot_swap_reversal(f)):
         texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
         assert "a" in texts and "b" not in texts
+
+
+def test_panels_one_per_collection_with_shared_y_and_short_labels():
+    df = _curves()
+    df = pd.concat([df.assign(scenario="c1, " + df.scenario), df.assign(scenario="c2, " + df.scenario,
+                                                                        kendall_tau_mean=df.kendall_tau_mean - .1)])
+    panels = {"c1, a": "c1", "c1, b": "c1", "c2, a": "c2", "c2, b": "c2"}
+    fig = plots.plot_panels(df, plots.plot_kendall_tau, panels, targets={"tau": [0.9]})
+    axes = [a for a in fig.axes if a.get_visible()]
+    assert [a.get_title() for a in axes] == ["c1", "c2"]
+    assert fig._suptitle.get_text() == "Ranking agreement between two topic sets"
+    for a, shift in zip(axes, (0.0, 0.1)):
+        named = [ln for ln in a.get_lines() if not ln.get_label().startswith("_")]
+        assert [ln.get_label() for ln in named] == ["a", "b"]            # the collection cut from the label
+        assert list(named[0].get_ydata()) == pytest.approx([.6 - shift, .8 - shift, .9 - shift])
+    assert axes[0].get_shared_y_axes().joined(axes[0], axes[1])
+    # one panel: the plain figure
+    one = plots.plot_panels(df, plots.plot_kendall_tau, {"c1, a": "c1", "c1, b": "c1"})
+    assert len(one.axes) == 1 and len([ln for ln in one.axes[0].get_lines()]) == 2
+    # three panels in two columns: the fourth axes is hidden
+    three = plots.plot_panels(df.assign(scenario=df.scenario.str.replace("c2, b", "c3, b")),
+                              plots.plot_swap_reversal, {"c1, a": "c1", "c1, b": "c1", "c2, a": "c2", "c3, b": "c3"})
+    assert [a.get_title() for a in three.axes if a.get_visible()] == ["c1", "c2", "c3"]
+    assert sum(not a.get_visible() for a in three.axes) == 1

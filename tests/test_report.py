@@ -199,3 +199,29 @@ def test_table_numbers_have_one_style_per_magnitude():
     assert [f(9418.488), f(15323.16), f(32760.4), f(561.8), f(0.09598), f(9.209e-05)] == \
         ["9418", "15323", "32760", "561.8", "0.09598", "9.209e-05"]
     assert [f(107.0), f(2.5e9), f(float("nan")), f(None), f(True)] == ["107", "2.5e+09", "–", "–", "yes"]
+
+
+def test_curve_figures_get_one_panel_per_collection(tmp_path, monkeypatch):
+    from planner import plots
+
+    calls = []
+    real = plots.plot_panels
+
+    def spy(frame, plot, panels, **kw):
+        fig = real(frame, plot, panels, **kw)
+        calls.append((plot.__name__, [a.get_title() for a in fig.axes if a.get_visible()]))
+        return fig
+
+    monkeypatch.setattr(plots, "plot_panels", spy)
+    t = _tables()
+    t["scenarios"] = pd.DataFrame({"scenario": ["a", "b"], "collection": ["dl19", "dl20"]})
+    out = report.write_report(RESULTS, tmp_path / "r", tables=t, provenance={"seed": 3})
+    assert sorted(c[0] for c in calls) == sorted(["plot_ci_width", "plot_swap_reversal", "plot_kendall_tau",
+                                                  "plot_power"])
+    assert all(titles == ["dl19", "dl20"] for _, titles in calls)
+    assert "one panel per collection (dl19, dl20)" in (out / "report.md").read_text()
+    # one collection: no panels, no sentence
+    calls.clear()
+    t["scenarios"] = pd.DataFrame({"scenario": ["a", "b"], "collection": ["dl19", "dl19"]})
+    out = report.write_report(RESULTS, tmp_path / "r1", tables=t, provenance={"seed": 3})
+    assert calls == [] and "one panel per collection" not in (out / "report.md").read_text()
