@@ -1473,9 +1473,13 @@ def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dic
                                                       method=sc["method"],
                                                       variance=sc["variance"] if sc["method"] == "analytic"
                                                       else "pair", min_diff=sc["min_diff"], alpha=sc["alpha"],
-                                                      resamples=0)
+                                                      resamples=nres, rng=copy.deepcopy(target_base))
+                            # the same topic resamples as the count with the duplicates (the
+                            # stream depends on the seed and the topic list, not on the systems)
                             row.update(identical_pairs=int(tr.identical_pairs),
-                                       duplicate_runs=sorted(drop), n_without_duplicates=tr2.n_topics)
+                                       duplicate_runs=sorted(drop), n_without_duplicates=tr2.n_topics,
+                                       n_without_duplicates_lower=tr2.lower,
+                                       n_without_duplicates_upper=tr2.upper)
                     if tr.resampled_n is not None and seed is not None:
                         row["_resampled_n"] = tr.resampled_n     # for _paired_measures; not written
                     row["curve_n_topics"] = _solve_exact(rows, t, v, at)["n_topics"]
@@ -1704,7 +1708,11 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
             dup_note = (f" {binding['identical_pairs']} pair(s) of systems are identical runs, each a tie "
                         f"that keeps a swap and reversal rate of 0.5 at any topic count; with one run of "
                         f"each identical group ({len(binding['duplicate_runs'])} duplicate run(s) left "
-                        f"out) the target needs {binding['n_without_duplicates']} topics.")
+                        f"out) the target needs {binding['n_without_duplicates']} topics"
+                        + (f" (95% interval on n: {int(binding['n_without_duplicates_lower'])} to "
+                           f"{int(binding['n_without_duplicates_upper'])})"
+                           if binding.get("n_without_duplicates_lower") is not None
+                           and binding.get("n_without_duplicates_upper") is not None else "") + ".")
         if not depth:
             text += f" The binding target is {binding['target']} {binding['value']:g}"
             if binding.get("lower") is not None and binding.get("upper") is not None:

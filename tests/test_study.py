@@ -1220,3 +1220,9 @@ def test_answer_gives_the_count_without_duplicate_runs(tmp_path, small_scores):
     assert t["n_without_duplicates"] == want != t["n_topics"]
     assert (f"1 pair(s) of systems are identical runs" in res.answer["text"]
             and f"the target needs {want} topics" in res.answer["text"])
+    # its interval on n comes from the same topic resamples as the target's own
+    lo, hi = t["n_without_duplicates_lower"], t["n_without_duplicates_upper"]
+    assert lo is not None and hi is not None and lo <= want <= hi and (lo, hi) != (t["lower"], t["upper"])
+    assert f"the target needs {want} topics (95% interval on n: {lo} to {hi})" in res.answer["text"]
+    again = run_study(doc, quiet=True, write=False).results["scenarios"][0]["targets"][0]
+    assert (again["n_without_duplicates_lower"], again["n_without_duplicates_upper"]) == (lo, hi)
