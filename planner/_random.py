@@ -10,6 +10,8 @@ many jobs run in parallel.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from .errors import ParameterError
@@ -39,3 +41,30 @@ def seed_of(rng: int | np.random.Generator | None) -> int | None:
     if isinstance(rng, (int, np.integer)):
         return int(rng)
     return None
+
+
+def draw_seed() -> int:
+    """A fresh integer seed in ``[0, 2^31)`` for a call made with ``rng=None``: recorded in
+    the result, it repeats the run (the CLI draws its seeds the same way)."""
+    import secrets
+
+    return secrets.randbelow(2 ** 31)
+
+
+def seed_to_use(rng: int | np.random.Generator | None) -> int | np.random.Generator:
+    """``rng`` itself (checked), or a drawn seed (:func:`draw_seed`) when it is None."""
+    if rng is None:
+        return draw_seed()
+    as_generator(rng)       # a bad rng is an error before any work
+    return rng
+
+
+def keyed_stream(parent: int | np.random.Generator, key: str) -> np.random.Generator:
+    """An independent stream named ``key``, derived from ``parent``'s seed sequence without
+    advancing it: the same parent and key give the same stream whatever other keys are drawn,
+    and in whatever order (unlike :func:`child_streams`, whose children depend on their
+    position). Used where the work items are named (methods, scenarios), not numbered."""
+    ss = as_generator(parent).bit_generator.seed_seq
+    k = int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big")
+    return np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, k),
+                                                        pool_size=ss.pool_size))

@@ -362,6 +362,11 @@ def _size_target(args) -> int:
     if not dstudy and ((args.resamples is None or args.resamples > 0)
                        or method in ("bootstrap", "subsample", "parametric")):
         _draw_seed(args)
+    elif args.seed is not None:
+        raise ParameterError("not used: nothing is drawn at random (" + (
+            f"the {name} target is a closed-form D-study" if dstudy else
+            f"--resamples 0 asks for no interval on n, and method {method} is a closed form") + ")",
+            parameter="--seed")
     simulated = method in ("bootstrap", "subsample", "parametric")
     if simulated:
         # no interval on n for these: --resamples is the simulation's size, as in planner predict
@@ -554,8 +559,11 @@ def _cmd_predict(args) -> int:
     topics = parse_int_list(args.topics, option="--topics", minimum=2)
     if args.allocation is not None and args.strata is None and args.allocation != "uniform":
         raise ParameterError("needs --strata FILE", parameter="--allocation")
-    from .simulate import PREDICTIVE
+    from .simulate import CLOSED_FORM, PREDICTIVE
 
+    if args.seed is not None and args.method in CLOSED_FORM:
+        raise ParameterError(f"not used with --method {args.method} (a closed form: nothing is drawn at random)",
+                             parameter="--seed")
     if args.strata is not None and args.allocation in (None, "stratified", "proportional", "optimal") \
             and (args.method in PREDICTIVE or args.method == "parametric"):
         raise ParameterError(f"method {args.method!r}{' (the default)' if args.method == 'predictive' else ''} "

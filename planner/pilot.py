@@ -798,13 +798,15 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
     ``planner.simulate.predict(pilot_scores, topics=..., method=name, rng=...)``.
 
     Randomness: repeat ``r`` uses the ``r``-th child stream of ``rng`` for its
-    split, its held-out subsets and any resampling method, so results do not
-    depend on how many repeats are run together.
+    split, its held-out subsets and any resampling method (each method a stream keyed on
+    its name), so results do not depend on how many repeats are run together, nor a
+    method's numbers on which other methods are listed. ``rng=None`` draws a seed and
+    records it (``seed``), so the run can be repeated.
 
     Memory: about ``2e6`` float64 working values plus ``S * T`` and
     ``subsets * R`` index values; see :func:`observed_rates`.
     """
-    from ._random import child_streams, seed_of
+    from ._random import child_streams, keyed_stream, seed_of, seed_to_use
 
     sm = _as_scores(scores)
     if sm.has_missing:
@@ -842,6 +844,7 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
         if m not in known:
             raise ParameterError(f"unknown method {m!r}; expected one of {', '.join(known)}", parameter="methods")
 
+    rng = seed_to_use(rng)
     a, b = pair_index(S)
     need_kurtosis = any(INTERNAL_METHODS.get(m) and INTERNAL_METHODS[m][2] for m in methods)
     pred = {k: {m: np.empty((repeats, t.size)) for m in methods} for k in STATISTICS}
@@ -862,7 +865,8 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
         for m in methods:
             if m not in INTERNAL_METHODS and pilot_sm is None:
                 pilot_sm = sm.collapse_variants().take(topics=pi)
-            p = _predict_means(m, dbar, s2, kurt, int(pilot), t, scores_pilot=pilot_sm, rng=g_method,
+            p = _predict_means(m, dbar, s2, kurt, int(pilot), t, scores_pilot=pilot_sm,
+                               rng=None if m in INTERNAL_METHODS else keyed_stream(g_method, m),
                                prior_options={"grid": grid})
             for k in STATISTICS:
                 pred[k][m][r] = p[k]

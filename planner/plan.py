@@ -77,7 +77,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from ._json import plain
-from ._random import as_generator, seed_of
+from ._random import as_generator, draw_seed, seed_of, seed_to_use
 from .errors import DegenerateDataWarning, InputError, ParameterError
 from .pilot import INTERNAL_METHODS as _PILOT_METHODS
 from .variance import _anova_components as _variance_anova  # noqa: PLC2701 - same package
@@ -325,13 +325,6 @@ def _smallest_n_vec(ok, size: int, n_min: int = 2, n_max: int = N_MAX) -> np.nda
     out = hi.astype(float)
     out[inf] = np.inf
     return out
-
-
-def _fresh_seed() -> int:
-    """A fresh integer seed, recorded in the result so that its numbers can be repeated."""
-    import secrets
-
-    return secrets.randbelow(2 ** 31)
 
 
 def _smallest_n(ok, n_min: int, n_max: int = N_MAX) -> int | None:
@@ -605,6 +598,7 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, v
     if resamples == 0 or res.solved_for != "n_topics" or not hasattr(variance, "topic_scores"):
         return res
     interval = _check_prob(interval, "interval")
+    rng = seed_to_use(rng)      # a drawn seed when None, recorded so that the interval can be repeated
     vals = _values(variance)
     kind, _ = _parse_selector(variance_selector)
     paired = res.design in PAIRED_DESIGNS
@@ -1051,6 +1045,9 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
                              f"got {variance!r}", parameter="variance")
     scores = _as_scores(scores)
     vals = _values(scores)
+    if rng is None and ((resamples > 0 and target not in ("erho2", "phi"))
+                        or method in ("bootstrap", "subsample", "parametric")):
+        rng = draw_seed()       # recorded, so that the interval (or simulation) can be repeated
     seed = seed_of(rng)
     gen = as_generator(rng)
     model = _Model(vals, variance)
@@ -1074,7 +1071,7 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         if seed is None and pred_spec is None:
             # every n is simulated from one integer seed (common random numbers); without one, draw
             # it from the generator given (or fresh), and record it, so the answer can be repeated
-            seed = int(gen.integers(0, 2 ** 31)) if rng is not None else _fresh_seed()
+            seed = int(gen.integers(0, 2 ** 31))
         stat_at = _predict_stat(scores, key=key, method=method, min_diff=min_diff, alpha=alpha,
                                 resamples=int(sim_resamples), rng=seed if seed is not None else 0)
         top = n_max
@@ -1329,6 +1326,7 @@ def judgment_growth(runs, qrels=None, *, depths=(10, 20, 50, 100), subsets: int 
     if len(sizes) < 2:
         raise ParameterError("need at least two subset sizes between 1 and the number of runs",
                              parameter="sizes")
+    rng = seed_to_use(rng)      # a drawn seed when None, recorded so that the fit can be repeated
     seed = seed_of(rng)
     streams = as_generator(rng).spawn(len(sizes))
     run_idx = allr["run"].map({n: i for i, n in enumerate(names)}).to_numpy()
@@ -1381,6 +1379,8 @@ class DepthStudy:
         recommendation: the chosen row (cheapest total cost among depths with tau >= tau_min;
             the deepest when none qualifies) and ``reason`` text.
         n_runs, n_topics, pool_runs, topic_cost, judgment_cost, tau_min.
+        resamples, seed: the topic resamples behind ``n_lower``/``n_upper`` (0: no interval)
+            and the seed they were drawn with (drawn when ``rng`` is None; None for a Generator).
     """
 
     measure: str
@@ -1398,6 +1398,8 @@ class DepthStudy:
     topic_cost: float
     judgment_cost: float
     tau_min: float
+    resamples: int = 0
+    seed: int | None = None
 
     def to_dict(self) -> dict:
         return _plain(asdict(self))
@@ -1443,6 +1445,10 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
     from .measures import _as_runs, score_runs  # noqa: PLC2701
 
     depths = _check_depths(depths)
+    resamples = _interval_resamples(resamples)
+    if resamples > 0:
+        # every depth and target resamples with this seed (common random numbers); recorded
+        rng = seed_to_use(rng)
     from .simulate import CLOSED_FORM as _CF
 
     if method not in _CF:
@@ -1553,7 +1559,8 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
                       targets=tuple(tlist), method=method,
                       rows=tuple(rows), full=full_row, recommendation=rec, n_runs=len(run_map),
                       n_topics=len(topics), pool_runs=tuple(pool_names), topic_cost=float(topic_cost),
-                      judgment_cost=float(judgment_cost), tau_min=float(tau_min))
+                      judgment_cost=float(judgment_cost), tau_min=float(tau_min), resamples=resamples,
+                      seed=seed_of(rng) if resamples > 0 else None)
 
 
 def _align(m_k, full):

@@ -189,7 +189,7 @@ import numpy as np
 from scipy import special, stats
 
 from ._json import plain as _plain
-from ._random import as_generator, seed_of
+from ._random import as_generator, draw_seed, keyed_stream, seed_of
 from .errors import DegenerateDataWarning, ParameterError, PlannerError
 from .scores import ScoreMatrix
 from .variance import _anova_components as anova_components  # noqa: PLC2701 - same package
@@ -408,18 +408,11 @@ def _check_method(method) -> None:
                              parameter="method")
 
 
-def _draw_seed() -> int:
-    """A fresh integer seed in ``[0, 2^31)``, as the CLI draws one (``cli._draw_seed``)."""
-    import secrets
-
-    return secrets.randbelow(2 ** 31)
-
-
 def _seed_to_use(rng, method: str):
     """``rng`` itself, or a drawn integer seed when ``rng`` is None and ``method`` draws
     random numbers, so that the seed can be recorded and the result repeated."""
     if rng is None and method not in CLOSED_FORM:
-        return _draw_seed()
+        return draw_seed()
     as_generator(rng)       # a bad rng is an error before any work
     return rng
 
@@ -1644,8 +1637,8 @@ class ScenarioTable:
             ``filter`` (thresholds or ``None``), ``removed_topics``,
             ``n_collection_topics``, ``topics_needed`` (``None`` when no count of
             the grid meets the target), ``value_at_needed`` and ``note``.
-        curves: scenario name -> :class:`Curve` (each drew from a child stream of the
-            seed, so its own ``seed`` is ``None``).
+        curves: scenario name -> :class:`Curve` (each drew from a stream of the seed keyed
+            on its name, so its own ``seed`` is ``None``).
         seed: the integer seed given, or drawn when ``rng=None`` and the method is
             random (``rng=seed`` repeats the table); ``None`` for a Generator or a
             closed-form method given no seed.
@@ -1706,8 +1699,9 @@ def compare_measures(scores_by_measure: Mapping[str, ScoreMatrix], *, target: st
     ``scores_by_measure`` maps a measure name to its scores (anything :func:`predict`
     accepts); every matrix must hold the same systems. ``topics`` defaults to
     :func:`default_grid`; ``options`` go to :func:`predict` (an option it does not take
-    is a :class:`ParameterError` naming it). Each measure gets its own child random
-    stream of ``rng`` (in the mapping's order); the table records the seed
+    is a :class:`ParameterError` naming it). Each measure gets its own random stream,
+    keyed on its name, so its numbers do not depend on the other measures listed or their
+    order; the table records the seed
     (:attr:`ScenarioTable.seed`, drawn when ``rng=None`` and the method is random).
     """
     _check_target(target, value)
@@ -1722,9 +1716,10 @@ def compare_measures(scores_by_measure: Mapping[str, ScoreMatrix], *, target: st
                                  parameter="scores_by_measure")
     _check_method(method)
     rng = _seed_to_use(rng, method)
-    streams = as_generator(rng).spawn(len(mats))
+    base = as_generator(rng).spawn(1)[0]
     rows, curves = [], {}
-    for (name, mat), g in zip(mats.items(), streams):
+    for name, mat in mats.items():
+        g = keyed_stream(base, name)       # a measure's numbers do not depend on the others listed
         grid = _topics_list(topics) if topics is not None else default_grid(mat.n_topics, method)
         c = predict(mat, topics=grid, method=method, rng=g, keep_pairs=False, **options)
         curves[name] = c
@@ -1746,9 +1741,10 @@ def scenarios(scores, *, target: str = "swap_rate", value: float = 0.05,
     or dicts of :func:`filter_informative` thresholds (``lo``, ``hi``,
     ``min_spread``); each row lists the removed topics. ``costs`` go to the
     ``"optimal"`` scenarios only (and are an error when there is none). ``options``
-    go to :func:`predict`, as in :func:`compare_measures`. Scenario ``i`` draws from
-    the ``i``-th child stream of ``rng`` (grid order: filters outer, strata inner);
-    the table records the seed, as in :func:`compare_measures`.
+    go to :func:`predict`, as in :func:`compare_measures`. Each scenario draws from a
+    stream keyed on its name (:func:`planner._random.keyed_stream`), so its numbers do not
+    depend on the other scenarios listed; the table records the seed, as in
+    :func:`compare_measures`.
     """
     _check_target(target, value)
     _predict_options(options, "scenarios", ("topics", "method", "rng", "keep_pairs", "strata", "costs"))
@@ -1766,22 +1762,20 @@ def scenarios(scores, *, target: str = "swap_rate", value: float = 0.05,
             raise ParameterError(f"unknown filter key(s) {sorted(set(f) - {'lo', 'hi', 'min_spread'})}",
                                  parameter="filters")
     rng = _seed_to_use(rng, method)
-    streams = as_generator(rng).spawn(len(filters) * len(strata))
+    base = as_generator(rng).spawn(1)[0]
     rows, curves = [], {}
-    i = 0
     for f in filters:
         if f is None:
             mat, removed = m, ()
         else:
             mat, removed = filter_informative(m, **f)
         for mode in strata:
-            g = streams[i]
-            i += 1
-            grid = _topics_list(topics) if topics is not None else default_grid(mat.n_topics, method)
-            c = predict(mat, topics=grid, method=method, strata=mode,
-                        costs=costs if mode == "optimal" else None, rng=g, keep_pairs=False, **options)
             fname = "off" if f is None else ",".join(f"{k}={f[k]:g}" for k in sorted(f))
             name = f"strata={mode}; filter={fname}"
+            grid = _topics_list(topics) if topics is not None else default_grid(mat.n_topics, method)
+            # a stream keyed on the scenario's name: its numbers do not depend on the others listed
+            c = predict(mat, topics=grid, method=method, strata=mode, costs=costs if mode == "optimal" else None,
+                        rng=keyed_stream(base, name), keep_pairs=False, **options)
             curves[name] = c
             rows.append(_scenario_row(name, c, target=target, value=value, measure=mat.measure,
                                       strata=mode, filt=None if f is None else dict(f), removed=removed,

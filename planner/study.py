@@ -60,9 +60,9 @@ its topic count buys, and the collection's own topic count) are computed at exac
 those counts with the scenario's method (:func:`_replay` keeps the resampling methods'
 random stream of each count), never interpolated along the curve.
 
-Randomness: the study seed makes one generator; one child stream is spawned per
-scenario in grid order (:func:`planner._random.child_streams`), so results do not
-depend on ``jobs``. ``results.json`` holds no timestamps: the same seed and inputs
+Randomness: each scenario gets a random stream derived from the study seed and keyed on
+the scenario's settings (:func:`planner._random.keyed_stream`, :func:`_scenario_key`), so
+results depend neither on ``jobs`` nor on the other scenarios in the grid. ``results.json`` holds no timestamps: the same seed and inputs
 give a byte-identical file.
 """
 
@@ -84,7 +84,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._random import child_streams
+from ._random import keyed_stream
 from .errors import ConfigError, DegenerateDataWarning, InputError, ParameterError, PlannerError
 from . import simulate as _simulate
 from .simulate import CLOSED_FORM as _CLOSED_FORM
@@ -2250,6 +2250,23 @@ def _worker(args):
         raise ConfigError(str(exc), key=f"{sc['id']} [{sc['name']}]") from None
 
 
+def _scenario_key(sc: Mapping) -> str:
+    """The settings that define a scenario's computation, as canonical JSON: not its id, name or
+    position in the grid, and each input file by its name only (the resolved paths differ
+    between checkouts, the numbers must not)."""
+    def plain(v, key=None):
+        if isinstance(v, Mapping):
+            return {str(k): plain(x, str(k)) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if key in ("scores", "runs", "qrels", "strata") and isinstance(v, str):
+            return os.path.basename(os.path.normpath(v))
+        return v
+
+    kept = {k: plain(v, k) for k, v in sc.items() if k not in ("id", "name", "index")}
+    return json.dumps(kept, sort_keys=True, default=str)
+
+
 def _input_paths(cfg: StudyConfig) -> list[str]:
     """The study file and every file or folder its scenarios read (collections, strata)."""
     paths = [cfg.source] if cfg.source else []
@@ -2273,7 +2290,7 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
         force: replace an existing report folder.
         seed: override the study's seed.
         jobs: scenarios run in parallel processes; results are identical for any ``jobs``
-            (each scenario has its own child random stream, spawned in grid order).
+            (each scenario has its own random stream, keyed on its settings).
         quiet: no progress bar (otherwise tqdm on stderr when stderr is a terminal).
 
     Returns:
@@ -2291,8 +2308,10 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     if write:
         out = Path(out) if out is not None else Path("reports") / cfg.name
         check_target(out, force=force, keep=_input_paths(cfg))
-    streams = child_streams(cfg.seed, len(cfg.scenarios))
-    tasks = [(dict(sc), streams[i], cfg.resamples, cfg.seed) for i, sc in enumerate(cfg.scenarios)]
+    # a stream per scenario keyed on its settings: adding, removing or reordering other
+    # scenarios leaves a scenario's numbers unchanged (and any --jobs gives the same)
+    tasks = [(dict(sc), keyed_stream(cfg.seed, _scenario_key(sc)), cfg.resamples, cfg.seed)
+             for sc in cfg.scenarios]
     from tqdm import tqdm
 
     # only on a terminal (disable=None), where leave=False erases it: logs and captured stderr

@@ -1205,6 +1205,57 @@ def test_cli_texts_name_what_they_used(capsys):
                  "--resamples", "20"]) == 0
     out = capsys.readouterr().out
     assert "seed " in out and "(drawn; --seed repeats this run)" in out
-    assert main(["size", "--target", "erho2:0.9", "--scores", "dl19-passage", "--seed", "1"]) == 0
+    assert main(["size", "--target", "erho2:0.9", "--scores", "dl19-passage"]) == 0
     out = capsys.readouterr().out
     assert "(D-study of the variance components)" in out and "seed" not in out and "variance pair" not in out
+    # a seed that nothing uses is refused, not recorded as if it mattered (reproducibility audit)
+    for argv, why in ((["size", "--target", "erho2:0.9", "--scores", "dl19-passage", "--seed", "1"],
+                       "the erho2 target is a closed-form D-study"),
+                      (["size", "--target", "swap_rate:0.05", "--scores", "dl19-passage", "--resamples", "0",
+                        "--seed", "1"], "--resamples 0 asks for no interval on n"),
+                      (["predict", "--scores", "dl19-passage", "--topics", "10", "--method", "analytic",
+                        "--seed", "1"], "not used with --method analytic")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--seed" in err[0] and why in err[0]
+
+
+def test_random_intervals_without_a_seed_record_the_seed_drawn(shared_data):
+    # size_for_target's interval, topic_set_size's and judgment_growth used fresh entropy with
+    # seed None: two calls differed and neither could be repeated (reproducibility audit)
+    from planner.collection import load_scores
+
+    m = load_scores(shared_data / "trec-adhoc" / "adhoc5_ap.csv")
+    for method in ("analytic", "predictive"):
+        r = plan.size_for_target(m, target="swap_rate", value=0.1, method=method, resamples=40, rng=None)
+        assert isinstance(r.seed, int) and r.lower is not None
+        again = plan.size_for_target(m, target="swap_rate", value=0.1, method=method, resamples=40, rng=r.seed)
+        assert (again.lower, again.upper, again.seed) == (r.lower, r.upper, r.seed)
+    # nothing random: no seed drawn
+    assert plan.size_for_target(m, target="swap_rate", value=0.1, resamples=0, rng=None).seed is None
+    s = plan.topic_set_size(design="paired-t", min_diff=0.05, variance=m, variance_selector="pair", power=0.8,
+                            resamples=40, rng=None)
+    assert isinstance(s.seed, int)
+    s2 = plan.topic_set_size(design="paired-t", min_diff=0.05, variance=m, variance_selector="pair", power=0.8,
+                             resamples=40, rng=s.seed)
+    assert (s2.n_lower, s2.n_upper) == (s.n_lower, s.n_upper)
+
+
+@pytest.mark.slow
+def test_growth_and_pool_depth_study_record_their_seed(dl19_small):
+    runs, qrels = dl19_small
+    g = plan.judgment_growth(runs, qrels, depths=[10], subsets=3, rng=None)
+    assert isinstance(g.seed, int)
+    assert plan.judgment_growth(runs, qrels, depths=[10], subsets=3, rng=g.seed).to_dict() == g.to_dict()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kw = dict(depths=[10], measure="nDCG@10", target="swap_rate", value=0.05, resamples=30)
+        d = plan.pool_depth_study(runs, qrels, rng=None, **kw)
+        assert isinstance(d.seed, int) and d.resamples == 30
+        assert d.to_dict()["seed"] == d.seed
+        d2 = plan.pool_depth_study(runs, qrels, rng=d.seed, **kw)
+        none = plan.pool_depth_study(runs, qrels, **{**kw, "resamples": 0})
+    assert d2.to_dict() == d.to_dict()
+    assert (none.seed, none.resamples) == (None, 0)

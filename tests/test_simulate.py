@@ -1295,3 +1295,22 @@ def test_cli_labels_rows_above_half_that_could_not_be_extrapolated(shared_data, 
                  "--resamples", "50"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.split()[0] == "50" and last.endswith("(above T/2: not extrapolated, see the warning)")
+
+
+def test_compare_measures_and_scenarios_streams_are_keyed_on_names():
+    # positional child streams made a measure's bootstrap numbers depend on the measures
+    # listed before it (reproducibility audit)
+    from planner.simulate import compare_measures, scenarios
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(0.4, 0.1, (6, 30))
+    a = ScoreMatrix.build(x, [f"s{i}" for i in range(6)], [str(t) for t in range(30)], measure="A")
+    b = ScoreMatrix.build(x * 0.5, a.systems, a.topics, measure="B")
+    kw = dict(target="swap_rate", value=0.1, topics=[5, 10], method="bootstrap", resamples=50, rng=3)
+    one = compare_measures({"A": a}, **kw)
+    two = compare_measures({"B": b, "A": a}, **kw)
+    assert one.curves["A"].rows == two.curves["A"].rows
+    s1 = scenarios(a, strata=["uniform"], filters=[None], **kw)
+    s2 = scenarios(a, strata=["uniform"], filters=[{"min_spread": 0.01}, None], **kw)
+    name = "strata=uniform; filter=off"
+    assert s1.curves[name].rows == s2.curves[name].rows

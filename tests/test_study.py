@@ -745,11 +745,14 @@ def test_study_name_cannot_leave_the_reports_folder(tmp_path, capsys, monkeypatc
     assert load_config(g).name == "study"
 
 
-def _replayed(seed: int, n_scenarios: int = 1, i: int = 0):
-    """The curve stream of scenario i of a study with this seed (a fresh copy each call)."""
-    from planner._random import child_streams
+def _replayed(doc, i: int = 0):
+    """The curve stream of scenario i of the study ``doc`` (a fresh copy each call): keyed on the
+    study seed and the scenario's settings."""
+    from planner._random import keyed_stream
+    from planner.study import _scenario_key
 
-    return child_streams(seed, n_scenarios)[i].spawn(3)[0]
+    cfg = load_config(doc)
+    return keyed_stream(cfg.seed, _scenario_key(cfg.scenarios[i])).spawn(3)[0]
 
 
 def test_answer_figures_are_computed_at_the_topic_count_not_interpolated():
@@ -799,7 +802,7 @@ def test_resampling_target_is_solved_at_n_with_the_curve_stream():
     m = planner.datasets.load("dl19-passage", measure="nDCG@10")
 
     def swap(k):
-        return predict(m, topics=[k], method="bootstrap", resamples=40, rng=_replayed(11)).rows[0]["swap_rate_mean"]
+        return predict(m, topics=[k], method="bootstrap", resamples=40, rng=_replayed(doc)).rows[0]["swap_rate_mean"]
 
     assert swap(n) <= 0.08 < swap(n - 1)
     # a count evaluated on its own equals that count on the curve (same stream per n)
@@ -1226,3 +1229,27 @@ def test_answer_gives_the_count_without_duplicate_runs(tmp_path, small_scores):
     assert f"the target needs {want} topics (95% interval on n: {lo} to {hi})" in res.answer["text"]
     again = run_study(doc, quiet=True, write=False).results["scenarios"][0]["targets"][0]
     assert (again["n_without_duplicates_lower"], again["n_without_duplicates_upper"]) == (lo, hi)
+
+
+def test_a_scenarios_numbers_do_not_depend_on_the_other_scenarios_or_the_data_folder(tmp_path, small_scores):
+    # the curve streams were spawned in grid order: adding an analytic scenario before a
+    # bootstrap one changed the bootstrap's curve (reproducibility audit)
+    import shutil
+
+    def boot_curve(doc):
+        res = run_study(doc, quiet=True, write=False)
+        (sc,) = [s for s in res.results["scenarios"] if s["settings"]["method"] == "bootstrap"]
+        return sc["curve"]["rows"]
+
+    base = {"collection": {"scores": str(small_scores)}, "topics": [5, 10], "seed": 4, "resamples": 30,
+            "targets": [{"target": "swap_rate", "value": 0.1}]}
+    alone = boot_curve({**base, "method": "bootstrap"})
+    assert boot_curve({**base, "method": ["analytic", "bootstrap"]}) == alone
+    assert boot_curve({**base, "method": ["bootstrap", "subsample"]}) == alone
+    # the same file in another folder (another checkout): the same numbers
+    other = tmp_path / "elsewhere" / small_scores.name
+    other.parent.mkdir()
+    shutil.copy(small_scores, other)
+    assert boot_curve({**base, "method": "bootstrap", "collection": {"scores": str(other)}}) == alone
+    # a setting that changes the computation changes the stream
+    assert boot_curve({**base, "method": "bootstrap", "seed": 5}) != alone
