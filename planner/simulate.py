@@ -196,6 +196,7 @@ from .variance import _anova_components as anova_components  # noqa: PLC2701 - s
 from .variance import _as_matrix  # noqa: PLC2701 - same package (fit's input coercion)
 from .variance import _within_system, check_alpha, parse_selector  # noqa: PLC2701 - same package
 from .variance import pair_index  # noqa: F401 - the one pair order (re-exported here)
+from .variance import _exact_dbar, _score_grid  # noqa: PLC2701 - same package (exact sums on the score grid)
 from .variance import pair_moments as _direct_pair_moments
 from .pilot import INTERNAL_METHODS as _PILOT_METHODS
 
@@ -853,50 +854,6 @@ def _linear_quantiles(v: np.ndarray, qs: Sequence[float]) -> list[np.ndarray]:
             vals[l + 1] = v[:, l + 1:].min(axis=1).astype(np.float64)
         res.append(vals[l] + (vals[l + 1] - vals[l]) * f)
     return res
-
-
-def _score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
-    """Scores as integers on a grid, ``(q, unit)`` with ``x ~= q * unit``, for exact sums.
-
-    Decimal scores (e.g. trec_eval's 4 decimals) use ``unit = 10^-k``, the
-    fewest decimals that represent every score within ``1e-6 unit``: then
-    sums of decimals that are equal, e.g. 0.3 + 0.5 and 0.4 + 0.4, are equal.
-    Other scores use ``unit = 2^-k``, ``k`` the largest such that
-    ``n_max max|x| / unit < 2^50`` (each score moves by at most
-    ``2^-50 n_max max|x|``, ~4e-14 for n = 50 and scores in [0, 1]). Either way
-    any sum of at most ``n_max`` scores with integer weights is an integer
-    below ``2^50``, exact in float64 whatever order a matrix product adds it in.
-    """
-    amax = float(np.max(np.abs(xg))) if xg.size else 0.0
-    if amax == 0.0:
-        return np.zeros_like(xg), 1.0
-    for k in range(10):
-        if amax * 10.0 ** k * n_max >= 2.0 ** 50:
-            break
-        y = xg * 10.0 ** k
-        q = np.rint(y)
-        if np.max(np.abs(y - q)) <= 1e-6:
-            return q, 10.0 ** -k
-    k = 50 - math.frexp(amax * n_max)[1]
-    return np.rint(np.ldexp(xg, k)), math.ldexp(1.0, -k)
-
-
-def _exact_dbar(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Each pair's observed mean difference, from the scores' integer grid (:func:`_score_grid`).
-
-    Every system's total is an exact integer there, so pairs with equal totals get exactly 0
-    (a tie: reversal 0.5) and, on a decimal grid, a difference is the double nearest its
-    decimal value (one rounding), so that e.g. 0.02 falls in the bin ``[0.02, 0.03)``. The
-    float mean of the differences can instead be 1e-18 for a tie, or 0.019999999999999987
-    (TREC-6 P@10). On a binary grid the value moves by at most ``2^-50 max|x|``.
-    """
-    T = x.shape[1]
-    q, unit = _score_grid(x, T)
-    tot = q.sum(axis=1)                      # exact integers below 2^50
-    diff = tot[a] - tot[b]
-    if unit <= 1.0:
-        return diff / (T * float(round(1.0 / unit)))
-    return diff * unit / T
 
 
 def _pair_diff(M: np.ndarray, aa: np.ndarray, bb: np.ndarray, out: np.ndarray) -> np.ndarray:

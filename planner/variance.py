@@ -1099,11 +1099,56 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *, kurtosis: bool 
     return (dbar, s2, kurt) if kurtosis else (dbar, s2)
 
 
+def _score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
+    """Scores as integers on a grid, ``(q, unit)`` with ``x ~= q * unit``, for exact sums.
+
+    Decimal scores (e.g. trec_eval's 4 decimals) use ``unit = 10^-k``, the
+    fewest decimals that represent every score within ``1e-6 unit``: then
+    sums of decimals that are equal, e.g. 0.3 + 0.5 and 0.4 + 0.4, are equal.
+    Other scores use ``unit = 2^-k``, ``k`` the largest such that
+    ``n_max max|x| / unit < 2^50`` (each score moves by at most
+    ``2^-50 n_max max|x|``, ~4e-14 for n = 50 and scores in [0, 1]). Either way
+    any sum of at most ``n_max`` scores with integer weights is an integer
+    below ``2^50``, exact in float64 whatever order a matrix product adds it in.
+    """
+    amax = float(np.max(np.abs(xg))) if xg.size else 0.0
+    if amax == 0.0:
+        return np.zeros_like(xg), 1.0
+    for k in range(10):
+        if amax * 10.0 ** k * n_max >= 2.0 ** 50:
+            break
+        y = xg * 10.0 ** k
+        q = np.rint(y)
+        if np.max(np.abs(y - q)) <= 1e-6:
+            return q, 10.0 ** -k
+    k = 50 - math.frexp(amax * n_max)[1]
+    return np.rint(np.ldexp(xg, k)), math.ldexp(1.0, -k)
+
+
+def _exact_dbar(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each pair's observed mean difference, from the scores' integer grid (:func:`_score_grid`).
+
+    Every system's total is an exact integer there, so pairs with equal totals get exactly 0
+    (a tie: reversal 0.5) and, on a decimal grid, a difference is the double nearest its
+    decimal value (one rounding), so that e.g. 0.02 falls in the bin ``[0.02, 0.03)``. The
+    float mean of the differences can instead be 1e-18 for a tie, or 0.019999999999999987
+    (TREC-6 P@10). On a binary grid the value moves by at most ``2^-50 max|x|``.
+    """
+    T = x.shape[1]
+    q, unit = _score_grid(x, T)
+    tot = q.sum(axis=1)                      # exact integers below 2^50
+    diff = tot[a] - tot[b]
+    if unit <= 1.0:
+        return diff / (T * float(round(1.0 / unit)))
+    return diff * unit / T
+
+
 def pair_stats(scores) -> PairStats:
     """Mean and variance of per-topic differences for every pair of systems.
 
     Complete matrices use the Gram matrix of topic-centred scores (memory in the module
-    docstring); with missing cells each pair uses the topics both systems have
+    docstring) and the exact mean differences of :func:`_exact_dbar` (equal totals give 0,
+    as in :func:`planner.simulate.predict`); with missing cells each pair uses the topics both systems have
     (needs >= 2 such topics, else ``NaN`` with a warning).
     """
     m = _as_matrix(scores)
@@ -1123,7 +1168,9 @@ def pair_stats(scores) -> PairStats:
         # rounding noise around 0 for (nearly) identical systems
         tiny = 64 * np.finfo(float).eps * (v[a] + v[b])
         s2[s2 < tiny] = 0.0
-        dbar = mean[a] - mean[b]
+        # on the scores' integer grid, as planner.simulate.predict: equal totals are an exact
+        # tie (0), not the 1e-18 that the float means can leave
+        dbar = _exact_dbar(x, a, b)
         n_common = None
     else:
         mask = (~np.isnan(x)).astype(float)

@@ -672,3 +672,20 @@ def test_topics_needed_to_dict_is_strict_json_and_arrays_of_text_are_parameter_e
     assert d["n_topics"] is None and json.dumps(d, allow_nan=False)
     with pytest.raises(ParameterError, match="expected numbers"):
         planner.fit(np.array([["a", "b"], ["c", "d"]]))
+
+
+def test_pair_stats_dbar_is_exact_on_the_score_grid(shared_data):
+    # pair_stats kept the float means' noise: TREC-6 P@10 has 15 pairs with equal totals, of
+    # which the float mean differences leave 10 at about 1e-18 (docs audit); predict had 15
+    from planner.collection import load_scores
+    from planner.simulate import predict
+    from planner.variance import pair_index, pair_stats
+
+    s = load_scores(shared_data / "trec-adhoc" / "adhoc6_p10.csv")
+    ps = pair_stats(s)
+    x = s.topic_scores()
+    a, b = pair_index(x.shape[0])
+    naive = x.mean(axis=1)[a] - x.mean(axis=1)[b]
+    assert int((naive == 0).sum()) == 5 and int((ps.dbar == 0).sum()) == 15
+    assert np.array_equal(ps.dbar, predict(s, topics=[25], method="analytic").pairs_frame()["dbar"].to_numpy())
+    assert np.allclose(ps.dbar, naive, atol=1e-15, rtol=0)
