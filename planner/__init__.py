@@ -58,6 +58,7 @@ _LAZY = {
     "allocate": "plan",
     "run_study": "study",
     "write_report": "report",
+    "versions": "report",
 }
 
 __all__ = [

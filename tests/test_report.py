@@ -225,3 +225,29 @@ def test_curve_figures_get_one_panel_per_collection(tmp_path, monkeypatch):
     t["scenarios"] = pd.DataFrame({"scenario": ["a", "b"], "collection": ["dl19", "dl19"]})
     out = report.write_report(RESULTS, tmp_path / "r1", tables=t, provenance={"seed": 3})
     assert calls == [] and "one panel per collection" not in (out / "report.md").read_text()
+
+
+def test_versions_is_public_and_names_the_libraries_in_use():
+    import numpy
+    import scipy
+
+    import planner
+
+    v = planner.versions()
+    assert v["planner"] == planner.__version__ and v["numpy"] == numpy.__version__
+    assert v["scipy"] == scipy.__version__ and "versions" in dir(planner)
+
+
+def test_readme_python_snippet_runs():
+    # the README's Python example is what a new user pastes first: it must keep working
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    ns: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(blocks[0], "README.md", "exec"), ns)       # noqa: S102 - our own README
+    assert ns["n"].n_topics > 0 and ns["saved"]["seed"] == 1 and ns["saved"]["versions"]["planner"]
