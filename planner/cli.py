@@ -266,6 +266,9 @@ def _cmd_size(args) -> int:
     if args.correction is not None and args.systems is None:
         raise ParameterError("a correction over all pairs needs the number of systems", parameter="--systems")
     if args.scores is not None:
+        if not args.resamples and args.seed is not None:
+            raise ParameterError("not used without --resamples R (no interval on n: nothing is drawn at random)",
+                                 parameter="--seed")
         variance = _load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
         if args.resamples:
             _draw_seed(args)
