@@ -1948,7 +1948,10 @@ def _paired_measures(scens: list[dict]) -> list[dict]:
                              "extra_median": d["diff_median"], "extra_lower": d["lower"],
                              "extra_upper": d["upper"], "share_more": d["share_b_more"],
                              "share_equal": d["share_equal"], "share_fewer": d["share_b_fewer"],
-                             "resamples": d["resamples"], "verdict": verdict})
+                             "resamples": d["resamples"], "verdict": verdict,
+                             # fewer - more, solved the same way (an inverted_cdf interval is not
+                             # symmetric under negation); for the answer, not written
+                             "_reverse": paired_difference(tm["_resampled_n"], tf["_resampled_n"])})
     return rows
 
 
@@ -2040,10 +2043,22 @@ def _paired_sentence(s0: Mapping, binding: Mapping, paired: list[dict]) -> str:
         other = r["measure_more"] if mine_fewer else r["measure_fewer"]
         n_other = r["n_more"] if mine_fewer else r["n_fewer"]
         sign = 1 if mine_fewer else -1
-        lo, hi = sorted((sign * _bound(r["extra_lower"], -1), sign * _bound(r["extra_upper"], 1)))
+        # the other measure's count minus this one's, as paired_difference(mine, other) gives it
+        rev = r.get("_reverse")
+        if mine_fewer or rev is None:
+            lo, hi = sorted((sign * _bound(r["extra_lower"], -1), sign * _bound(r["extra_upper"], 1)))
+        else:
+            lo, hi = _bound(rev["lower"], -1), _bound(rev["upper"], 1)
         diff = math.inf if r["extra"] is None else sign * r["extra"]
+        unstable = ""
+        if str(r["verdict"]).endswith("(order not stable)"):
+            # the point difference's sign is the minority over the resamples
+            med = (rev["diff_median"] if not mine_fewer and rev is not None else
+                   None if r["extra_median"] is None else sign * r["extra_median"])
+            unstable = "; order not stable" + (f", median over the resamples {_signed(med)}"
+                                                if med is not None else "")
         parts.append(f"{other} {n_other if n_other is not None else 'not reached'} "
-                     f"({_signed(diff)}, 95% interval [{_signed(lo)}, {_signed(hi)}])")
+                     f"({_signed(diff)}, 95% interval [{_signed(lo)}, {_signed(hi)}]{unstable})")
         if r["verdict"] in ("separated", "reversed"):
             apart.append(other)
     full = " with the full judgments" if s0.get("pool") else ""
@@ -2103,6 +2118,8 @@ def _honest_paragraphs(scens: list[dict]) -> list[str]:
                       else "")
                    + f") is {h['reversal_mean_pairs']:.3f}, and "
                    f"{100 * h['pairs_reversal_over_5pct']:.0f}% of pairs reverse in more than 5% of resamples.")
+        if h is (s0.get("honest_strata") or [s0["honest"]])[0]:
+            out.extend(_interval_caveat(s0))
         js = h.get("judged_share")
         if js is None:
             out.append("**Pool bias.** Unknown: this input gives per-topic scores only, so whether the "
@@ -2148,6 +2165,27 @@ def _honest_paragraphs(scens: list[dict]) -> list[str]:
         out.append("Compare systems with per-topic (paired) differences, never with two means "
                    "computed separately.")
     return out
+
+
+def _interval_caveat(s0: Mapping) -> list[str]:
+    """What the intervals on n from topic resampling are, and what a coverage check found, when the
+    first scenario's answer has one."""
+    ts = [t for t in s0["targets"] if t.get("n_topics") is not None and t.get("lower") is not None
+          and "topic resampling" in str(t.get("how", ""))]
+    if not ts:
+        return []
+    t = max(ts, key=lambda t: t["n_topics"])
+    T = s0["data"]["n_topics"]
+    ratio = t["n_topics"] / T if T else math.nan
+    far = (f" Here {t['target']} {t['value']:g} needs {t['n_topics']} topics, {ratio:.1f} times the "
+           f"collection's {T}." if ratio >= 1.5 else "")
+    return [f"**Intervals on n.** The 95% intervals on n re-solve the target on resamples of the "
+            "collection's own topics: they show how much the count moves with the topics, not a calibrated "
+            "confidence interval for the count a larger topic set would show. When the count is several "
+            "times the collection's size, the count and its interval both tend to run low: in a coverage "
+            "check (benchmarks/bench_coverage.py, docs/planning.md) the interval missed the true count in a "
+            "quarter or more of the samples, always below it." + far
+            + " Plan towards the upper end, or pilot more topics."]
 
 
 def _tables(scens: list[dict]) -> dict:
@@ -2357,11 +2395,14 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
         s.pop("_topics_key", None)
         for t in s["targets"]:
             t.pop("_resampled_n", None)
+    answer = _answer(scens_l, paired)
+    for r in paired:              # the reversed intervals served the answer only
+        r.pop("_reverse", None)
     results = {
         "study": cfg.name, "description": cfg.description, "seed": cfg.seed, "resamples": cfg.resamples,
         "planner_version": versions["planner"], "versions": versions, "inputs": inputs,
         "config": cfg.raw,
-        "answer": _answer(scens_l, paired),
+        "answer": answer,
         "scenarios": scens_l,
         "paired": paired,
         "honest": {"paragraphs": _honest_paragraphs(scens_l)},
