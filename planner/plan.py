@@ -537,6 +537,16 @@ class SizeResult:
     n_initial: float | None = None
     seed: int | None = None
 
+    @property
+    def lower(self) -> int | None:
+        """``n_lower`` under the name :class:`TargetResult` uses (not in :meth:`to_dict`)."""
+        return self.n_lower
+
+    @property
+    def upper(self) -> int | None:
+        """``n_upper`` under the name :class:`TargetResult` uses (not in :meth:`to_dict`)."""
+        return self.n_upper
+
     def to_dict(self) -> dict:
         return _plain(asdict(self))
 
@@ -869,6 +879,16 @@ class TargetResult:
     seed: int | None
     sim_resamples: int = 0
     resampled_n: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def n_lower(self) -> int | None:
+        """``lower`` under the name :class:`SizeResult` uses (not in :meth:`to_dict`)."""
+        return self.lower
+
+    @property
+    def n_upper(self) -> int | None:
+        """``upper`` under the name :class:`SizeResult` uses (not in :meth:`to_dict`)."""
+        return self.upper
 
     def to_dict(self) -> dict:
         d = asdict(self)

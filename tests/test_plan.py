@@ -1261,3 +1261,17 @@ def test_growth_and_pool_depth_study_record_their_seed(dl19_small):
         none = plan.pool_depth_study(runs, qrels, **{**kw, "resamples": 0})
     assert d2.to_dict() == d.to_dict()
     assert (none.seed, none.resamples) == (None, 0)
+
+
+def test_interval_ends_answer_to_both_names(shared_data):
+    # size_for_target says lower/upper, topic_set_size n_lower/n_upper (API audit): each
+    # result answers to both names; the JSON keeps its own
+    from planner.collection import load_scores
+
+    m = load_scores(shared_data / "trec-adhoc" / "adhoc5_ap.csv")
+    t = plan.size_for_target(m, target="swap_rate", value=0.05, resamples=30, rng=2)
+    s = plan.topic_set_size(design="paired-t", min_diff=0.05, variance=m, variance_selector="pair", power=0.8,
+                            resamples=30, rng=2)
+    assert (t.n_lower, t.n_upper) == (t.lower, t.upper) and t.lower is not None
+    assert (s.lower, s.upper) == (s.n_lower, s.n_upper) and s.lower is not None
+    assert "n_lower" not in t.to_dict() and "lower" not in s.to_dict()
