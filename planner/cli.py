@@ -416,6 +416,12 @@ def _size_target(args) -> int:
         print(f"  {res.interval:.0%} interval  [{lo}, {hi}]  ({res.interval_method})")
     print(f"  learnt from   {res.n_systems} systems x {res.n_topics_observed} topics, {res.n_pairs} pairs"
           + (f" ({res.identical_pairs} identical, counted as ties)" if res.identical_pairs else ""))
+    if (res.n_topics is not None and res.interval_method.startswith("topic resampling")
+            and res.n_topics >= 1.5 * res.n_topics_observed):
+        # measured: such counts and their intervals run low (benchmarks/bench_coverage.py)
+        print(f"  note          {res.n_topics} is {res.n_topics / res.n_topics_observed:.1f} times the topics learnt "
+              "from: counts this far out, and their interval, tend to run low (docs/planning.md, "
+              "'What the interval on n covers'); plan towards the upper end")
     if res.sim_resamples:
         print(f"  simulation    {res.sim_resamples} resamples at each topic count (--resamples)")
     if res.seed is not None and not dstudy:

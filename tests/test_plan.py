@@ -1275,3 +1275,19 @@ def test_interval_ends_answer_to_both_names(shared_data):
     assert (t.n_lower, t.n_upper) == (t.lower, t.upper) and t.lower is not None
     assert (s.lower, s.upper) == (s.n_lower, s.n_upper) and s.lower is not None
     assert "n_lower" not in t.to_dict() and "lower" not in s.to_dict()
+
+
+def test_size_target_notes_a_count_far_beyond_the_topics_learnt_from(capsys):
+    # the interval on n covers far less than 95% when the count is several times the topics it
+    # was learnt from (benchmarks/bench_coverage.py): the text output says so
+    from planner.cli import main
+
+    assert main(["size", "--target", "swap_rate:0.05", "--scores", "dl19-passage", "--seed", "1",
+                 "--resamples", "20"]) == 0
+    out = capsys.readouterr().out
+    note = [ln for ln in out.splitlines() if ln.strip().startswith("note")]
+    assert len(note) == 1 and "times the topics learnt from" in note[0] and "run low" in note[0]
+    # a count within the collection's size: no note
+    assert main(["size", "--target", "swap_rate:0.2", "--scores", "dl19-passage", "--seed", "1",
+                 "--resamples", "20"]) == 0
+    assert "note" not in capsys.readouterr().out
