@@ -252,8 +252,11 @@ def paired_difference(n_a, n_b, interval: float = 0.95) -> dict:
     two agree on which topics are hard.
 
     Returns a dict: ``resamples``; ``diff_median`` and ``lower``, ``upper`` (the
-    ``interval`` percentile interval of ``n_b - n_a``, ``inverted_cdf`` as for the interval
-    on n; ``None`` where infinite, i.e. unbounded); ``share_b_more``, ``share_equal``,
+    ``interval`` percentile interval of ``n_b - n_a``: the ``k``-th smallest and the ``k``-th
+    largest of the ``R`` differences, ``k = ceil(R (1 - interval) / 2)``, so that swapping
+    ``n_a`` and ``n_b`` negates the interval exactly (the interval on n's ``inverted_cdf``
+    upper end, the ``ceil(R q)``-th smallest, is one order statistic lower, which made the two
+    directions disagree); ``None`` where infinite, i.e. unbounded); ``share_b_more``, ``share_equal``,
     ``share_b_fewer`` (shares of resamples); ``separated``: ``"b more"`` when the whole
     interval is above 0, ``"b fewer"`` when it is below, else ``None``. A resample where
     neither reaches the target within ``n_max`` counts as equal (difference 0); where only one
@@ -273,7 +276,9 @@ def paired_difference(n_a, n_b, interval: float = 0.95) -> dict:
     interval = _check_prob(interval, "interval")
     both = np.isinf(a) & np.isinf(b)
     d = np.where(both, 0.0, b - np.where(both, 0.0, a))
-    lo, hi = _interval_quantiles(d, interval)
+    srt = np.sort(d)
+    k = max(1, math.ceil(d.size * round((1 - interval) / 2, 12)))
+    lo, hi = float(srt[k - 1]), float(srt[d.size - k])
     med = float(np.quantile(d, 0.5, method="inverted_cdf"))
     fin = lambda v: v if math.isfinite(v) else None  # noqa: E731 - JSON-safe, as TargetResult's bounds
     return {"resamples": int(d.size), "diff_median": fin(med), "lower": fin(lo), "upper": fin(hi),

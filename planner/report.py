@@ -363,9 +363,10 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         doc.p("Smallest topic count meeting each target, per scenario. `how` names the computation "
               "(the method's formula solved for n, the method evaluated at each candidate n by "
               "bisection between the studied topic counts, the paired t-test power formula, or the "
-              "D-study). Empty means not reached: for the resampling methods within the topic counts "
+              "D-study). An empty count means not reached: for the resampling methods within the topic counts "
               "studied; the closed forms solve at any n, and a count beyond the largest studied one "
-              "says so in `how`. `kendall_tau v` is the same target as `swap_rate (1 - v) / 2` (tau = "
+              "says so in `how`. An empty `lower`/`upper` next to a count means no interval on n was "
+              "computed for it (`how` says why), not that the target was missed. `kendall_tau v` is the same target as `swap_rate (1 - v) / 2` (tau = "
               "1 - 2 swap), so the two get the same count.")
         doc.table(tg)
         if "required_topics" in figures:

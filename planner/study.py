@@ -1698,17 +1698,20 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
                 if r.get("pool_judged_share") is not None and r["pool_judged_share"] < 0.9]
         if depth and thin:
             r0 = min(thin, key=lambda r: r["depth"])
-            text += (f" The existing judgments cover little of the deeper pools ({r0['pool_judged_share']:.0%} "
-                     f"of the depth-{r0['depth']} pool is judged), so the Kendall tau of those depths shows the "
+            shares = ", ".join(f"{r['pool_judged_share']:.0%} at depth {r['depth']}"
+                               for r in sorted(thin, key=lambda r: r["depth"]))
+            text += (f" The existing judgments cover only part of the deeper pools ({shares} is judged), so the Kendall tau of those depths shows the "
                      "judgments already made, not what a deeper pool would find; the depth comparison holds "
                      "for these judgments only.")
         binding = max((t for t in s0["targets"] if t["n_topics"] is not None), key=lambda t: t["n_topics"])
         dup_note = ""
         if binding.get("identical_pairs") and binding.get("n_without_duplicates") is not None:
-            dup_note = (f" {binding['identical_pairs']} pair(s) of systems are identical runs, each a tie "
+            meas = s0["settings"]["measure"] or "this measure"
+            dup_note = (f" {binding['identical_pairs']} pair(s) of systems score the same on every topic "
+                        f"under {meas} (duplicate runs, or runs this measure cannot tell apart), each a tie "
                         f"that keeps a swap and reversal rate of 0.5 at any topic count; with one run of "
-                        f"each identical group ({len(binding['duplicate_runs'])} duplicate run(s) left "
-                        f"out) the target needs {binding['n_without_duplicates']} topics"
+                        f"each such group ({len(binding['duplicate_runs'])} run(s) left out, with all "
+                        f"their pairs) the target needs {binding['n_without_duplicates']} topics"
                         + (f" (95% interval on n: {int(binding['n_without_duplicates_lower'])} to "
                            f"{int(binding['n_without_duplicates_upper'])})"
                            if binding.get("n_without_duplicates_lower") is not None
@@ -1718,6 +1721,11 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
             if binding.get("lower") is not None and binding.get("upper") is not None:
                 text += (f" (95% interval on n: {int(binding['lower'])} to {int(binding['upper'])}, "
                          "from the uncertainty of the collection's own estimates)")
+                T0 = s0["data"].get("n_topics") or 0
+                if T0 and "topic resampling" in str(binding.get("how", "")) and binding["n_topics"] >= 1.5 * T0:
+                    text += (f"; a count {binding['n_topics'] / T0:.1f} times the collection's {T0} topics "
+                             "tends to run low, interval included (see 'Intervals on n' in the honest "
+                             "statement)")
             text += "."
         text += dup_note
     top = max(s0["settings"]["topics"])
@@ -1851,6 +1859,15 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
                 full = " with the full judgments" if depth else ""
                 text += (f" Across the {which} the topics needed{full} range from {lo[1]} ({lo[0]}) to "
                          f"{hi[1]} ({hi[0]}).")
+                trip = [(s["name"], _scenario_need(s), _to_build(s)) for s in scens if _to_build(s) is not None]
+                if any(b != n for _, n, b in trip):
+                    # a filter keeps a share of the topics: the needed ones are counted after it,
+                    # but a new collection must create more (the topics_to_build column)
+                    blo = min(((x, b) for x, _, b in trip), key=lambda p: p[1])
+                    bhi = max(((x, b) for x, _, b in trip), key=lambda p: p[1])
+                    text += (f" Filters count the topics kept after filtering; counted as topics to "
+                             f"create (topics_to_build), the range is {blo[1]} ({blo[0]}) to {bhi[1]} "
+                             f"({bhi[0]}).")
                 bounds = {s["name"]: _binding_interval(s) for s in scens}
                 a_, b_ = bounds.get(lo[0]), bounds.get(hi[0])
                 pr = _paired_row(paired or [], scens, lo[0], hi[0])
@@ -1948,10 +1965,7 @@ def _paired_measures(scens: list[dict]) -> list[dict]:
                              "extra_median": d["diff_median"], "extra_lower": d["lower"],
                              "extra_upper": d["upper"], "share_more": d["share_b_more"],
                              "share_equal": d["share_equal"], "share_fewer": d["share_b_fewer"],
-                             "resamples": d["resamples"], "verdict": verdict,
-                             # fewer - more, solved the same way (an inverted_cdf interval is not
-                             # symmetric under negation); for the answer, not written
-                             "_reverse": paired_difference(tm["_resampled_n"], tf["_resampled_n"])})
+                             "resamples": d["resamples"], "verdict": verdict})
     return rows
 
 
@@ -2043,20 +2057,16 @@ def _paired_sentence(s0: Mapping, binding: Mapping, paired: list[dict]) -> str:
         other = r["measure_more"] if mine_fewer else r["measure_fewer"]
         n_other = r["n_more"] if mine_fewer else r["n_fewer"]
         sign = 1 if mine_fewer else -1
-        # the other measure's count minus this one's, as paired_difference(mine, other) gives it
-        rev = r.get("_reverse")
-        if mine_fewer or rev is None:
-            lo, hi = sorted((sign * _bound(r["extra_lower"], -1), sign * _bound(r["extra_upper"], 1)))
-        else:
-            lo, hi = _bound(rev["lower"], -1), _bound(rev["upper"], 1)
+        # the other measure's count minus this one's: paired_difference's interval is symmetric,
+        # so negating the table's gives exactly paired_difference(mine, other)
+        lo, hi = sorted((sign * _bound(r["extra_lower"], -1), sign * _bound(r["extra_upper"], 1)))
         diff = math.inf if r["extra"] is None else sign * r["extra"]
         unstable = ""
         if str(r["verdict"]).endswith("(order not stable)"):
             # the point difference's sign is the minority over the resamples
-            med = (rev["diff_median"] if not mine_fewer and rev is not None else
-                   None if r["extra_median"] is None else sign * r["extra_median"])
-            unstable = "; order not stable" + (f", median over the resamples {_signed(med)}"
-                                                if med is not None else "")
+            share = r["share_more"] if mine_fewer else r["share_fewer"]
+            unstable = (f"; which of the two needs fewer is not settled: {other} needs more in "
+                        f"{share:.0%} of the resamples")
         parts.append(f"{other} {n_other if n_other is not None else 'not reached'} "
                      f"({_signed(diff)}, 95% interval [{_signed(lo)}, {_signed(hi)}]{unstable})")
         if r["verdict"] in ("separated", "reversed"):
@@ -2119,7 +2129,7 @@ def _honest_paragraphs(scens: list[dict]) -> list[str]:
                    + f") is {h['reversal_mean_pairs']:.3f}, and "
                    f"{100 * h['pairs_reversal_over_5pct']:.0f}% of pairs reverse in more than 5% of resamples.")
         if h is (s0.get("honest_strata") or [s0["honest"]])[0]:
-            out.extend(_interval_caveat(s0))
+            out.extend(_interval_caveat(scens))
         js = h.get("judged_share")
         if js is None:
             out.append("**Pool bias.** Unknown: this input gives per-topic scores only, so whether the "
@@ -2167,25 +2177,41 @@ def _honest_paragraphs(scens: list[dict]) -> list[str]:
     return out
 
 
-def _interval_caveat(s0: Mapping) -> list[str]:
-    """What the intervals on n from topic resampling are, and what a coverage check found, when the
-    first scenario's answer has one."""
-    ts = [t for t in s0["targets"] if t.get("n_topics") is not None and t.get("lower") is not None
-          and "topic resampling" in str(t.get("how", ""))]
-    if not ts:
+def _far_targets(s: Mapping) -> list[tuple[Mapping, float]]:
+    """A scenario's targets whose count comes with an interval from topic resampling, each with
+    the count's multiple of the collection's topics."""
+    T = s["data"].get("n_topics") or 0
+    return [(t, t["n_topics"] / T) for t in s["targets"]
+            if T and t.get("n_topics") is not None and t.get("lower") is not None
+            and "topic resampling" in str(t.get("how", ""))]
+
+
+#: the largest multiple of a sample's topics that benchmarks/bench_coverage.py checked
+_COVERAGE_CHECKED = 4.7
+
+
+def _interval_caveat(scens: list[dict]) -> list[str]:
+    """What the intervals on n from topic resampling are, and what a coverage check found, when a
+    scenario's answer has one; names the count farthest beyond its collection's topics."""
+    far = [(s, t, r) for s in scens for t, r in _far_targets(s)]
+    if not far:
         return []
-    t = max(ts, key=lambda t: t["n_topics"])
-    T = s0["data"]["n_topics"]
-    ratio = t["n_topics"] / T if T else math.nan
-    far = (f" Here {t['target']} {t['value']:g} needs {t['n_topics']} topics, {ratio:.1f} times the "
-           f"collection's {T}." if ratio >= 1.5 else "")
+    s, t, ratio = max(far, key=lambda x: x[2])
+    T = s["data"]["n_topics"]
+    here = ""
+    if ratio >= 1.5:
+        here = (f" The farthest here: {t['target']} {t['value']:g} needs {t['n_topics']} topics in "
+                f"{s['name']}, {ratio:.1f} times the collection's {T}"
+                + (f", beyond the {_COVERAGE_CHECKED:g} times that check reached, so its miss rate is "
+                   "unmeasured and probably higher." if ratio > _COVERAGE_CHECKED else "."))
     return [f"**Intervals on n.** The 95% intervals on n re-solve the target on resamples of the "
             "collection's own topics: they show how much the count moves with the topics, not a calibrated "
             "confidence interval for the count a larger topic set would show. When the count is several "
             "times the collection's size, the count and its interval both tend to run low: in a coverage "
-            "check on TREC 2006 Terabyte AP (benchmarks/bench_coverage.py, docs/planning.md) the interval "
-            "missed a count 4.7 times the sample's topics in 26% (analytic) to 43% (predictive) of the "
-            "samples, and one 2 times the sample's topics in 13% to 21%, always below it." + far
+            "check of the swap_rate 0.05 target on TREC 2006 Terabyte AP (benchmarks/bench_coverage.py, "
+            f"docs/planning.md), when the count was {_COVERAGE_CHECKED:g} times the sample's topics the true "
+            "count lay above the interval in 26% (analytic) to 43% (predictive) of the samples, and when it "
+            "was 2 times, in 13% to 21%; it never lay below." + here
             + " Plan towards the upper end, or pilot more topics."]
 
 
@@ -2397,8 +2423,6 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
         for t in s["targets"]:
             t.pop("_resampled_n", None)
     answer = _answer(scens_l, paired)
-    for r in paired:              # the reversed intervals served the answer only
-        r.pop("_reverse", None)
     results = {
         "study": cfg.name, "description": cfg.description, "seed": cfg.seed, "resamples": cfg.resamples,
         "planner_version": versions["planner"], "versions": versions, "inputs": inputs,

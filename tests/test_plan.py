@@ -1062,6 +1062,14 @@ def test_paired_difference_of_resampled_counts():
     assert d["share_equal"] == 0.25 and d["share_b_more"] == 0.25 and d["upper"] is None   # unbounded
     with pytest.raises(ParameterError, match="equal-length"):
         plan.paired_difference([1, 2, 3], [1, 2])
+    # swapping the two negates the interval exactly: the k-th smallest and k-th largest of 200
+    # (inverted_cdf ends, the 5th and 195th, were one order statistic apart; statistics audit)
+    r = np.random.default_rng(4)
+    x, y = r.integers(50, 150, 200).astype(float), r.integers(50, 150, 200).astype(float)
+    ab, ba = plan.paired_difference(x, y), plan.paired_difference(y, x)
+    assert (ab["lower"], ab["upper"]) == (-ba["upper"], -ba["lower"])
+    srt = np.sort(y - x)
+    assert (ab["lower"], ab["upper"]) == (srt[4], srt[195])       # 5th smallest, 5th largest
 
 
 def test_size_for_target_keeps_resampled_counts_and_pairs_measures_by_seed():

@@ -1228,7 +1228,7 @@ def test_answer_gives_the_count_without_duplicate_runs(tmp_path, small_scores):
                            target="swap_rate", value=0.1, resamples=0).n_topics
     assert t["identical_pairs"] == 1 and t["duplicate_runs"] == ["copy_of_first"]
     assert t["n_without_duplicates"] == want != t["n_topics"]
-    assert (f"1 pair(s) of systems are identical runs" in res.answer["text"]
+    assert ("1 pair(s) of systems score the same on every topic under" in res.answer["text"]
             and f"the target needs {want} topics" in res.answer["text"])
     # its interval on n comes from the same topic resamples as the target's own
     lo, hi = t["n_without_duplicates_lower"], t["n_without_duplicates_upper"]
@@ -1283,12 +1283,15 @@ def test_answer_gives_the_other_measure_minus_this_one_as_paired_difference_does
                                    resamples=INTERVAL_RESAMPLES, rng=_topics_stream(5, m, None))
     assert tr["C"].n_topics > tr["B"].n_topics          # the chosen scenario (C) needs more
     d = paired_difference(tr["C"].resampled_n, tr["B"].resampled_n)       # B minus C
-    neg = paired_difference(tr["B"].resampled_n, tr["C"].resampled_n)     # C minus B, negated before
-    assert (d["lower"], d["upper"]) != (-neg["upper"], -neg["lower"])     # the two differ here
+    neg = paired_difference(tr["B"].resampled_n, tr["C"].resampled_n)     # C minus B, as in paired.csv
+    # symmetric: the table's interval negated is the other direction's (it was one order
+    # statistic off with inverted_cdf ends)
+    assert (d["lower"], d["upper"]) == (-neg["upper"], -neg["lower"])
     want = (f"B {tr['B'].n_topics} ({tr['B'].n_topics - tr['C'].n_topics:+d}, 95% interval "
             f"[{int(d['lower']):+d}, {int(d['upper']):+d}]")
     assert want in res.results["answer"]["text"]
-    assert "_reverse" not in json.dumps(res.results["paired"])
+    (row,) = [r for r in res.results["paired"] if {r["measure_fewer"], r["measure_more"]} == {"B", "C"}]
+    assert (row["extra_lower"], row["extra_upper"]) == (neg["lower"], neg["upper"])
 
 
 def test_honest_statement_says_what_the_interval_on_n_is(small_scores):
@@ -1302,8 +1305,31 @@ def test_honest_statement_says_what_the_interval_on_n_is(small_scores):
     T = res.results["scenarios"][0]["data"]["n_topics"]
     paras = res.results["honest"]["paragraphs"]
     (cav,) = [p for p in paras if p.startswith("**Intervals on n.**")]
-    assert "not a calibrated confidence interval" in cav and "always below it" in cav
-    assert t["n_topics"] >= 1.5 * T and f"needs {t['n_topics']} topics, {t['n_topics'] / T:.1f} times" in cav
+    assert "not a calibrated confidence interval" in cav and "it never lay below" in cav
+    name = res.results["scenarios"][0]["name"]
+    assert t["n_topics"] >= 1.5 * T and (f"needs {t['n_topics']} topics in {name}, {t['n_topics'] / T:.1f} "
+                                         "times") in cav
+    # the answer points to it from the binding target's interval
+    assert f"a count {t['n_topics'] / T:.1f} times the collection's {T} topics tends to run low" in res.answer["text"]
+    # beyond the multiple the coverage check reached: its miss rate is unmeasured
+    far = run_study({**doc, "targets": [{"target": "swap_rate", "value": 0.01}]}, quiet=True, write=False)
+    (cav2,) = [p for p in far.results["honest"]["paragraphs"] if p.startswith("**Intervals on n.**")]
+    assert "beyond the 4.7 times that check reached" in cav2
     # a D-study target has no resampling interval: no such paragraph
     d = run_study({**doc, "targets": [{"target": "erho2", "value": 0.9}]}, quiet=True, write=False)
     assert not any(p.startswith("**Intervals on n.**") for p in d.results["honest"]["paragraphs"])
+
+
+def test_answer_ranges_filtered_scenarios_by_topics_to_build(small_scores):
+    # the range of topics needed counted the topics kept after filtering, so a filter looked
+    # like a saving although its own topics_to_build column said it costs more (report audit)
+    doc = {"collection": {"scores": str(small_scores)}, "method": "analytic", "topics": [5, 10], "seed": 3,
+           "resamples": 20, "filter": ["none", {"min_spread": 0.3}],
+           "targets": [{"target": "swap_rate", "value": 0.1}]}
+    res = run_study(doc, quiet=True, write=False)
+    sc = res.tables["scenarios"]
+    assert (sc["topics_to_build"] > sc["topics_needed"]).any()          # the filter removed topics
+    lo = sc.loc[sc["topics_to_build"].idxmin()]
+    hi = sc.loc[sc["topics_to_build"].idxmax()]
+    assert (f"counted as topics to create (topics_to_build), the range is {lo['topics_to_build']} "
+            f"({lo['scenario']}) to {hi['topics_to_build']} ({hi['scenario']})") in res.answer["text"]
