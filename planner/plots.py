@@ -209,14 +209,31 @@ def _target_lines(fig, ax, targets) -> None:
     if not targets:
         return
     a = ax if ax is not None else fig.axes[0]
+    drawn = [(np.asarray(ln.get_xdata(), dtype=float), np.asarray(ln.get_ydata(), dtype=float))
+             for ln in a.get_lines()]
     for lab, values in targets.items():
         for v in values:
             if v is None or not np.isfinite(v):
                 continue
             a.axhline(v, color="grey", linewidth=0.8, linestyle=":", zorder=1)
-            a.text(0.01, v, f"{lab} target {v:g}", transform=a.get_yaxis_transform(), fontsize="x-small",
-                   color="dimgrey", va="bottom", zorder=5,
+            x = 0.99 if _label_side(a, drawn, v) == "right" else 0.01
+            a.text(x, v, f"{lab} target {v:g}", transform=a.get_yaxis_transform(), fontsize="x-small",
+                   color="dimgrey", va="bottom", ha="right" if x > 0.5 else "left", zorder=5,
                    bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 0.5})
+
+
+def _label_side(a, lines, v: float) -> str:
+    """The end of the x axis ("left" or "right") where the curves keep farthest from the
+    reference value ``v``, so that its label is not struck through: curves that rise through a
+    target (tau, Erho2) leave the left end free, falling ones (swap rates) the right end."""
+    x0, x1 = a.get_xlim()
+    span = (x1 - x0) or 1.0
+    gap = {}
+    for side, keep in (("left", lambda x: x <= x0 + 0.2 * span), ("right", lambda x: x >= x1 - 0.2 * span)):
+        d = [np.abs(y[keep(x) & np.isfinite(y)] - v) for x, y in lines if x.size == y.size]
+        d = np.concatenate(d) if d else np.array([])
+        gap[side] = float(d.min()) if d.size else np.inf
+    return "right" if gap["right"] > gap["left"] else "left"
 
 
 def plot_ci_width(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario",

@@ -505,7 +505,8 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
     ht = tables.get("honest")
     if ht is not None and len(ht):
         doc.table(ht, caption="per scenario: mean, topics, paired-resampling interval and reversal rate "
-                              "of the top two systems, judged share")
+                              "of the top two systems (the second skips runs identical to the best, "
+                              "named in identical_to_best), judged share")
     if provenance.get("elapsed_seconds") is not None:
         doc.p(f"This study ran in {provenance['elapsed_seconds']:.1f} s"
               + (f" with {provenance.get('jobs')} job(s)" if provenance.get("jobs") else "")

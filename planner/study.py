@@ -2274,7 +2274,9 @@ def _tables(scens: list[dict]) -> dict:
             hon.append({"scenario": lab(s) + (f" / {h['stratum']}" if h.get("stratum") else ""),
                         "topics": h["n_topics"], "systems": h["n_systems"],
                         "mean": h["grand_mean"], "best": h["best_system"], "best_mean": h["best_mean"],
-                        "diff_top2": h["diff_top2"], "ci_lo": h["diff_top2_lo"], "ci_hi": h["diff_top2_hi"],
+                        # runs identical to the best on every topic, skipped as the second
+                        "identical_to_best": "; ".join(h.get("identical_to_best") or []),
+                        "second": h["second_system"], "diff_top2": h["diff_top2"], "ci_lo": h["diff_top2_lo"], "ci_hi": h["diff_top2_hi"],
                         "reversal_top2": h["reversal_top2"], "reversal_mean": h["reversal_mean_pairs"],
                         "judged_share_depth": js.get("depth"), "judged_share_mean": js.get("mean"),
                         "judged_share_min": js.get("min")})

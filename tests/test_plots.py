@@ -269,3 +269,18 @@ def test_panels_one_per_collection_with_shared_y_and_short_labels():
                               plots.plot_swap_reversal, {"c1, a": "c1", "c1, b": "c1", "c2, a": "c2", "c3, b": "c3"})
     assert [a.get_title() for a in three.axes if a.get_visible()] == ["c1", "c2", "c3"]
     assert sum(not a.get_visible() for a in three.axes) == 1
+
+
+def test_target_labels_go_to_the_end_the_curves_leave_free():
+    # the Erho2 target label sat where the rising curves cross it, struck through (report audit):
+    # it now goes to the end of the x axis where the curves keep farthest from the target
+    rising = pd.DataFrame({"scenario": ["a"] * 4, "n_topics": [10, 50, 200, 500],
+                           "kendall_tau_mean": [0.6, 0.93, 0.97, 0.99]})
+    fig = plots.plot_kendall_tau(rising, targets={"tau": [0.95]})
+    (txt,) = [t for t in fig.axes[0].texts if "target" in t.get_text()]
+    assert txt.get_position()[0] > 0.5 and txt.get_ha() == "right"
+    falling = pd.DataFrame({"scenario": ["a"] * 4, "n_topics": [10, 50, 200, 500],
+                            "swap_rate_mean": [0.3, 0.1, 0.06, 0.04]})   # ends just below the target
+    fig = plots.plot_swap_reversal(falling, targets={"swap": [0.05]})
+    (txt,) = [t for t in fig.axes[0].texts if "target" in t.get_text()]
+    assert txt.get_position()[0] < 0.5 and txt.get_ha() == "left"

@@ -1207,6 +1207,12 @@ def test_honest_statement_skips_a_runner_up_identical_to_the_best():
     h = _honest(m, np.random.default_rng(1), 200, 0.05)
     assert h["best_system"] == "idst_bert_p1" and h["identical_to_best"] == ["idst_bert_p2"]
     assert h["second_system"] not in ("idst_bert_p1", "idst_bert_p2") and h["diff_top2"] > 0
+    # the per-scenario table names the skipped run and the second compared (report audit)
+    doc = {"collection": {"dataset": "dl19-passage"}, "measure": "RR(rel=2)", "method": "analytic",
+           "topics": [20, 40], "resamples": 50, "targets": [{"target": "erho2", "value": 0.9}]}
+    with pytest.warns(Warning):
+        row = run_study(doc, quiet=True, write=False).tables["honest"].iloc[0]
+    assert row["identical_to_best"] == "idst_bert_p2" and row["second"] == h["second_system"]
 
 
 def test_answer_gives_the_count_without_duplicate_runs(tmp_path, small_scores):
