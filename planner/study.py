@@ -2211,7 +2211,9 @@ def _interval_caveat(scens: list[dict]) -> list[str]:
             "check of the swap_rate 0.05 target on TREC 2006 Terabyte AP (benchmarks/bench_coverage.py, "
             f"docs/planning.md), when the count was {_COVERAGE_CHECKED:g} times the sample's topics the true "
             "count lay above the interval in 26% (analytic) to 43% (predictive) of the samples, and when it "
-            "was 2 times, in 13% to 21%; it never lay below." + here
+            "was 2 times, in 13% to 21%; it never lay below. The ends also carry Monte Carlo error: with "
+            f"the {INTERVAL_RESAMPLES} resamples a study draws, the upper end moves by about 5-10% from one "
+            "seed to another (DL 2019 nDCG@10, swap_rate 0.05: 153 to 196 over 20 seeds)." + here
             + " Plan towards the upper end, or pilot more topics."]
 
 
