@@ -1303,12 +1303,14 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
                     n_found = n
                     break
             row.update(n_topics=n_found, how="stratified, proportional allocation, pooled "
-                                               "sigma_k^2 = 2 var_e,k per stratum")
+                                               "sigma_k^2 = 2 var_e,k per stratum; no interval on n "
+                                               "(stacked strata are not resampled)")
         elif t in ("erho2", "phi"):
             k_ = v / (1 - v)
             num = wc["var_e"] if t == "erho2" else wc["var_t"] + wc["var_e"]
             row.update(n_topics=int(np.ceil(k_ * num / wc["var_s"])) if wc["var_s"] > 0 else None,
-                       how="D-study on the W-weighted components")
+                       how="D-study on the W-weighted components; no interval on n (the Feldt and "
+                           "Arteaga intervals need one crossed design, and a stack combines several)")
         else:
             row["how"] = ("not available for stacked strata: pair rates need systems common to all "
                           "strata; see each stratum's own curve")
@@ -1485,7 +1487,9 @@ def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dic
                     row["curve_n_topics"] = _solve_exact(rows, t, v, at)["n_topics"]
                 else:
                     sol = _solve_exact(rows, t, v, at)
-                    row.update(n_topics=sol["n_topics"], how=f"{sc['method']}: {sol['how']}")
+                    row.update(n_topics=sol["n_topics"], how=f"{sc['method']}: {sol['how']}"
+                               + ("; no interval on n (it would re-run the simulation on every topic "
+                                  "resample)" if sol["n_topics"] is not None else ""))
                     if sol["interpolated"]:
                         row.update(interpolated=True, bracket=sol["bracket"])
             except PlannerError as exc:

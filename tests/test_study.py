@@ -509,6 +509,8 @@ def test_stacked_strata_width_matches_hand_formula(tmp_path, small_scores):
     w = lambda k: 2 * stats.t.ppf(0.975, k - 2) * np.sqrt(sigma2 / k)  # noqa: E731
     assert w(n) <= 0.15 < w(n - 1) or (n % 2 == 1)   # smallest n (odd n split unevenly)
     assert t["swap_rate"]["n_topics"] is None and "common to all strata" in t["swap_rate"]["how"]
+    assert t["ci_width"]["lower"] is None and "no interval on n (stacked strata are not resampled)" in \
+        t["ci_width"]["how"]
     assert set(res.tables["honest"]["scenario"]) == {f"{s['name']} / A", f"{s['name']} / B"}
 
 
@@ -799,6 +801,8 @@ def test_resampling_target_is_solved_at_n_with_the_curve_stream():
     t = res.results["scenarios"][0]["targets"][0]
     n = int(t["n_topics"])
     assert 10 < n < 200 and "bisection between the studied counts 10 and 200" in t["how"]
+    # the empty lower/upper is explained, not left to read as "not reached" (report audit)
+    assert t["lower"] is None and "; no interval on n (it would re-run the simulation" in t["how"]
     m = planner.datasets.load("dl19-passage", measure="nDCG@10")
 
     def swap(k):
