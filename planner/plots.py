@@ -425,7 +425,9 @@ def plot_pool_depth(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figu
         ax2.set_ylabel("judged share of the pool")
         ax2.set_ylim(0, 1.05)
         lines = ax.get_lines() + ax2.get_lines()
-        ax.legend(lines, [ln.get_label() for ln in lines], fontsize="small", loc="center right")
+        # below the axes: inside, the rising and the falling line leave no corner free
+        ax.legend(lines, [ln.get_label() for ln in lines], fontsize="small", loc="upper center",
+                  bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
     return fig
 
 

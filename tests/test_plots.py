@@ -284,3 +284,17 @@ def test_target_labels_go_to_the_end_the_curves_leave_free():
     fig = plots.plot_swap_reversal(falling, targets={"swap": [0.05]})
     (txt,) = [t for t in fig.axes[0].texts if "target" in t.get_text()]
     assert txt.get_position()[0] < 0.5 and txt.get_ha() == "left"
+
+
+def test_pool_depth_legend_sits_below_the_axes():
+    # inside the axes it hid the depth-50 point of the rising line (report audit)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    frame = pd.DataFrame({"depth": [10, 20, 50, 100], "judgments_per_topic": [58.0, 115, 282, 561],
+                          "pool_judged_share": [1.0, 0.63, 0.34, 0.21]})
+    fig = plots.plot_pool_depth(frame)
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    leg = ax.get_legend()
+    assert leg is not None and len(leg.get_texts()) == 2
+    assert leg.get_window_extent().y1 <= ax.get_window_extent().y0
