@@ -143,7 +143,13 @@ def plot_curve(frame: "pd.DataFrame", y: str, *, by: str | None = "scenario", ba
     if hline is not None:
         ax.axhline(hline, color="grey", linewidth=0.8, linestyle=":")
     if logx:
+        from matplotlib import ticker
+
         ax.set_xscale("log")
+        # plain topic counts (10, 20, 50, 100, ...), not powers of ten
+        ax.xaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.set_xlabel("topics (n)")
     ax.set_ylabel(ylabel or y)
     if title:
@@ -283,11 +289,17 @@ def plot_power(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | Non
 def plot_generalizability(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario",
                           targets=None) -> "Figure":
     """D-study Erho2 (solid) and Phi (dashed) against n, with their intervals as bands
-    (columns ``erho2_lo/erho2_hi``, ``phi_lo/phi_hi`` when present)."""
+    (columns ``erho2_lo/erho2_hi``, ``phi_lo/phi_hi`` when present). The coefficients rise
+    steeply and then flatten, so when the topic counts span a factor of 10 or more the x axis
+    is logarithmic (on a linear axis the curves meet their targets in the first tenth of it)."""
     owned = ax is None
+    _need(frame, ["n_topics"], "plot_generalizability")
+    n = frame["n_topics"].to_numpy(dtype=float)
+    n = n[np.isfinite(n) & (n > 0)]
+    logx = bool(n.size) and n.max() >= 10 * n.min()
     fig = plot_curve(frame, "erho2", by=by, ax=ax, ylabel="coefficient",
                      title="Generalizability Erho2 (solid) and dependability Phi (dashed)",
-                     label_suffix=" Erho2", legend="phi" not in frame.columns)
+                     label_suffix=" Erho2", legend="phi" not in frame.columns, logx=logx)
     if "phi" in frame.columns:
         _second_style(fig, ax, frame, by, "phi", "Erho2", "Phi", owned=owned, bands=("phi_lo", "phi_hi"))
     _target_lines(fig, ax, targets)

@@ -298,3 +298,14 @@ def test_pool_depth_legend_sits_below_the_axes():
     leg = ax.get_legend()
     assert leg is not None and len(leg.get_texts()) == 2
     assert leg.get_window_extent().y1 <= ax.get_window_extent().y0
+
+
+def test_generalizability_uses_a_log_axis_over_a_wide_range_of_counts():
+    # on a linear axis to 500 the coefficients met their targets in the first tenth (report audit)
+    wide = pd.DataFrame({"scenario": ["a"] * 4, "n_topics": [10, 50, 200, 500],
+                         "erho2": [0.8, 0.95, 0.98, 0.99], "phi": [0.6, 0.9, 0.96, 0.98]})
+    ax = plots.plot_generalizability(wide).axes[0]
+    assert ax.get_xscale() == "log"
+    assert "500" in [t.get_text() for t in ax.get_xticklabels()] or ax.xaxis.get_major_formatter()(500, 0) == "500"
+    narrow = wide.assign(n_topics=[20, 40, 60, 100])
+    assert plots.plot_generalizability(narrow).axes[0].get_xscale() == "linear"
