@@ -443,13 +443,33 @@ def plot_pool_depth(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figu
     return fig
 
 
-def plot_budget(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figure":
-    """Total cost against topics, one line per pool depth (``depth, n_topics, cost``)."""
+def plot_budget(frame: "pd.DataFrame", *, ax: "Axes | None" = None, needed: "pd.DataFrame | None" = None) -> "Figure":
+    """Total cost against topics, one line per pool depth (``depth, n_topics, cost``).
+
+    ``needed`` (``tables/pool.csv``: ``depth, n_topics_needed, total_cost``, optionally
+    ``scenario``) marks what each depth needs for the targets: a large open marker in the
+    depth's colour at (topics needed, their cost), one marker shape per scenario."""
     _need(frame, ["depth", "n_topics", "cost"], "plot_budget")
     fig, ax = _axes(ax)
+    colour = {}
     for d in sorted(frame["depth"].unique()):
         sub = frame[frame["depth"] == d].sort_values("n_topics")
-        ax.plot(sub["n_topics"], sub["cost"], marker="o", markersize=3, label=f"depth {d}")
+        (line,) = ax.plot(sub["n_topics"], sub["cost"], marker="o", markersize=3, label=f"depth {d}")
+        colour[d] = line.get_color()
+    if needed is not None and {"depth", "n_topics_needed", "total_cost"} <= set(needed.columns):
+        import pandas as pd
+
+        nd = needed.assign(n=pd.to_numeric(needed["n_topics_needed"], errors="coerce"),
+                           c=pd.to_numeric(needed["total_cost"], errors="coerce"))
+        nd = nd[nd["n"].notna() & nd["c"].notna() & nd["depth"].notna()]
+        groups = _groups(nd, "scenario" if "scenario" in nd.columns else None)
+        for i, (g, sub) in enumerate(groups):
+            shape = _MARKERS[(i + 1) % len(_MARKERS)]
+            for r in sub.itertuples(index=False):
+                ax.plot([r.n], [r.c], linestyle="none", marker=shape, markersize=9, markerfacecolor="none",
+                        markeredgewidth=1.5, color=colour.get(r.depth, "black"), zorder=4)
+            ax.plot([], [], linestyle="none", marker=shape, markersize=8, markerfacecolor="none", color="black",
+                    label=f"needed: {g}" if g is not None else "topics needed")
     ax.set_xlabel("topics (n)")
     ax.set_ylabel("cost")
     ax.set_title("Cost of topics x pool depth")

@@ -319,6 +319,8 @@ def _render_figures(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> dict[
                     for t, lab in lines.items()}
             kw["targets"] = {k: v for k, v in vals.items() if 0 < len(v) <= 3}
         panels = _collection_panels(tables) if table == "curves" else {}
+        if name == "budget" and tables.get("pool") is not None:
+            kw["needed"] = tables["pool"]          # mark the topics each depth needs
         if len(set(panels.values())) > 1 and "scenario" in df.columns:
             # one panel per collection: different topic populations, and fewer lines per panel
             fig = plots.plot_panels(df, getattr(plots, func), panels, **kw)

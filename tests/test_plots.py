@@ -309,3 +309,18 @@ def test_generalizability_uses_a_log_axis_over_a_wide_range_of_counts():
     assert "500" in [t.get_text() for t in ax.get_xticklabels()] or ax.xaxis.get_major_formatter()(500, 0) == "500"
     narrow = wide.assign(n_topics=[20, 40, 60, 100])
     assert plots.plot_generalizability(narrow).axes[0].get_xscale() == "linear"
+
+
+def test_budget_marks_the_topics_each_depth_needs():
+    # budget.png had no marker for the counts the answer is about (report audit)
+    budget = pd.DataFrame({"depth": [10, 10, 20, 20], "n_topics": [50, 100, 50, 100],
+                           "cost": [500.0, 1000, 900, 1800]})
+    pool = pd.DataFrame({"scenario": ["A", "A", "B", "B"], "depth": [10, 20, 10, 20],
+                         "n_topics_needed": [80, 70, 120, None], "total_cost": [800.0, 1260, 1200, None]})
+    ax = plots.plot_budget(budget, needed=pool).axes[0]
+    marks = [ln for ln in ax.get_lines() if ln.get_linestyle() == "None" and len(ln.get_xdata())]
+    assert sorted((float(ln.get_xdata()[0]), float(ln.get_ydata()[0])) for ln in marks) == \
+        [(70.0, 1260.0), (80.0, 800.0), (120.0, 1200.0)]               # the unreached one is left out
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["depth 10", "depth 20", "needed: A", "needed: B"]
+    assert len(plots.plot_budget(budget).axes[0].get_lines()) == 2     # without needed: the lines only
