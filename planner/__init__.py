@@ -53,6 +53,7 @@ _LAZY = {
     "budget": "plan",
     "size_for_target": "plan",
     "paired_difference": "plan",
+    "topics_for_variants": "plan",
     "pool_depth_study": "plan",
     "judgment_growth": "plan",
     "allocate": "plan",

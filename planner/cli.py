@@ -21,7 +21,7 @@ import sys
 import warnings
 from typing import Callable
 
-from .errors import ParameterError, PlannerError
+from .errors import DegenerateDataWarning, ParameterError, PlannerError
 
 PROG = "planner"
 
@@ -173,6 +173,7 @@ def _add_size(subparsers) -> None:
   planner size --design paired-t --min-diff 0.05 --sigma2 0.02 --correction holm --systems 10
   planner size --target swap_rate:0.05 --scores ap.csv --variance pair --seed 1
   planner size --target kendall_tau:0.9 --scores ap.csv --method bootstrap --seed 1 --json
+  planner size --target swap_rate:0.05 --scores clef_p10.csv --variant-divisor 1000 --variants 1,2,3,6
   planner size --allocate 100 --scores ap.csv --strata topics.csv --stratum-costs web=1,news=2""",
              description="Solve a classical topic-set-size design (Sakai 2016) for whichever of "
                          "--topics, --min-diff and --power is unset (default power 0.8 when both "
@@ -220,6 +221,10 @@ def _add_size(subparsers) -> None:
                         "subsample or parametric, which give no interval, the simulation's resamples "
                         "at each topic count (default 1000)")
     p.add_argument("--seed", type=_seed, default=None, help="seed of the resampling")
+    p.add_argument("--variants", default=None, metavar="V,V,...",
+                   help="--target on scores with query variants: also the topics needed with V variants "
+                        "per topic, for each V (swap_rate, reversal_rate, kendall_tau, ci_width, power; "
+                        "method analytic or predictive*)")
     p.add_argument("--strata", metavar="FILE", help="--allocate: topic metadata CSV (topic, stratum)")
     p.add_argument("--stratum-costs", metavar="K=C,...", default=None,
                    help="--allocate: cost per topic of each stratum (default 1 each)")
@@ -236,6 +241,7 @@ def _cmd_size(args) -> int:
               "--allocation": args.allocation} if mode != "--allocate" else {}
     if mode != "--target":
         unused["--method"] = args.method
+        unused["--variants"] = args.variants
     if mode != "--design":
         unused.update({"--power": args.power, "--width": args.width, "--approx": args.approx,
                        "--correction": args.correction, "--systems": args.systems, "--topics": args.topics})
@@ -359,8 +365,23 @@ def _size_target(args) -> int:
         raise ParameterError("a target needs a collection to learn from (--scores FILE)", parameter="--scores")
 
     name, value = _parse_target(args.target)
+    nv = None if args.variants is None else parse_int_list(args.variants, option="--variants", minimum=1)
     scores = _load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
     method = "analytic" if args.method is None else args.method      # '' is an unknown method, not the default
+    if nv is not None:
+        from .plan import VARIANT_METHODS
+
+        # what the variant model cannot answer is an error before any work
+        why = ("the scores have no query variants (give --variant-divisor K, or a tidy file with a variant "
+               "column)" if not scores.has_variants else
+               f"{name} with query variants is the three-facet D-study (planner fit on the same scores)"
+               if name in ("erho2", "phi") else
+               f"method {method} has no model of query variants (use analytic or a predictive method)"
+               if method not in VARIANT_METHODS else
+               "the variant model uses each pair's own variance (--variance pair)"
+               if args.variance not in (None, "pair") else None)
+        if why:
+            raise ParameterError(why, parameter="--variants")
     dstudy = name in ("erho2", "phi")        # closed-form D-study: no method, variance or seed
     if not dstudy and ((args.resamples is None or args.resamples > 0)
                        or method in ("bootstrap", "subsample", "parametric")):
@@ -392,9 +413,19 @@ def _size_target(args) -> int:
         if opt is None:
             raise
         raise ParameterError(exc.message, parameter=opt) from None
+    vtr = None
+    if nv is not None:
+        from .plan import topics_for_variants
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)     # said once already
+            vtr = topics_for_variants(scores, target=name, value=value, n_variants=nv, method=method,
+                                      min_diff=args.min_diff if args.min_diff is not None else 0.05,
+                                      alpha=args.alpha)
     if args.json:
         print_json({**res.to_dict(), "source": scores.source, "measure": scores.measure,
-                    "n_variants": scores.n_variants}, args)
+                    "n_variants": scores.n_variants,
+                    **({"variants": vtr.to_dict()} if vtr is not None else {})}, args)
         return 0
     n = "none up to the search limit" if res.n_topics is None else str(res.n_topics)
     how = "D-study of the variance components" if dstudy else f"{res.method}, variance {res.variance}"
@@ -424,6 +455,13 @@ def _size_target(args) -> int:
               "'What the interval on n covers'); plan towards the upper end")
     if res.sim_resamples:
         print(f"  simulation    {res.sim_resamples} resamples at each topic count (--resamples)")
+    if vtr is not None:
+        print(f"  variants      topics needed with V query variants per topic ({method}; each pair's "
+              f"variant share of one variant's variance: median {vtr.variant_share:.2f}; no interval on n):")
+        for r in vtr.rows:
+            got = ("not reached" if r["n_topics"] is None else
+                   f"{r['n_topics']:>7} topics, {r['queries']:>8} queries")
+            print(f"    V = {r['n_variants']:<4} {got}   (variance x {r['variance_ratio']:.3f})")
     if res.seed is not None and not dstudy:
         print(f"  seed          {res.seed}{_seed_note(args)}")
     return 0

@@ -313,7 +313,7 @@ def _fit_mixture(d, se2, n0, *, max_iter, tol) -> Prior:
 
 def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "normal", variance: str = "pair",
                           df=None, quantiles: int = 16, grid: int = 121,
-                          max_fit_pairs: int = 20_000) -> dict[str, np.ndarray]:
+                          max_fit_pairs: int = 20_000, future_scale=None) -> dict[str, np.ndarray]:
     """Posterior-predictive swap and reversal rates of every pair (module docstring).
 
     Args:
@@ -337,6 +337,11 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
             ``v``. The midpoint rule's error in the mean rates was below 0.2%
             (relative) at 16 quantiles on Terabyte pilots.
         quantiles: number of quadrature points when ``df`` is given.
+        future_scale: ``None`` (default), or one positive multiplier per pair of the
+            future sets' variance: they see ``future_scale * sigma_d^2 / n`` while the
+            pilot's ``dbar`` keeps ``sigma_d^2 / n0`` (future topics measured with another
+            number of query variants than the pilot's, :func:`planner.plan.topics_for_variants`).
+            Normal prior with ``df=None`` only.
 
     Returns:
         ``{"swap_rate": ..., "reversal_rate": ...}``, each shape ``(pairs, len(topics))``.
@@ -350,8 +355,16 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
     s2_d = pair_variance_model(s2_d, variance)
     pr = prior if isinstance(prior, Prior) else fit_prior(dbar, s2_d, n0, prior=prior, grid=grid,
                                                             max_fit_pairs=max_fit_pairs)
+    if future_scale is not None:
+        future_scale = np.asarray(future_scale, dtype=np.float64)
+        if future_scale.shape != dbar.shape or not np.all(np.isfinite(future_scale) & (future_scale > 0)):
+            raise ParameterError(f"expected one positive finite multiplier per pair ({dbar.size}), got shape "
+                                 f"{future_scale.shape}", parameter="future_scale")
+        if pr.kind != "normal" or df is not None:
+            raise ParameterError("a future variance scale needs the normal prior without df (integrated "
+                                 "variances)", parameter="future_scale")
     if df is None:
-        return _rates_given_variance(dbar, s2_d, n0, t, pr)
+        return _rates_given_variance(dbar, s2_d, n0, t, pr, future_scale)
     if isinstance(df, VarianceScales):
         if df.factors.shape[1] not in (1, dbar.size):
             raise ParameterError(f"scales are for {df.factors.shape[1]} pairs, got {dbar.size}", parameter="df")
@@ -462,8 +475,9 @@ def _grid_rates(post, g, sd, sn, sgn, want=STATISTICS):
     return swap, rev
 
 
-def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior) -> dict[str, np.ndarray]:
-    """Predictive rates of :func:`predictive_pair_rates` for given variances and prior."""
+def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior, future_scale=None) -> dict[str, np.ndarray]:
+    """Predictive rates of :func:`predictive_pair_rates` for given variances and prior
+    (``future_scale``: normal prior only, checked by the caller)."""
     P = dbar.size
     swap = np.zeros((P, t.size))
     rev = np.zeros((P, t.size))
@@ -476,7 +490,9 @@ def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior) -> dict[str, np.ndarray]
         tau2 = pr.tau2
         m = d * tau2 / (tau2 + se2)
         v = tau2 * se2 / (tau2 + se2)
-        swap[idx], rev[idx] = _normal_rates(m[:, None], v[:, None], s2_d[idx][:, None], t[None, :], d)
+        # a future set of n topics with variance scale f is one of n / f topics at scale 1
+        nn = t[None, :] if future_scale is None else t[None, :] / future_scale[idx][:, None]
+        swap[idx], rev[idx] = _normal_rates(m[:, None], v[:, None], s2_d[idx][:, None], nn, d)
         return {"swap_rate": swap, "reversal_rate": rev}
     if pr.kind == "mixture":
         sds = pr.grid[pr.weights > 0]

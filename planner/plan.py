@@ -61,6 +61,9 @@ statistics / components and re-solving: the 2.5% and 97.5% quantiles of the
 re-solved ``n``. With ``method`` other than ``"analytic"``, the curve comes from
 :func:`planner.simulate.predict` (when that module is present).
 
+Query variants (:func:`topics_for_variants`): the same targets with ``v`` variants per
+topic, each pair's variance split into a topic and a variant part, the latter over ``v``.
+
 Budgets, pool depth, strata: see :func:`budget`, :func:`pool_depth_study`,
 :func:`allocate`.
 """
@@ -1194,6 +1197,181 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
                         sim_resamples=int(sim_resamples) if method in ("bootstrap", "subsample", "parametric")
                         else 0,
                         resampled_n=ns if imethod.startswith("topic resampling") else None)
+
+
+#: methods :func:`topics_for_variants` solves with (a closed form each)
+VARIANT_METHODS = ("analytic", "predictive", "predictive-pair", "predictive-shrunk", "predictive-pooled")
+
+
+@dataclass(frozen=True)
+class VariantTrade:
+    """Topics a target needs with ``v`` query variants per topic, for several ``v``
+    (:func:`topics_for_variants`).
+
+    Attributes:
+        target, value, direction, method, min_diff, alpha: as in :class:`TargetResult`.
+        n_systems, n_topics_observed, n_variants_observed: the collection's shape.
+        identical_pairs: pairs identical on every topic and variant (ties, as everywhere).
+        rows: one dict per ``v``: ``n_variants``; ``n_topics`` (``None``: not reached up to
+            ``n_max``); ``queries`` (``n_topics * n_variants``, the queries to write);
+            ``achieved`` (the statistic at ``n_topics``); ``variance_ratio`` (the median over
+            pairs of the variance of a topic's mean difference with ``v`` variants, relative to
+            the collection's own ``V``).
+        variant_share: the median over pairs of the within-topic (variant) share of the
+            variance of one variant's difference, ``s2_b / (s2_a + s2_b)``.
+    """
+
+    target: str
+    value: float
+    direction: str
+    method: str
+    min_diff: float
+    alpha: float
+    n_systems: int
+    n_topics_observed: int
+    n_variants_observed: int
+    identical_pairs: int
+    variant_share: float
+    rows: list
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
+
+
+def _variant_pair_variance(x: np.ndarray) -> np.ndarray:
+    """Per pair ``a < b`` of a complete ``(S, T, V)`` array: the mean over topics of the
+    variance (ddof=1) over the ``V`` variants of the difference ``x[a,t,v] - x[b,t,v]``.
+
+    With ``y`` the deviations of each system's scores from its topic mean over variants,
+    ``sum_{t,v} (y_a - y_b)^2 = G_aa + G_bb - 2 G_ab`` for the Gram matrix ``G = Y Y^T``
+    (``Y = y`` as ``(S, T V)``): ``S^2`` floats, not ``K T V``."""
+    S, T, V = x.shape
+    y = (x - x.mean(axis=2, keepdims=True)).reshape(S, T * V)
+    G = y @ y.T
+    a, b = _pairs(S)
+    out = (G[a, a] + G[b, b] - 2.0 * G[a, b]) / (T * (V - 1))
+    return np.maximum(out, 0.0)     # rounding of identical systems
+
+
+def topics_for_variants(scores, *, target: str, value: float, n_variants=None, method: str = "analytic",
+                        min_diff: float = 0.05, alpha: float = 0.05, quantile: float = 50.0,
+                        n_max: int = 100_000) -> VariantTrade:
+    """Smallest number of topics meeting a target when each topic has ``v`` query variants
+    (scores averaged over them), for each ``v`` in ``n_variants``.
+
+    The model (docs/planning.md, "Topics against query variants"): for each pair ``(a, b)``
+    the difference on variant ``q`` of topic ``t`` is ``delta + alpha_t + beta_tq``, so the
+    variance of a topic's mean difference over ``v`` variants is ``s2_a + s2_b / v``. The
+    collection gives ``s2_b`` (each pair's within-topic variance of the difference over its
+    ``V`` variants, averaged over topics) and ``s2_d``, the variance over topics of the
+    difference averaged over all ``V`` (which estimates ``s2_a + s2_b / V``), hence
+    ``sigma_d^2(v) = max(s2_d + s2_b (1/v - 1/V), s2_b / v)`` (``s2_a >= 0``). ``dbar``
+    stays the collection's, from all its variants. ``v = V`` is :func:`size_for_target`
+    on the collection (``resamples=0``).
+
+    Args:
+        scores: a complete ScoreMatrix with a variant axis (at least 2 variants per topic).
+        target: ``swap_rate`` | ``reversal_rate`` | ``kendall_tau`` | ``ci_width`` | ``power``
+            (Erho2 and Phi: :meth:`planner.variance.VariantComponents.dstudy`).
+        n_variants: variants per topic to solve for (default ``1 .. V``); more than ``V``
+            extrapolates the model.
+        method: ``analytic``, or a normal-prior predictive method (:data:`VARIANT_METHODS`):
+            the pilot's ``dbar`` keeps its noise ``s2_d / T`` (its ``V`` variants), future
+            topics have ``sigma_d^2(v) / n`` (``predictive-shrunk``/``-pooled`` add
+            ``s2_b (1/v - 1/V)`` to their own variance). Power and interval width use the
+            paired t formulas with ``sigma_d^2(v)``, as :func:`planner.simulate.predict` does.
+        min_diff, alpha, quantile, n_max: as in :func:`size_for_target`.
+
+    No interval on n is computed. Memory: ``S T V`` values of the deviations, ``S^2`` of their
+    Gram matrix, and a few ``K`` vectors (``K = S (S-1) / 2`` pairs).
+    """
+    value = check_target_value(target, value, min_diff)
+    direction, key = TARGETS[target]
+    if target in ("erho2", "phi"):
+        raise ParameterError(f"{target} with query variants comes from the three-facet D-study "
+                             "(planner.variance.fit_variants(...).dstudy), not from this function",
+                             parameter="target")
+    if method not in VARIANT_METHODS:
+        raise ParameterError(f"method {method!r} has no model of query variants; expected one of "
+                             f"{', '.join(VARIANT_METHODS)}", parameter="method")
+    alpha = check_alpha(alpha)
+    if not 0 < quantile <= 100:
+        raise ParameterError(f"must be in (0, 100], got {quantile}", parameter="quantile")
+    m = _as_scores(scores)
+    if not m.has_variants:
+        raise ParameterError("the scores have no query variants (use planner.variance.stack_variants, "
+                             "or a tidy table with a variant column)", parameter="scores")
+    x = np.asarray(m.values, dtype=float)
+    S, T, V = x.shape
+    if V < 2:
+        raise InputError(f"need at least 2 variants per topic, got {V}", file=m.source)
+    if np.isnan(x).any():
+        raise InputError("the scores have missing (topic, variant) cells; the variant model needs every "
+                         "system scored on every variant of every topic", file=m.source)
+    if n_variants is None:
+        vs = list(range(1, V + 1))
+    else:
+        raw = [n_variants] if np.ndim(n_variants) == 0 else list(n_variants)
+        if not raw or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in raw):
+            raise ParameterError(f"expected integers >= 1, got {n_variants!r}", parameter="n_variants")
+        vs = sorted({int(v) for v in raw})
+    vals = x.mean(axis=2)
+    model = _Model(vals, "pair")
+    dbar, s2d = model.dbar, model.var
+    s2b = _variant_pair_variance(x)
+    identical = model.identical & (s2b == 0)
+    if identical.all():
+        raise InputError(f"every pair of systems is identical on every topic ({identical.size} pair(s)): no "
+                         f"topic count changes the {target}", file=m.source)
+    if identical.any():
+        warnings.warn(f"{int(identical.sum())} pair(s) of systems identical on every topic and variant: each "
+                      f"counts as a tie in the {target} target (swap and reversal rate 0.5, power 1, interval "
+                      "width 0), as in planner predict", DegenerateDataWarning, stacklevel=2)
+    # the topic component, truncated at 0; a pair's variance with v variants is its own s2_d
+    # times ratio(v) = (s2_a + s2_b / v) / (s2_a + s2_b / V): exactly s2_d at v = V
+    s2a = np.maximum(s2d - s2b / V, 0.0)
+    den = s2a + s2b / V
+
+    def ratio(v: int) -> np.ndarray:
+        return np.where(den > 0, (s2a + s2b / v) / np.where(den > 0, den, 1.0), 1.0)
+
+    one = s2a + s2b
+    share = float(np.median(s2b[one > 0] / one[one > 0])) if (one > 0).any() else 0.0
+    spec = _PILOT_METHODS.get(method) if method != "analytic" else None
+    prior = s2m = None
+    if spec is not None:
+        from .pilot import fit_prior, pair_variance_model
+
+        s2m = pair_variance_model(s2d, spec[1])
+        prior = fit_prior(dbar, s2m, T, prior="normal")
+    opts = dict(min_diff=float(min_diff), alpha=alpha, quantile=quantile)
+    comp = {k: np.array([v]) for k, v in model.comp.items()}
+    rows = []
+    for v in vs:
+        rv = ratio(v)
+        var_v = s2d * rv
+
+        def stat(n, var_v=var_v):
+            n = float(n)
+            if spec is None or target not in ("swap_rate", "reversal_rate", "kendall_tau"):
+                return float(_batch_stat(target, np.array([n]), dbar[None, :], var_v[None, :], comp,
+                                         **opts)[0])
+            from .pilot import predictive_pair_rates
+
+            pr = predictive_pair_rates(dbar, s2m, T, [int(n)], prior=prior, future_scale=rv)
+            r = np.where(model.identical, 0.5,
+                         pr["reversal_rate" if target == "reversal_rate" else "swap_rate"][:, 0])
+            return float(1.0 - 2.0 * r.mean()) if target == "kendall_tau" else float(r.mean())
+
+        n_star = _smallest_n(lambda n, f=stat: _meets(direction, f(n), value), 2, n_max)
+        rows.append({"n_variants": v, "n_topics": n_star,
+                     "queries": None if n_star is None else int(n_star) * v,
+                     "achieved": None if n_star is None else stat(n_star),
+                     "variance_ratio": float(np.median(rv[den > 0])) if (den > 0).any() else 1.0})
+    return VariantTrade(target=target, value=value, direction=direction, method=method,
+                        min_diff=float(min_diff), alpha=alpha, n_systems=S, n_topics_observed=T,
+                        n_variants_observed=V, identical_pairs=int(identical.sum()),
+                        variant_share=share, rows=rows)
 
 
 def _dstudy_interval(scores, target, value, interval):

@@ -439,9 +439,23 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         doc.table(al)
 
     vt = tables.get("variants")
-    if vt is not None and len(vt):
+    vtt = tables.get("variant_targets")
+    if (vt is not None and len(vt)) or (vtt is not None and len(vtt)):
         doc.h(2, "Topics against query variants")
-        doc.p("Three-facet D-study: systems x topics x query variants per topic.")
+    if vtt is not None and len(vtt):
+        doc.p("Topics each ranking target needs when every topic is written with `n_variants` query "
+              "variants (its score the mean over them), and the queries that makes (`queries`). Each pair's "
+              "mean difference stays the collection's; its variance over topics is split into a topic part "
+              "and a within-topic (variant) part, and the variant part shrinks as 1/`n_variants`: "
+              "`variance_ratio` is the median over pairs of the variance with `n_variants` against the "
+              "collection's own, `variant_share` the median share of the variant part in one variant's "
+              "variance. At the collection's own number of variants the count is the scenario's. "
+              "Counts above the collection's number of variants extrapolate the model. No interval on n "
+              "is computed here, and cost is not: a variant usually costs less to write than a topic, "
+              "but may add judgments.")
+        doc.table(vtt)
+    if vt is not None and len(vt):
+        doc.p("Three-facet D-study of Erho2 and Phi: systems x topics x query variants per topic.")
         doc.table(vt)
 
     dr = tables.get("filtered")

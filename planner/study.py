@@ -35,7 +35,7 @@ Cartesian product in the order the keys are listed here)::
     targets: [{target: swap_rate, value: 0.05}, {target: power, value: 0.8}]
     pool: {depths: [10, 20, 50, 100], tau_min: 0.9}  # needs runs + qrels; solves every target
     costs: {topic: 0.0, judgment: 1.0, budget: null} # cost per topic / per judgment
-    variants: [1, 2, 4]           # query variants per topic for the three-facet D-study
+    variants: [1, 2, 4]           # query variants per topic: three-facet D-study and variant trade-off
 
 Collection (exactly one source)::
 
@@ -1510,10 +1510,13 @@ def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dic
         if m3 is not None:
             from .variance import fit_variants
 
+            if tuple(m3.topics) != tuple(m2.topics):      # the filter's topics
+                m3 = m3.take(topics=list(m2.topics))
             vc = fit_variants(m3)
             nv = sc["variants"] or list(range(1, m3.n_variants + 1))
             vds = vc.dstudy(sc["topics"], nv)
-            variants = {"components": vc.to_dict(), "dstudy": vds.to_dict()["rows"]}
+            variants = {"components": vc.to_dict(), "dstudy": vds.to_dict()["rows"],
+                        "targets": _variant_targets(m3, sc, nv)}
         honest = _honest(m2, _data_stream(seed, m2, r_honest), resamples, sc["alpha"])
         honest["judged_share"] = _judged_share(sc["collection"], sc["measure"])
         pool = None
@@ -1739,9 +1742,22 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
                  "`topics` to see them).")
     nv = s0["data"].get("n_variants") or 1
     if n_show is not None and nv > 1:
-        text += (f" Each topic counts with its {nv} query variants, averaged, as in the collection; "
-                 "the table 'Topics against query variants' trades topics against variants per topic for "
-                 "Erho2 and Phi (the D-study), not for the swap, reversal or power targets.")
+        text += f" Each topic counts with its {nv} query variants, averaged, as in the collection"
+        bt = _binding(s0)
+        vrows = [r for r in (s0.get("variants") or {}).get("targets") or []
+                 if bt is not None and r["target"] == bt["target"] and r["value"] == bt["value"]
+                 and r.get("n_variants") is not None]
+        if vrows:
+            parts = [f"{r['n_variants']} variant{'s' if r['n_variants'] > 1 else ''}: "
+                     + (f"{r['n_topics']} topics ({r['queries']} queries)" if r["n_topics"] is not None
+                        else "not reached") for r in vrows]
+            text += (f"; with other numbers of variants per topic, {bt['target']} {bt['value']:g} "
+                     f"needs {'; '.join(parts)} (method {vrows[0]['method']}, the variant part of each pair's "
+                     "variance scaled by 1/variants; no interval on n). The table 'Topics against query "
+                     "variants' has every ranking target, and Erho2 and Phi from the D-study.")
+        else:
+            text += ("; the table 'Topics against query variants' trades topics against variants per topic "
+                     "for Erho2 and Phi (the D-study).")
     for t in s0["targets"]:
         if t.get("interpolated") and t.get("bracket"):
             text += (f" The count for {t['target']} {t['value']:g} is interpolated between the studied "
@@ -1911,6 +1927,47 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
     if buys:
         text += f" What {n_show} topics buy (scenario {s0['name']}):"
     return {"scenario": s0["id"], "n_topics": need, "depth": depth, "text": text, "buys": buys}
+
+
+#: targets the variant trade-off answers in a study (power and width come from the classical
+#: designs there, which have no variant model)
+_VARIANT_TARGETS = ("swap_rate", "reversal_rate", "kendall_tau")
+
+
+def _variant_targets(m3, sc: Mapping, nv) -> list[dict]:
+    """Topics each ranking target needs with ``v`` query variants per topic, for every ``v``
+    of the study (:func:`planner.plan.topics_for_variants`); a row per (target, v)."""
+    from .plan import VARIANT_METHODS, topics_for_variants
+
+    out = []
+    for tg in sc["targets"]:
+        t, v = tg["target"], float(tg["value"])
+        if t not in _VARIANT_TARGETS:
+            continue
+        why = None
+        if sc["method"] not in VARIANT_METHODS:
+            why = f"method {sc['method']} has no model of query variants"
+        elif sc["method"] == "analytic" and sc["variance"] != "pair":
+            why = f"the variant model uses each pair's own variance (variance: pair), not {sc['variance']}"
+        if why is None:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DegenerateDataWarning)   # the curve says it already
+                    tr = topics_for_variants(m3, target=t, value=v, n_variants=nv, method=sc["method"],
+                                             min_diff=sc["min_diff"], alpha=sc["alpha"])
+            except PlannerError as exc:
+                why = str(exc)
+            else:
+                for row in tr.rows:
+                    out.append({"target": t, "value": v, "n_variants": row["n_variants"],
+                                "n_topics": row["n_topics"], "queries": row["queries"],
+                                "variance_ratio": row["variance_ratio"], "variant_share": tr.variant_share,
+                                "method": sc["method"]})
+                continue
+        out.append({"target": t, "value": v, "n_variants": None, "n_topics": None, "queries": None,
+                    "variance_ratio": None, "variant_share": None, "method": sc["method"],
+                    "note": f"not computed: {why}"})
+    return out
 
 
 def _binding_interval(s: Mapping) -> tuple[int, int] | None:
@@ -2228,6 +2285,7 @@ def _tables(scens: list[dict]) -> dict:
         return s["name"]
 
     scen_rows, curves, targets, comps, filt, hon, pool, variants, budget = [], [], [], [], [], [], [], [], []
+    variant_targets: list[dict] = []
     allocation: list[dict] = []
     for s in scens:
         st = s["settings"]
@@ -2297,6 +2355,8 @@ def _tables(scens: list[dict]) -> dict:
         if s.get("variants"):
             for r in s["variants"]["dstudy"]:
                 variants.append({"scenario": lab(s), **r})
+            for r in s["variants"].get("targets") or []:
+                variant_targets.append({"scenario": lab(s), **r})
     if not any(s["settings"]["filter"] for s in scens):
         for r in scen_rows:          # only a filter makes the topics to build differ from those needed
             r.pop("topics_to_build")
@@ -2309,6 +2369,8 @@ def _tables(scens: list[dict]) -> dict:
         T["budget"] = pd.DataFrame(budget).drop_duplicates(["depth", "n_topics"])
     if variants:
         T["variants"] = pd.DataFrame(variants)
+    if variant_targets:
+        T["variant_targets"] = pd.DataFrame(variant_targets)
     if allocation:
         T["allocation"] = pd.DataFrame(allocation)
     return T

@@ -11,7 +11,7 @@ from scipy import stats
 
 from planner import plan
 from planner.cli import main
-from planner.errors import ParameterError
+from planner.errors import InputError, ParameterError
 from planner.plan import design_power, topic_set_size
 from planner.scores import ScoreMatrix
 
@@ -1299,3 +1299,154 @@ def test_size_target_notes_a_count_far_beyond_the_topics_learnt_from(capsys):
     assert main(["size", "--target", "swap_rate:0.2", "--scores", "dl19-passage", "--seed", "1",
                  "--resamples", "20"]) == 0
     assert "note" not in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------- topics against query variants
+
+def _clef_variants(shared_data, measure):
+    import warnings
+
+    from planner.collection import load_scores
+    from planner.errors import DegenerateDataWarning
+    from planner.variance import stack_variants
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        return stack_variants(load_scores(shared_data / "clef-ehealth2016" / "trec_eval", measure=measure),
+                              divisor=1000)
+
+
+def test_variant_pair_variance_is_the_mean_within_topic_variance_of_each_difference():
+    x = np.random.default_rng(3).normal(size=(5, 7, 4))
+    got = plan._variant_pair_variance(x)
+    want = [np.mean([np.var(x[a, t] - x[b, t], ddof=1) for t in range(7)])
+            for a in range(5) for b in range(a + 1, 5)]
+    assert got == pytest.approx(want, rel=1e-10)
+
+
+def test_future_scale_is_a_topic_count_divided_by_the_scale():
+    from planner.pilot import predictive_pair_rates
+
+    rng = np.random.default_rng(5)
+    d, s2 = rng.normal(0, 0.05, 300), rng.uniform(0.005, 0.03, 300)
+    a = predictive_pair_rates(d, s2, 25, [40], future_scale=np.full(300, 2.0))
+    b = predictive_pair_rates(d, s2, 25, [20])
+    for k in a:
+        assert a[k] == pytest.approx(b[k], rel=1e-12)
+    # per pair: each pair as if alone at its own n / f (the prior is the same: fitted on all)
+    f = rng.choice([0.5, 1.0, 4.0], 300)
+    c = predictive_pair_rates(d, s2, 25, [40], future_scale=f)["swap_rate"][:, 0]
+    for g in (0.5, 1.0, 4.0):
+        ref = predictive_pair_rates(d, s2, 25, [int(40 / g)])["swap_rate"][:, 0]
+        assert c[f == g] == pytest.approx(ref[f == g], rel=1e-12)
+    with pytest.raises(ParameterError, match="future_scale"):
+        predictive_pair_rates(d, s2, 25, [40], future_scale=np.zeros(300))
+    with pytest.raises(ParameterError, match="future_scale"):
+        predictive_pair_rates(d, s2, 25, [40], prior="npmle", future_scale=np.ones(300))
+
+
+@pytest.mark.parametrize("measure", ["P_10", "map"])
+@pytest.mark.parametrize("method", ["analytic", "predictive"])
+def test_topics_for_variants_on_clef(shared_data, measure, method):
+    # CLEF eHealth 2016: 48 runs x 50 topics x 6 query variants per topic. At the collection's
+    # own 6 variants the count is size_for_target's on the variant means (the study's answer:
+    # 351 topics for P_10 with predictive); fewer variants need more topics but fewer queries
+    m = _clef_variants(shared_data, measure)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = plan.topics_for_variants(m, target="swap_rate", value=0.05, method=method, n_variants=[1, 2, 3, 6, 12])
+        ref = plan.size_for_target(m.collapse_variants(), target="swap_rate", value=0.05, method=method,
+                                   resamples=0).n_topics
+        tau = plan.topics_for_variants(m, target="kendall_tau", value=0.9, method=method, n_variants=[1, 6])
+    by = {row["n_variants"]: row for row in r.rows}
+    assert by[6]["n_topics"] == ref and by[6]["variance_ratio"] == 1.0
+    if (measure, method) == ("P_10", "predictive"):
+        assert ref == 351
+    ns = [by[v]["n_topics"] for v in (1, 2, 3, 6, 12)]
+    assert ns == sorted(ns, reverse=True) and ns[0] > 2 * ns[3]
+    qs = [by[v]["queries"] for v in (1, 2, 3, 6, 12)]
+    assert qs == sorted(qs)
+    assert all(row["achieved"] <= 0.05 for row in r.rows)
+    assert [row["n_topics"] for row in tau.rows] == [by[1]["n_topics"], by[6]["n_topics"]]
+    assert 0.5 < r.variant_share < 0.8 and r.n_variants_observed == 6 and r.identical_pairs >= 0
+    json.dumps(r.to_dict())
+
+
+def test_topics_for_variants_recovers_a_known_model():
+    # x[s,t,v] = mu_s + topic + system x topic (var 0.01) + variant noise (var 0.02): one
+    # pair's per-topic difference with v variants has variance 2 (0.01 + 0.02 / v), 2.14
+    # times as much with 1 variant as with 5. With 20000 topics the pair means are known
+    # to 2-3%, and the count with 1 variant must match both the true model's and what the
+    # collection's first variant alone needs
+    from scipy import stats as st
+
+    rng = np.random.default_rng(11)
+    S, T, V = 4, 20_000, 5
+    mu = np.array([0.0, 0.05, 0.11, 0.18])
+    x = (mu[:, None, None] + rng.normal(0, 0.1, (1, T, 1)) + rng.normal(0, 0.1, (S, T, 1))
+         + rng.normal(0, math.sqrt(0.02), (S, T, V)))
+    m = ScoreMatrix.build(x, [f"s{i}" for i in range(S)], [f"t{j}" for j in range(T)], warn=False)
+    r = plan.topics_for_variants(m, target="swap_rate", value=0.02, n_variants=[1, 5])
+    a, b = np.triu_indices(S, 1)
+    delta = np.abs(mu[a] - mu[b])
+
+    def truth(v):
+        sd = np.sqrt(2 * (0.01 + 0.02 / v))
+        for n in range(2, 100_000):
+            p = st.norm.sf(delta * math.sqrt(n) / sd)
+            if np.mean(2 * p * (1 - p)) <= 0.02:
+                return n
+    got = {row["n_variants"]: row["n_topics"] for row in r.rows}
+    assert r.rows[0]["variance_ratio"] == pytest.approx(0.03 / 0.014, rel=0.03)
+    assert r.variant_share == pytest.approx(2 / 3, rel=0.03)
+    for v in (1, 5):
+        assert got[v] == pytest.approx(truth(v), rel=0.06)
+    first = ScoreMatrix.build(x[:, :, 0], m.systems, m.topics, warn=False)
+    alone = plan.size_for_target(first, target="swap_rate", value=0.02, resamples=0).n_topics
+    assert got[1] == pytest.approx(alone, rel=0.06)
+    assert got[1] > 1.8 * got[5]
+
+
+def test_topics_for_variants_refuses_what_it_cannot_answer(shared_data):
+    m = _clef_variants(shared_data, "map")
+    with pytest.raises(ParameterError, match="D-study"):
+        plan.topics_for_variants(m, target="erho2", value=0.9)
+    with pytest.raises(ParameterError, match="no model of query variants"):
+        plan.topics_for_variants(m, target="swap_rate", value=0.05, method="bootstrap")
+    with pytest.raises(ParameterError, match="n_variants"):
+        plan.topics_for_variants(m, target="swap_rate", value=0.05, n_variants=[0, 2])
+    with pytest.raises(ParameterError, match="n_variants"):
+        plan.topics_for_variants(m, target="swap_rate", value=0.05, n_variants=[1.5])
+    with pytest.raises(ParameterError, match="no query variants"):
+        plan.topics_for_variants(m.collapse_variants(), target="swap_rate", value=0.05)
+    x = m.values.copy()
+    x[0, 0, 0] = np.nan
+    holed = ScoreMatrix.build(x, m.systems, m.topics, variants=m.variants, missing="keep", warn=False)
+    with pytest.raises(InputError, match="missing"):
+        plan.topics_for_variants(holed, target="swap_rate", value=0.05)
+
+
+def test_cli_size_target_with_variants(shared_data, capsys):
+    folder = str(shared_data / "clef-ehealth2016" / "trec_eval")
+    base = ["size", "--target", "swap_rate:0.05", "--scores", folder, "--measure", "map"]
+    assert main(base + ["--variant-divisor", "1000", "--variants", "1,6", "--resamples", "0", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    rows = {r["n_variants"]: r for r in d["variants"]["rows"]}
+    assert rows[6]["n_topics"] == d["n_topics"] and rows[1]["n_topics"] > d["n_topics"]
+    assert main(base + ["--variant-divisor", "1000", "--variants", "2", "--method", "predictive",
+                        "--resamples", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "V = 2" in out and "queries" in out
+    # what the variant model cannot answer: one line naming --variants, exit 2
+    for extra, msg in ((["--variants", "1,2"], "no query variants"),
+                       (["--variant-divisor", "1000", "--variants", "1", "--method", "bootstrap"],
+                        "has no model of query variants"),
+                       (["--variant-divisor", "1000", "--variants", "0"], ">= 1"),
+                       (["--variant-divisor", "1000", "--variants", "1", "--variance", "pooled"], "own variance")):
+        assert main(base + extra) == 2
+        err = capsys.readouterr().err
+        assert "--variants" in err and msg in err and "Traceback" not in err
+    assert main(["size", "--design", "paired-t", "--sigma2", "0.02", "--min-diff", "0.05", "--variants", "2"]) == 2
+    assert "--variants: not used with --design" in capsys.readouterr().err

@@ -585,17 +585,23 @@ def test_filter_lists_dropped_topics_with_reason():
     assert _apply_filter(m, None) == (m, [])
 
 
-def test_query_variants_three_facet(tmp_path, shared_data):
+def _clef_runs(tmp_path, shared_data, k: int):
+    """A folder with the first ``k`` CLEF eHealth 2016 trec_eval files (6 variants per topic)."""
     import shutil
-
-    from planner.collection import load_scores
-    from planner.variance import fit_variants, stack_variants
 
     src = shared_data / "clef-ehealth2016" / "trec_eval"
     folder = tmp_path / "te"
     folder.mkdir()
-    for f in sorted(src.iterdir())[:5]:
+    for f in sorted(src.iterdir())[:k]:
         shutil.copy(f, folder)
+    return folder
+
+
+def test_query_variants_three_facet(tmp_path, shared_data):
+    from planner.collection import load_scores
+    from planner.variance import fit_variants, stack_variants
+
+    folder = _clef_runs(tmp_path, shared_data, 5)
     doc = {"collection": {"scores": str(folder), "variant_divisor": 1000}, "measure": "P_10",
            "method": "analytic", "topics": [10, 50], "variants": [1, 6], "resamples": 20,
            "targets": [{"target": "erho2", "value": 0.8}]}
@@ -609,6 +615,38 @@ def test_query_variants_three_facet(tmp_path, shared_data):
     direct = fit_variants(stack_variants(load_scores(folder, measure="P_10"), divisor=1000))
     assert vt["erho2"].tolist() == pytest.approx([direct.erho2(n, v) for n, v in ((10, 1), (10, 6), (50, 1), (50, 6))],
                                                  rel=1e-12)
+
+
+def test_query_variants_trade_topics_for_the_ranking_targets(tmp_path, shared_data):
+    from planner import plan
+    from planner.collection import load_scores
+    from planner.variance import stack_variants
+
+    folder = _clef_runs(tmp_path, shared_data, 8)
+    doc = {"collection": {"scores": str(folder), "variant_divisor": 1000}, "measure": "map",
+           "method": ["predictive", "analytic", "bootstrap"], "topics": [10, 50], "variants": [1, 3, 6],
+           "resamples": 20,
+           "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "erho2", "value": 0.8}]}
+    res = run_study(doc, quiet=True, write=False)
+    m = stack_variants(load_scores(folder, measure="map"), divisor=1000)
+    vt = res.tables["variant_targets"]
+    for s in res.results["scenarios"]:
+        rows = vt[vt["scenario"] == s["name"]]
+        meth = s["settings"]["method"]
+        if meth == "bootstrap":
+            # no variant model for a simulation: said, not guessed
+            assert rows["note"].str.contains("has no model of query variants").all()
+            continue
+        assert rows["target"].tolist() == ["swap_rate"] * 3 and rows["n_variants"].tolist() == [1, 3, 6]
+        direct = plan.topics_for_variants(m, target="swap_rate", value=0.05, method=meth, n_variants=[1, 3, 6])
+        assert rows["n_topics"].tolist() == [r["n_topics"] for r in direct.rows]
+        # at the collection's 6 variants: the scenario's own count
+        own = next(t for t in s["targets"] if t["target"] == "swap_rate")["n_topics"]
+        assert rows["n_topics"].tolist()[-1] == own
+    # the answer (first scenario, predictive) gives the trade for its binding target
+    first = vt[vt["scenario"] == res.results["scenarios"][0]["name"]]
+    assert (f"1 variant: {int(first['n_topics'].iloc[0])} topics ({int(first['queries'].iloc[0])} queries)"
+            in res.answer["text"])
 
 
 def test_topic_strata_resampled_within_strata(tmp_path, small_scores):
