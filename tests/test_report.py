@@ -251,3 +251,19 @@ def test_readme_python_snippet_runs():
         warnings.simplefilter("ignore")
         exec(compile(blocks[0], "README.md", "exec"), ns)       # noqa: S102 - our own README
     assert ns["n"].n_topics > 0 and ns["saved"]["seed"] == 1 and ns["saved"]["versions"]["planner"]
+
+
+def test_pool_text_warns_when_a_restricted_depth_needs_fewer_topics(tmp_path):
+    # DL 2019 AP(rel=2): 68 topics at depth 100 against 83 with the full judgments (reports/
+    # dl19-budget); nDCG@10's 104 against 106 is within a tenth and is not listed
+    def scen(name, full, per_depth):
+        return {"name": name, "pool": {"full": {"n_topics_needed": full},
+                                       "depths": [{"depth": d, "n_topics_needed": n} for d, n in per_depth]}}
+    res = {**RESULTS, "scenarios": [scen("nDCG@10", 106, [(10, 107), (100, 104)]),
+                                    scen("AP(rel=2)", 83, [(10, 141), (20, 84), (100, 68)])]}
+    md = (report.write_report(res, tmp_path / "r", tables=_tables()) / "report.md").read_text()
+    assert "AP(rel=2) at depth 100 (68 topics, against 83 with the full judgments)" in md
+    assert "nDCG@10 at depth" not in md and "depth 20" not in md.split("Fewer topics")[1].split("\n")[0]
+    same = {**RESULTS, "scenarios": [scen("nDCG@10", 106, [(10, 107), (100, 104)])]}
+    md = (report.write_report(same, tmp_path / "s", tables=_tables()) / "report.md").read_text()
+    assert "Fewer topics" not in md
