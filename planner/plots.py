@@ -107,6 +107,41 @@ def _groups(frame, by: str | None):
     return [(g, frame[frame[by] == g]) for g in order]
 
 
+def _same_curves(curves: list) -> list:
+    """For each curve (a tuple of arrays), the index of the first earlier curve with the same
+    values (NaN equal to NaN, within 1e-12 relative), or None: drawn over it, it cannot be
+    seen, so the legend names both on the first curve's entry."""
+    out: list = []
+    for i, c in enumerate(curves):
+        first = None
+        for j in range(i):
+            if out[j] is None and all(a.shape == b.shape and np.allclose(a, b, rtol=1e-12, atol=0.0, equal_nan=True)
+                                      for a, b in zip(c, curves[j])):
+                first = j
+                break
+        out.append(first)
+    return out
+
+
+def _merged_labels(names: list, same: list) -> list:
+    """Legend labels: a curve identical to an earlier one is left out (``_nolegend_``) and
+    named on that one's entry, ``"A (same curve: B; C)"``."""
+    labels = list(names)
+    for i, j in enumerate(same):
+        if j is not None:
+            labels[j] = (labels[j] + "; " if "(same curve: " in labels[j] else labels[j] + " (same curve: ") \
+                + str(names[i])
+            labels[i] = "_nolegend_"
+    out = []
+    for lab in labels:
+        if "(same curve: " in lab:
+            lab += ")"
+            if len(lab) > 45:       # a long entry would run past the axes: the names on a second line
+                lab = lab.replace(" (same curve: ", "\n(same curve: ", 1)
+        out.append(lab)
+    return out
+
+
 def plot_curve(frame: "pd.DataFrame", y: str, *, by: str | None = "scenario", band: tuple[str, str] | None = None,
                ylabel: str | None = None, title: str | None = None, hline: float | None = None,
                logx: bool = False, ax: "Axes | None" = None, linestyle: str = "-",
@@ -123,17 +158,23 @@ def plot_curve(frame: "pd.DataFrame", y: str, *, by: str | None = "scenario", ba
         band = (f"{y}_lo", f"{y}_hi")
     groups = _groups(frame, by)
     colors = _colors(len(groups))
+    sorted_ = [sub.sort_values("n_topics") for _, sub in groups]
+    same = _same_curves([(sub["n_topics"].to_numpy(dtype=float), sub[y].to_numpy(dtype=float))
+                         for sub in sorted_])
+    names = _merged_labels([(str(g) if g is not None else y) for g, _ in groups], same)
     for i, (g, sub) in enumerate(groups):
-        sub = sub.sort_values("n_topics")
+        sub = sorted_[i]
         x = sub["n_topics"].to_numpy(dtype=float)
         yy = sub[y].to_numpy(dtype=float)
-        label = (str(g) if g is not None else y) + label_suffix
+        label = names[i] + label_suffix if names[i] != "_nolegend_" else names[i]
         if not np.isfinite(yy).any():
             label = "_nolegend_"     # drawn (nothing shows) but kept out of the legend: no such curve
         marker = "o" if len(groups) <= 10 else _MARKERS[i % len(_MARKERS)]
+        # a curve identical to an earlier one is drawn in that one's colour (its legend entry
+        # names both), without a second band
         (line,) = ax.plot(x, yy, marker=marker, markersize=3, linestyle=linestyle, label=label,
-                          color=colors[i])
-        if band is not None and band[0] in sub.columns and band[1] in sub.columns:
+                          color=colors[i if same[i] is None else same[i]])
+        if same[i] is None and band is not None and band[0] in sub.columns and band[1] in sub.columns:
             lo = sub[band[0]].to_numpy(dtype=float)
             hi = sub[band[1]].to_numpy(dtype=float)
             ok = np.isfinite(lo) & np.isfinite(hi)
@@ -195,13 +236,18 @@ def _second_style(fig, ax, frame, by, column: str, first: str, second: str, *, o
         names = [first, second] if g is None else [f"{g} {first}", f"{g} {second}"]
         _legend(ax2, 2, owned=owned, table="curves.csv", handles=ax2.get_lines()[-2:], labels=names)
         return
-    # groups with neither curve (e.g. a stratified scenario has no pair rates) stay out of the legend
+    # groups with neither curve (e.g. a stratified scenario has no pair rates) stay out of the legend,
+    # and so do groups whose two curves are both those of an earlier group (named on its entry)
     has = [(i < len(solid) and bool(np.isfinite(np.asarray(solid[i].get_ydata(), dtype=float)).any()))
            or bool(np.isfinite(_numeric(sub[column])).any()) for i, (_, sub) in enumerate(groups)]
-    handles = [h for h, k in zip(solid[:len(groups)], has) if k] + [
+    same = _same_curves([(np.asarray(solid[i].get_xdata(), dtype=float), np.asarray(solid[i].get_ydata(), dtype=float),
+                          _numeric(sub.sort_values("n_topics")[column])) if i < len(solid) else (np.array([i]),)
+                         for i, (_, sub) in enumerate(groups)])
+    names = _merged_labels([str(g) for g, _ in groups], same)
+    handles = [h for h, k, nm in zip(solid[:len(groups)], has, names) if k and nm != "_nolegend_"] + [
         Line2D([], [], color="black", linestyle="-", marker="o", markersize=3),
         Line2D([], [], color="black", linestyle="--", marker="x", markersize=3)]
-    labels = [str(g) for (g, _), k in zip(groups, has) if k] + [f"solid: {first}", f"dashed: {second}"]
+    labels = [nm for nm, k in zip(names, has) if k and nm != "_nolegend_"] + [f"solid: {first}", f"dashed: {second}"]
     if len(groups) > LEGEND_MAX:
         _legend(ax2, len(groups), owned=owned, table="curves.csv")
     else:

@@ -110,10 +110,12 @@ def _many(k: int):
     rows = []
     for i in range(k):
         for j, t in enumerate(n):
-            rows.append({"scenario": f"s{i}", "n_topics": t, "swap_rate_mean": .3 / (j + 1) + i / 1000,
-                         "reversal_rate_mean": .2 / (j + 1), "ci_width_median": .3 - .05 * j,
-                         "ci_width_p90": .4 - .05 * j, "kendall_tau_mean": .5 + .1 * j,
-                         "power_mean": .3 + .2 * j, "erho2": .8, "phi": .7})
+            # distinct curves (identical ones share one legend entry)
+            e = i / 1000
+            rows.append({"scenario": f"s{i}", "n_topics": t, "swap_rate_mean": .3 / (j + 1) + e,
+                         "reversal_rate_mean": .2 / (j + 1) + e, "ci_width_median": .3 - .05 * j + e,
+                         "ci_width_p90": .4 - .05 * j + e, "kendall_tau_mean": .5 + .1 * j - e,
+                         "power_mean": .3 + .2 * j + e, "erho2": .8 - e, "phi": .7 - e})
     return pd.DataFrame(rows)
 
 
@@ -324,3 +326,26 @@ def test_budget_marks_the_topics_each_depth_needs():
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["depth 10", "depth 20", "needed: A", "needed: B"]
     assert len(plots.plot_budget(budget).axes[0].get_lines()) == 2     # without needed: the lines only
+
+
+def test_identical_curves_share_one_legend_entry():
+    # topic-filtering on DL 2020: filters that remove no topic give the unfiltered curve
+    # exactly; drawn over each other, only the last colour showed, under three names
+    df = _curves()
+    b = df[df["scenario"] == "b"]
+    twins = pd.concat([df, b.assign(scenario="b2"), b.assign(scenario="b3"), df[df["scenario"] == "a"].assign(
+        scenario="a-close", kendall_tau_mean=lambda f: f["kendall_tau_mean"] + 1e-6)])
+    fig = plots.plot_kendall_tau(twins)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["a", "b (same curve: b2; b3)", "a-close"]      # near is not the same
+    # drawn in b's colour, so the colour the legend gives b is the one that shows
+    colours = [ln.get_color() for ln in fig.axes[0].get_lines()[:5]]
+    assert colours[1] == colours[2] == colours[3] and len({colours[0], colours[1], colours[4]}) == 3
+    fig = plots.plot_swap_reversal(twins)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    # a-close differs from a in Kendall tau only: its swap and reversal curves are a's
+    assert labels == ["a (same curve: a-close)", "b (same curve: b2; b3)", "solid: swap", "dashed: reversal"]
+    # the same swap curve with another reversal curve is another scenario
+    other = pd.concat([df, b.assign(scenario="b2", reversal_rate_mean=b["reversal_rate_mean"] / 2)])
+    labels = [t.get_text() for t in plots.plot_swap_reversal(other).axes[0].get_legend().get_texts()]
+    assert labels[:3] == ["a", "b", "b2"]
