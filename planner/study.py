@@ -1212,20 +1212,24 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
     without systems common to the strata the spread cannot be estimated, so the uniform
     width shown is a lower bound (spread 0), equal to the proportional one.
     """
-    from scipy import stats
+    from types import SimpleNamespace
 
+    from scipy import special, stats
+
+    from .plan import _interval_quantiles, _smallest_n  # noqa: PLC2701 - same package
     from .simulate import predict
-    from .variance import fit
+    from .variance import _anova_components, fit  # noqa: PLC2701 - same package
 
     parts = sc["collection"]["stack"]
     streams = rng.spawn(2 * len(parts))
     labels, comps, rows_k, honest_k, inputs, Ts, data = [], [], [], [], [], [], []
-    measures = []
+    measures, mats = [], []
     for i, coll in enumerate(parts):
         m, inp = _load_scores(coll, sc["measure"], f"collection.stack[{i}]")
         measures.append(sc["measure"] or m.measure or "score")
         m = m.collapse_variants()
         c = fit(m)
+        mats.append(None if m.has_missing else m.values)
         cv = predict(m, topics=sc["topics"], method=sc["method"],
                      variance=sc["variance"] if sc["method"] == "analytic" else None,
                      min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=resamples, rng=streams[2 * i])
@@ -1247,14 +1251,26 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
     alpha, delta = sc["alpha"], sc["min_diff"]
     z = stats.norm.ppf(1 - alpha / 2)
 
-    def combo(nk):
+    tcrit: dict[int, float] = {}
+
+    def combo(nk, sig2=sig2):
         V = float(np.sum(W ** 2 * sig2 / nk))
         n = int(nk.sum())
-        width = 2 * stats.t.ppf(1 - alpha / 2, max(n - K, 1)) * np.sqrt(V)
-        power = float(stats.norm.cdf(delta / np.sqrt(V) - z) + stats.norm.cdf(-delta / np.sqrt(V) - z))
+        if n not in tcrit:
+            tcrit[n] = float(stats.t.ppf(1 - alpha / 2, max(n - K, 1)))
+        width = 2 * tcrit[n] * np.sqrt(V)
+        power = float(special.ndtr(delta / np.sqrt(V) - z) + special.ndtr(-delta / np.sqrt(V) - z))
         return V, width, power
 
-    def weighted(attr):
+    allocs: dict[int, np.ndarray] = {}
+
+    def prop(n: int) -> np.ndarray:
+        """The proportional allocation of n topics (the same for every resample)."""
+        if n not in allocs:
+            allocs[n] = _allocate(n, W)
+        return allocs[n]
+
+    def weighted(attr, comps=comps):
         return float(np.sum(W * np.array([getattr(c, attr) for c in comps])))
 
     wc = {"method": "W-weighted mean of per-stratum components", "var_s": weighted("var_s"),
@@ -1291,26 +1307,67 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
     for lab, rk in zip(labels, rows_k):
         for r in rk:
             extra.append({"label": f"stratum {lab} alone", **r})
+    def solve(t: str, v: float, sig2_k, comps_k) -> int | None:
+        """The smallest n meeting target ``t`` with these per-stratum variances and fits."""
+        if t in ("erho2", "phi"):
+            vs_ = weighted("var_s", comps_k)
+            num = weighted("var_e", comps_k) + (weighted("var_t", comps_k) if t == "phi" else 0.0)
+            return int(np.ceil(v / (1 - v) * num / vs_)) if vs_ > 0 else None
+
+        def ok(n):
+            _, w, p = combo(prop(n), sig2_k)
+            return w <= v if t == "ci_width" else p >= v
+        # bisection, then the first n meeting it from a little below (allocation rounding can
+        # make the criterion flicker near the answer)
+        lo = max(2 * K, 2)
+        n0 = _smallest_n(ok, lo, 100_000)
+        if n0 is None:
+            return None
+        return next(n for n in range(max(lo, n0 - 20), n0 + 1) if ok(n))
+
+    kinds = [tg["target"] for tg in sc["targets"] if tg["target"] in ("ci_width", "power", "erho2", "phi")]
+    ns_boot: dict[int, np.ndarray] = {}
+    no_interval = None
+    if kinds and any(x is None for x in mats):
+        no_interval = "a stratum has missing cells (its resamples would need a REML fit each)"
+    elif kinds:
+        # topics resampled within each stratum (the weights W_k stay the design's), each
+        # resample's per-stratum ANOVA fit re-solved: the same percentile interval as the
+        # other scenarios' targets, from INTERVAL_RESAMPLES resamples
+        boot = rng.spawn(1)[0]
+        got = {j: [] for j, tg in enumerate(sc["targets"]) if tg["target"] in ("ci_width", "power", "erho2", "phi")}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for g in boot.spawn(INTERVAL_RESAMPLES):
+                cb = [SimpleNamespace(**_anova_components(x[:, g.integers(0, x.shape[1], x.shape[1])]))
+                      for x in mats]
+                s2b = np.array([2 * c.var_e for c in cb])
+                for j in got:
+                    tg = sc["targets"][j]
+                    nb = solve(tg["target"], float(tg["value"]), s2b, cb)
+                    got[j].append(np.inf if nb is None else nb)
+        ns_boot = {j: np.array(v_, dtype=float) for j, v_ in got.items()}
     targets = []
-    for tg in sc["targets"]:
+    for j, tg in enumerate(sc["targets"]):
         t, v = tg["target"], float(tg["value"])
         row = {"target": t, "value": v, "n_topics": None, "lower": None, "upper": None}
-        if t in ("ci_width", "power"):
-            n_found = None
-            for n in range(max(2 * K, 2), 100_001):
-                _, w, p = combo(_allocate(n, W))
-                if (t == "ci_width" and w <= v) or (t == "power" and p >= v):
-                    n_found = n
-                    break
-            row.update(n_topics=n_found, how="stratified, proportional allocation, pooled "
-                                               "sigma_k^2 = 2 var_e,k per stratum; no interval on n "
-                                               "(stacked strata are not resampled)")
-        elif t in ("erho2", "phi"):
-            k_ = v / (1 - v)
-            num = wc["var_e"] if t == "erho2" else wc["var_t"] + wc["var_e"]
-            row.update(n_topics=int(np.ceil(k_ * num / wc["var_s"])) if wc["var_s"] > 0 else None,
-                       how="D-study on the W-weighted components; no interval on n (the Feldt and "
-                           "Arteaga intervals need one crossed design, and a stack combines several)")
+        if t in ("ci_width", "power", "erho2", "phi"):
+            n_found = solve(t, v, sig2, comps)
+            row["n_topics"] = n_found
+            row["how"] = ("stratified, proportional allocation, pooled sigma_k^2 = 2 var_e,k per stratum"
+                          if t in ("ci_width", "power") else
+                          "D-study on the W-weighted components (the Feldt and Arteaga intervals need one "
+                          "crossed design, and a stack combines several)")
+            if no_interval:
+                row["how"] += f"; no interval on n: {no_interval}"
+            elif n_found is None:
+                row["how"] += "; no interval on n (the target is not reached on the collection itself)"
+            else:
+                lo_, hi_ = _interval_quantiles(ns_boot[j], 0.95)
+                row.update(lower=int(lo_) if np.isfinite(lo_) else None,
+                           upper=int(hi_) if np.isfinite(hi_) else None)
+                row["how"] += (f"; 95% interval on n: topic resampling within each stratum "
+                               f"({INTERVAL_RESAMPLES} resamples, per-stratum ANOVA re-fit)")
         else:
             row["how"] = ("not available for stacked strata: pair rates need systems common to all "
                           "strata; see each stratum's own curve")
