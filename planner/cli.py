@@ -224,7 +224,7 @@ def _add_size(subparsers) -> None:
     p.add_argument("--variants", default=None, metavar="V,V,...",
                    help="--target on scores with query variants: also the topics needed with V variants "
                         "per topic, for each V (swap_rate, reversal_rate, kendall_tau, ci_width, power; "
-                        "method analytic or predictive*)")
+                        "method analytic, predictive, predictive-pair, predictive-shrunk or predictive-pooled)")
     p.add_argument("--strata", metavar="FILE", help="--allocate: topic metadata CSV (topic, stratum)")
     p.add_argument("--stratum-costs", metavar="K=C,...", default=None,
                    help="--allocate: cost per topic of each stratum (default 1 each)")
@@ -369,10 +369,11 @@ def _size_target(args) -> int:
     scores = _load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
     method = "analytic" if args.method is None else args.method      # '' is an unknown method, not the default
     if nv is not None:
-        from .plan import VARIANT_METHODS
+        from .plan import MAX_VARIANTS, VARIANT_METHODS
 
         # what the variant model cannot answer is an error before any work
-        why = ("the scores have no query variants (give --variant-divisor K, or a tidy file with a variant "
+        why = (f"at most {MAX_VARIANTS:,} variants per topic, got {max(nv)}" if max(nv) > MAX_VARIANTS else
+               "the scores have no query variants (give --variant-divisor K, or a tidy file with a variant "
                "column)" if not scores.has_variants else
                f"{name} with query variants is the three-facet D-study (planner fit on the same scores)"
                if name in ("erho2", "phi") else

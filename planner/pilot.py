@@ -357,9 +357,13 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
                                                             max_fit_pairs=max_fit_pairs)
     if future_scale is not None:
         future_scale = np.asarray(future_scale, dtype=np.float64)
-        if future_scale.shape != dbar.shape or not np.all(np.isfinite(future_scale) & (future_scale > 0)):
-            raise ParameterError(f"expected one positive finite multiplier per pair ({dbar.size}), got shape "
+        if future_scale.shape != dbar.shape:
+            raise ParameterError(f"expected one multiplier per pair ({dbar.size} pairs), got shape "
                                  f"{future_scale.shape}", parameter="future_scale")
+        if not np.all(np.isfinite(future_scale) & (future_scale > 0)):
+            bad = future_scale[~(np.isfinite(future_scale) & (future_scale > 0))]
+            raise ParameterError(f"multipliers must be positive and finite, got {bad[0]!r} "
+                                 f"({bad.size} such)", parameter="future_scale")
         if pr.kind != "normal" or df is not None:
             raise ParameterError("a future variance scale needs the normal prior without df (integrated "
                                  "variances)", parameter="future_scale")

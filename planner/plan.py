@@ -1201,6 +1201,8 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
 
 #: methods :func:`topics_for_variants` solves with (a closed form each)
 VARIANT_METHODS = ("analytic", "predictive", "predictive-pair", "predictive-shrunk", "predictive-pooled")
+#: most query variants per topic :func:`topics_for_variants` (and a study's ``variants``) accepts
+MAX_VARIANTS = 10_000
 
 
 @dataclass(frozen=True)
@@ -1264,22 +1266,25 @@ def topics_for_variants(scores, *, target: str, value: float, n_variants=None, m
     variance of a topic's mean difference over ``v`` variants is ``s2_a + s2_b / v``. The
     collection gives ``s2_b`` (each pair's within-topic variance of the difference over its
     ``V`` variants, averaged over topics) and ``s2_d``, the variance over topics of the
-    difference averaged over all ``V`` (which estimates ``s2_a + s2_b / V``), hence
-    ``sigma_d^2(v) = max(s2_d + s2_b (1/v - 1/V), s2_b / v)`` (``s2_a >= 0``). ``dbar``
-    stays the collection's, from all its variants. ``v = V`` is :func:`size_for_target`
-    on the collection (``resamples=0``).
+    difference averaged over all ``V`` (which estimates ``s2_a + s2_b / V``); with
+    ``s2_a = max(s2_d - s2_b / V, 0)`` and ``ratio(v) = (s2_a + s2_b / v) / (s2_a + s2_b / V)``,
+    ``sigma_d^2(v) = s2_d ratio(v)``, and for ``v < V`` at least ``s2_b / v`` (the model's
+    bound, which binds where the topic part came out negative). ``dbar`` stays the
+    collection's, from all its variants. ``v = V`` is :func:`size_for_target` on the
+    collection (``resamples=0``).
 
     Args:
         scores: a complete ScoreMatrix with a variant axis (at least 2 variants per topic).
         target: ``swap_rate`` | ``reversal_rate`` | ``kendall_tau`` | ``ci_width`` | ``power``
             (Erho2 and Phi: :meth:`planner.variance.VariantComponents.dstudy`).
-        n_variants: variants per topic to solve for (default ``1 .. V``); more than ``V``
-            extrapolates the model.
+        n_variants: variants per topic to solve for (default ``1 .. V``; at most
+            :data:`MAX_VARIANTS`); more than ``V`` extrapolates the model.
         method: ``analytic``, or a normal-prior predictive method (:data:`VARIANT_METHODS`):
             the pilot's ``dbar`` keeps its noise ``s2_d / T`` (its ``V`` variants), future
-            topics have ``sigma_d^2(v) / n`` (``predictive-shrunk``/``-pooled`` add
-            ``s2_b (1/v - 1/V)`` to their own variance). Power and interval width use the
-            paired t formulas with ``sigma_d^2(v)``, as :func:`planner.simulate.predict` does.
+            topics have ``sigma_d^2(v) / n`` (``predictive-shrunk``/``-pooled`` multiply their
+            own variance by the same factor ``sigma_d^2(v) / s2_d``). Power and interval width
+            use the paired t formulas with ``sigma_d^2(v)``, as :func:`planner.simulate.predict`
+            does.
         min_diff, alpha, quantile, n_max: as in :func:`size_for_target`.
 
     No interval on n is computed. Memory: ``S T V`` values of the deviations, ``S^2`` of their
@@ -1312,8 +1317,10 @@ def topics_for_variants(scores, *, target: str, value: float, n_variants=None, m
         vs = list(range(1, V + 1))
     else:
         raw = [n_variants] if np.ndim(n_variants) == 0 else list(n_variants)
-        if not raw or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in raw):
-            raise ParameterError(f"expected integers >= 1, got {n_variants!r}", parameter="n_variants")
+        if not raw or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= MAX_VARIANTS
+                          for v in raw):
+            raise ParameterError(f"expected integers from 1 to {MAX_VARIANTS:,}, got {n_variants!r}",
+                                 parameter="n_variants")
         vs = sorted({int(v) for v in raw})
     vals = x.mean(axis=2)
     model = _Model(vals, "pair")
@@ -1348,8 +1355,10 @@ def topics_for_variants(scores, *, target: str, value: float, n_variants=None, m
     comp = {k: np.array([v]) for k, v in model.comp.items()}
     rows = []
     for v in vs:
-        rv = ratio(v)
-        var_v = s2d * rv
+        var_v = s2d * ratio(v)
+        if v < V:
+            var_v = np.maximum(var_v, s2b / v)
+        rv = np.where(s2d > 0, var_v / np.where(s2d > 0, s2d, 1.0), 1.0)
 
         def stat(n, var_v=var_v):
             n = float(n)
@@ -1367,7 +1376,7 @@ def topics_for_variants(scores, *, target: str, value: float, n_variants=None, m
         rows.append({"n_variants": v, "n_topics": n_star,
                      "queries": None if n_star is None else int(n_star) * v,
                      "achieved": None if n_star is None else stat(n_star),
-                     "variance_ratio": float(np.median(rv[den > 0])) if (den > 0).any() else 1.0})
+                     "variance_ratio": float(np.median(rv[s2d > 0])) if (s2d > 0).any() else 1.0})
     return VariantTrade(target=target, value=value, direction=direction, method=method,
                         min_diff=float(min_diff), alpha=alpha, n_systems=S, n_topics_observed=T,
                         n_variants_observed=V, identical_pairs=int(identical.sum()),

@@ -87,6 +87,7 @@ import numpy as np
 from ._random import keyed_stream
 from .errors import ConfigError, DegenerateDataWarning, InputError, ParameterError, PlannerError
 from . import simulate as _simulate
+from .plan import MAX_VARIANTS
 from .simulate import CLOSED_FORM as _CLOSED_FORM
 from .simulate import allocate_counts
 from .simulate import METHODS as _SIM_METHODS
@@ -127,7 +128,7 @@ EXPECTED = {
     "topic": "a number >= 0",
     "judgment": "a number >= 0",
     "budget": "a number > 0 or null",
-    "variants": "a list of integers >= 1",
+    "variants": f"a list of integers from 1 to {MAX_VARIANTS}",
     "scenarios": "a list of scenario objects",
     "dataset": "an embedded data set name",
     "scores": "a path to a score table or trec_eval output",
@@ -239,7 +240,7 @@ _SCENARIO_PROPS = {
                              "judgment": {"type": "number", "minimum": 0},
                              "budget": {"type": ["number", "null"], "exclusiveMinimum": 0}}},
     "variants": {"type": "array", "minItems": 1, "uniqueItems": True,
-                 "items": {"type": "integer", "minimum": 1}},
+                 "items": {"type": "integer", "minimum": 1, "maximum": MAX_VARIANTS}},
 }
 
 SCHEMA: dict = {
@@ -1804,17 +1805,25 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
         vrows = [r for r in (s0.get("variants") or {}).get("targets") or []
                  if bt is not None and r["target"] == bt["target"] and r["value"] == bt["value"]
                  and r.get("n_variants") is not None]
+        filtered = (s0["data"].get("n_topics_before_filter") or 0) > (s0["data"].get("n_topics") or 0)
         if vrows:
             parts = [f"{r['n_variants']} variant{'s' if r['n_variants'] > 1 else ''}: "
                      + (f"{r['n_topics']} topics ({r['queries']} queries)" if r["n_topics"] is not None
                         else "not reached") for r in vrows]
-            text += (f"; with other numbers of variants per topic, {bt['target']} {bt['value']:g} "
-                     f"needs {'; '.join(parts)} (method {vrows[0]['method']}, the variant part of each pair's "
-                     "variance scaled by 1/variants; no interval on n). The table 'Topics against query "
-                     "variants' has every ranking target, and Erho2 and Phi from the D-study.")
+            more = [r["n_variants"] for r in vrows if r["n_variants"] > nv]
+            text += (f"; with v variants per topic, {bt['target']} {bt['value']:g} needs {'; '.join(parts)} "
+                     f"(method {vrows[0]['method']}, the variant part of each pair's variance scaled by 1/v; "
+                     "no interval on n"
+                     + (f"; more than the collection's {nv} variants extrapolates the model" if more else "")
+                     + ("; informative topics, before scaling up to the topics to build" if filtered else "")
+                     + "). The table 'Topics against query variants' has every ranking target, and Erho2 "
+                       "and Phi from the D-study.")
         else:
+            ranked = sorted({r["target"] for r in (s0.get("variants") or {}).get("targets") or []
+                             if r.get("n_variants") is not None})
             text += ("; the table 'Topics against query variants' trades topics against variants per topic "
-                     "for Erho2 and Phi (the D-study).")
+                     + (f"for {', '.join(ranked)} and " if ranked else "for ")
+                     + "Erho2 and Phi (the D-study).")
     for t in s0["targets"]:
         if t.get("interpolated") and t.get("bracket"):
             text += (f" The count for {t['target']} {t['value']:g} is interpolated between the studied "

@@ -1409,6 +1409,24 @@ def test_topics_for_variants_recovers_a_known_model():
     assert got[1] > 1.8 * got[5]
 
 
+def test_topics_for_variants_keeps_the_variant_part_when_topics_agree_exactly():
+    # (audit) b = a - 0.01 on every topic's mean, but each variant differs: the topic part is
+    # 0 and the variant part is not, so one variant per topic is noisy. Without the model's
+    # bound sigma^2(v) >= s2_b / v the pair looked certain (2 topics for every v)
+    rng = np.random.default_rng(4)
+    T, V = 400, 4
+    e = rng.normal(0, 0.06, (T, V))
+    e -= e.mean(axis=1, keepdims=True)
+    a = rng.uniform(0.3, 0.7, (T, 1)) + rng.normal(0, 0.05, (T, V))
+    x = np.stack([a, a - 0.01 + e])
+    m = ScoreMatrix.build(x, ["a", "b"], [f"t{j}" for j in range(T)], warn=False)
+    r = {row["n_variants"]: row["n_topics"] for row in
+         plan.topics_for_variants(m, target="swap_rate", value=0.05, n_variants=[1, 2, 4]).rows}
+    alone = plan.size_for_target(ScoreMatrix.build(x[:, :, 0], ["a", "b"], m.topics, warn=False),
+                                 target="swap_rate", value=0.05, resamples=0).n_topics
+    assert r[4] == 2 and r[2] > 50 and r[1] == pytest.approx(alone, rel=0.25)
+
+
 def test_topics_for_variants_refuses_what_it_cannot_answer(shared_data):
     m = _clef_variants(shared_data, "map")
     with pytest.raises(ParameterError, match="D-study"):
@@ -1419,6 +1437,8 @@ def test_topics_for_variants_refuses_what_it_cannot_answer(shared_data):
         plan.topics_for_variants(m, target="swap_rate", value=0.05, n_variants=[0, 2])
     with pytest.raises(ParameterError, match="n_variants"):
         plan.topics_for_variants(m, target="swap_rate", value=0.05, n_variants=[1.5])
+    with pytest.raises(ParameterError, match="from 1 to 10,000"):     # was an OverflowError
+        plan.topics_for_variants(m, target="swap_rate", value=0.05, n_variants=[10 ** 400])
     with pytest.raises(ParameterError, match="no query variants"):
         plan.topics_for_variants(m.collapse_variants(), target="swap_rate", value=0.05)
     x = m.values.copy()
@@ -1444,6 +1464,7 @@ def test_cli_size_target_with_variants(shared_data, capsys):
                        (["--variant-divisor", "1000", "--variants", "1", "--method", "bootstrap"],
                         "has no model of query variants"),
                        (["--variant-divisor", "1000", "--variants", "0"], ">= 1"),
+                       (["--variant-divisor", "1000", "--variants", "1" + "0" * 400], "at most 10,000"),
                        (["--variant-divisor", "1000", "--variants", "1", "--variance", "pooled"], "own variance")):
         assert main(base + extra) == 2
         err = capsys.readouterr().err

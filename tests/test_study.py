@@ -665,6 +665,15 @@ def test_query_variants_trade_topics_for_the_ranking_targets(tmp_path, shared_da
     first = vt[vt["scenario"] == res.results["scenarios"][0]["name"]]
     assert (f"1 variant: {int(first['n_topics'].iloc[0])} topics ({int(first['queries'].iloc[0])} queries)"
             in res.answer["text"])
+    # a binding target without a variant model (power, a classical design) points to the table,
+    # which still has the ranking targets
+    res = run_study({**doc, "method": "analytic", "targets": [{"target": "swap_rate", "value": 0.2},
+                                                              {"target": "power", "value": 0.95}]},
+                    quiet=True, write=False)
+    assert "trades topics against variants per topic for swap_rate and Erho2 and Phi" in res.answer["text"]
+    assert len(res.tables["variant_targets"]) == 3
+    with pytest.raises(ConfigError, match="variants"):
+        run_study({**doc, "variants": [1, 10 ** 6]}, quiet=True, write=False)
 
 
 def test_topic_strata_resampled_within_strata(tmp_path, small_scores):
