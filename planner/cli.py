@@ -160,6 +160,9 @@ def _load_scores(path, *, measure=None, strata=None, missing="error", variant_di
     if variant_divisor is not None:
         from .variance import stack_variants
 
+        if m.has_variants:
+            raise ParameterError("the scores already have query variants (a 'variant' column): nothing to "
+                                 "split", parameter="--variant-divisor")
         m = stack_variants(m, divisor=variant_divisor)
     return m
 

@@ -942,6 +942,9 @@ def _load_scores(coll: Mapping, measure: str, key: str):
     if coll.get("variant_divisor"):
         from .variance import stack_variants
 
+        if m.has_variants:
+            raise ConfigError("the scores already have query variants (a 'variant' column): nothing to split",
+                              key=f"{key}.variant_divisor")
         m = stack_variants(m, divisor=int(coll["variant_divisor"]))
     return m, inputs
 

@@ -1448,7 +1448,7 @@ def test_topics_for_variants_refuses_what_it_cannot_answer(shared_data):
         plan.topics_for_variants(holed, target="swap_rate", value=0.05)
 
 
-def test_cli_size_target_with_variants(shared_data, capsys):
+def test_cli_size_target_with_variants(shared_data, capsys, tmp_path):
     folder = str(shared_data / "clef-ehealth2016" / "trec_eval")
     base = ["size", "--target", "swap_rate:0.05", "--scores", folder, "--measure", "map"]
     assert main(base + ["--variant-divisor", "1000", "--variants", "1,6", "--resamples", "0", "--json"]) == 0
@@ -1471,6 +1471,14 @@ def test_cli_size_target_with_variants(shared_data, capsys):
         assert "--variants" in err and msg in err and "Traceback" not in err
     assert main(["size", "--design", "paired-t", "--sigma2", "0.02", "--min-diff", "0.05", "--variants", "2"]) == 2
     assert "--variants: not used with --design" in capsys.readouterr().err
+    # a tidy file with a variant column needs no divisor: one given is an error, not ignored
+    tidy = tmp_path / "tidy.csv"
+    _clef_variants(shared_data, "map").to_csv(tidy, tidy=True)
+    assert main(["size", "--target", "swap_rate:0.05", "--scores", str(tidy), "--variants", "1,6",
+                 "--resamples", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["variants"]["rows"][1]["n_topics"] == rows[6]["n_topics"]
+    assert main(["size", "--target", "swap_rate:0.05", "--scores", str(tidy), "--variant-divisor", "1000"]) == 2
+    assert "--variant-divisor: the scores already have query variants" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("measure", ["P_10", "map"])

@@ -674,6 +674,11 @@ def test_query_variants_trade_topics_for_the_ranking_targets(tmp_path, shared_da
     assert len(res.tables["variant_targets"]) == 3
     with pytest.raises(ConfigError, match="variants"):
         run_study({**doc, "variants": [1, 10 ** 6]}, quiet=True, write=False)
+    # a tidy file with a variant column: a divisor is an error naming the key, not ignored
+    tidy = tmp_path / "tidy.csv"
+    m.to_csv(tidy, tidy=True)
+    with pytest.raises(ConfigError, match=r"collection.variant_divisor: the scores already have query variants"):
+        run_study({**doc, "collection": {"scores": str(tidy), "variant_divisor": 1000}}, quiet=True, write=False)
 
 
 def test_topic_strata_resampled_within_strata(tmp_path, small_scores):
