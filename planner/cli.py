@@ -152,18 +152,20 @@ def _load_scores(path, *, measure=None, strata=None, missing="error", variant_di
 
     if variant_divisor is not None and variant_divisor < 2:   # before any data warning
         raise ParameterError(f"expected an integer >= 2, got {variant_divisor}", parameter="--variant-divisor")
+    # with query variants the strata are attached after stacking (they may name topics)
+    own = None if variant_divisor is not None else strata
     if path in datasets.available() and not Path(path).exists():
         m = datasets.load(path, measure=measure or "nDCG@10")
-        m = load_scores(m, strata=strata) if strata is not None else m
+        m = load_scores(m, strata=own) if own is not None else m
     else:
-        m = load_scores(path, measure=measure, strata=strata, missing=missing)
+        m = load_scores(path, measure=measure, strata=own, missing=missing)
     if variant_divisor is not None:
-        from .variance import stack_variants
+        from .collection import stack_with_strata
 
         if m.has_variants:
             raise ParameterError("the scores already have query variants (a 'variant' column): nothing to "
                                  "split", parameter="--variant-divisor")
-        m = stack_variants(m, divisor=variant_divisor)
+        m = stack_with_strata(m, variant_divisor, strata)
     return m
 
 

@@ -51,7 +51,7 @@ from .scores import ScoreMatrix
 
 __all__ = [
     "Run", "Qrels", "read_run", "read_runs", "read_qrels", "read_trec_eval",
-    "read_topics", "load_scores", "attach_strata", "run_name",
+    "read_topics", "load_scores", "attach_strata", "stack_with_strata", "run_name",
 ]
 
 _COMPRESS_EXT = (".gz", ".bz2", ".xz")
@@ -899,6 +899,33 @@ def attach_strata(m: ScoreMatrix, strata) -> ScoreMatrix:
                          if empty else ""),
                       PlannerWarning, stacklevel=3)
     return m.with_strata({t: mapping[t] for t in m.topics}, source=src)
+
+
+def stack_with_strata(m: ScoreMatrix, divisor: int, strata=None) -> ScoreMatrix:
+    """:func:`planner.variance.stack_variants` (query ids ``topic * divisor + variant``), then
+    the strata of :func:`attach_strata`, named by topic (``101``) or, as before stacking, by
+    query id (``101001``; a topic takes its first variant's stratum). When neither fits, the
+    error is the one for topic ids."""
+    from .variance import stack_variants
+
+    m3 = stack_variants(m, divisor=divisor)
+    if strata is None:
+        return m3
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = attach_strata(m3, strata)
+        except (InputError, ParameterError) as by_topic:
+            try:
+                with warnings.catch_warnings(record=True) as caught_q:
+                    warnings.simplefilter("always")
+                    out = stack_variants(attach_strata(m, strata), divisor=divisor)
+            except (InputError, ParameterError):
+                raise by_topic from None
+            caught = caught_q
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=2)
+    return out
 
 
 def read_topics(path_or_text):

@@ -902,9 +902,11 @@ def _load_runs_qrels(coll: Mapping):
 
 def _load_scores(coll: Mapping, measure: str, key: str):
     """(ScoreMatrix, inputs list for provenance)."""
-    strata = coll.get("strata")
+    strata = given = coll.get("strata")
     if isinstance(strata, str) and strata != "dataset" and not Path(strata).exists():
         raise InputError("strata file not found", file=strata)
+    if coll.get("variant_divisor"):
+        strata = None      # attached after stacking the variants (they may name topics)
     if "dataset" in coll:
         from . import datasets
 
@@ -937,15 +939,15 @@ def _load_scores(coll: Mapping, measure: str, key: str):
             m = attach_strata(m, strata)
         inputs = [{"path": coll["runs"], "sha256": _sha256_path(coll["runs"])},
                   {"path": coll["qrels"], "sha256": _sha256_path(coll["qrels"])}]
-    if strata is not None and isinstance(coll.get("strata"), str):
-        inputs.append({"path": coll["strata"], "sha256": _sha256_path(coll["strata"])})
+    if given is not None and isinstance(given, str):
+        inputs.append({"path": given, "sha256": _sha256_path(given)})
     if coll.get("variant_divisor"):
-        from .variance import stack_variants
+        from .collection import stack_with_strata
 
         if m.has_variants:
             raise ConfigError("the scores already have query variants (a 'variant' column): nothing to split",
                               key=f"{key}.variant_divisor")
-        m = stack_variants(m, divisor=int(coll["variant_divisor"]))
+        m = stack_with_strata(m, int(coll["variant_divisor"]), given)
     return m, inputs
 
 

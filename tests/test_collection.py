@@ -713,3 +713,28 @@ def test_trec_eval_measures_may_be_one_name_and_names_is_checked(tmp_path):
     for path in (wide, tmp_path):
         with pytest.raises(ParameterError, match="names: expected 'file' or 'runid', got 'foo'"):
             load_scores(path, measure="map", names="foo")
+
+
+def test_stack_with_strata_takes_topic_or_query_ids(tmp_path):
+    # query variants stacked from ids topic * 1000 + variant: strata may name the topics
+    # (101) or, as the un-stacked scores did, the query ids (101001, 101002); a file naming
+    # neither is the topic-level error (audit 2026-11-30: only query ids worked)
+    from planner.collection import stack_with_strata
+    from planner.scores import ScoreMatrix
+
+    qids = [f"{t}{v:03d}" for t in (101, 102, 103) for v in (1, 2)]
+    m = ScoreMatrix.build(np.arange(18, dtype=float).reshape(3, 6) / 20, ["a", "b", "c"], qids, warn=False)
+    by_topic = tmp_path / "t.csv"
+    by_topic.write_text("topic,stratum\n101,x\n102,y\n103,y\n")
+    by_query = tmp_path / "q.csv"
+    by_query.write_text("topic,stratum\n" + "".join(f"{q},{'x' if q.startswith('101') else 'y'}\n" for q in qids))
+    for f in (by_topic, by_query):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")          # no warning leaks from the attempt that failed
+            s = stack_with_strata(m, 1000, str(f))
+        assert s.shape == (3, 3, 2) and s.topics == ("101", "102", "103") and s.strata == ("x", "y", "y")
+    bad = tmp_path / "b.csv"
+    bad.write_text("topic,stratum\n999,x\n")
+    with pytest.raises(InputError, match="3 of the scores' 3 topics have no stratum: '101'"):
+        stack_with_strata(m, 1000, str(bad))
+    assert stack_with_strata(m, 1000).strata is None
