@@ -29,6 +29,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -444,15 +445,18 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         doc.h(2, "Topics against query variants")
     if vtt is not None and len(vtt):
         doc.p("Topics each ranking target needs when every topic is written with `n_variants` query "
-              "variants (its score the mean over them), and the queries that makes (`queries`). Each pair's "
-              "mean difference stays the collection's; its variance over topics is split into a topic part "
-              "and a within-topic (variant) part, and the variant part shrinks as 1/`n_variants`: "
-              "`variance_ratio` is the median over pairs of the variance with `n_variants` against the "
-              "collection's own, `variant_share` the median share of the variant part in one variant's "
-              "variance. At the collection's own number of variants the count is the scenario's. "
-              "Counts above the collection's number of variants extrapolate the model. No interval on n "
-              "is computed here, and cost is not: a variant usually costs less to write than a topic, "
-              "but may add judgments.")
+              "variants (its score the mean over them), and the query formulations that makes (`queries`, "
+              "topics x variants). Each pair's mean difference stays the collection's; its variance over "
+              "topics is split into a topic part and a within-topic (variant) part, and the variant part "
+              "shrinks as 1/`n_variants`: `variance_ratio` is the median over pairs of the variance with "
+              "`n_variants` against the collection's own, `variant_share` the median share of the variant "
+              "part in one variant's variance (the counts need not move with these medians: the close pairs, "
+              "which set the swap rate, count most). At the collection's own number of variants the count is "
+              "the scenario's. Counts above the collection's number of variants extrapolate the model. "
+              "`n_without_duplicates` (when runs score the same on every topic): the counts with one run of "
+              "each tied group. No interval on n is computed here. `cost` (with `costs: {topic, variant}`): "
+              "topics x (topic cost + variants x variant cost); without it, cost is not included: a variant "
+              "usually costs less to write than a topic, but may add judgments.")
         doc.table(vtt)
     if vt is not None and len(vt):
         doc.p("Three-facet D-study of Erho2 and Phi: systems x topics x query variants per topic.")
@@ -488,7 +492,7 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
         doc.table(pool[cols], caption="pool.csv (all columns in tables/pool.csv); n_topics_needed is the "
                                       "largest over the scenario's targets (each in its n_<target> column), "
                                       "re-scored at each depth")
-        fewer = []
+        fewer, ap_like, spans = [], False, []
         for sc in results.get("scenarios") or []:
             pl = sc.get("pool") or {}
             full = (pl.get("full") or {}).get("n_topics_needed")
@@ -499,16 +503,27 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
                 fewer.append(f"{sc.get('name')} at depth " + ", ".join(str(k) for k, _ in below)
                              + f" ({', '.join(str(n) for _, n in below)} topics, against {full} with the full "
                                "judgments)")
+                meas = str((sc.get("settings") or {}).get("measure") or "")
+                ap_like = ap_like or bool(re.match(r"(AP|map)\b", meas, flags=re.IGNORECASE))
+                # the full-judgment count's own interval on n (its binding target's), when it has one
+                tg = [t for t in sc.get("targets") or [] if t.get("n_topics") == full
+                      and t.get("lower") is not None and t.get("upper") is not None]
+                if tg:
+                    spans.append(f"{sc.get('name')}: {full} [{tg[0]['lower']}, {tg[0]['upper']}]")
         if fewer:
-            # measured on DL 2019 AP (docs/planning.md, "Fewer topics at a shallower depth")
-            doc.p("Fewer topics (by a tenth or more) than with the full judgments: " + "; ".join(fewer) + ". Restricting the "
-                  "judgments changes what the measure measures, not only its noise. For AP, a relevant document "
-                  "outside every run's top k no longer counts in the denominator, which raises the scores of "
-                  "the topics whose relevant documents the runs miss and evens out how much each topic "
-                  "weighs (measured on TREC DL 2019: docs/planning.md, 'Fewer topics at a shallower "
-                  "depth'). A smaller count says the ranking under the restricted judgments is steadier across "
-                  "topic samples; it does not say that judging less measures the full-judgment scores "
-                  "better: `kendall_tau_vs_full` says how far the two rankings agree.")
+            doc.p("Fewer topics (by more than a tenth) than with the full judgments: " + "; ".join(fewer) + ". "
+                  "Restricting the judgments changes what the measure measures, not only its noise."
+                  + (" For AP two effects pull opposite ways: relevant documents outside every run's top k stop "
+                     "counting in the numerator, which raises the count, and in the denominator (the number of "
+                     "relevant documents), which scales up the topics whose relevant documents the runs miss and "
+                     "lowers it; on TREC DL 2019 the denominator wins from depth 50 on (docs/planning.md, 'Fewer "
+                     "topics at a shallower depth')." if ap_like else "")
+                  + " The depth counts have no interval on n, and a difference of this size can lie within the "
+                    "full-judgment count's own uncertainty"
+                  + (f" ({'; '.join(spans)})" if spans else "")
+                  + ". A smaller count would say that the ranking under the restricted judgments is steadier "
+                    "across topic samples, not that judging less measures the full-judgment scores better: "
+                    "`kendall_tau_vs_full` says how far the two rankings agree.")
         if "pool_depth" in figures:
             doc.fig("pool_depth", FIGURES["pool_depth"][2])
         if "budget" in figures:

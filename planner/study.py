@@ -34,7 +34,7 @@ Cartesian product in the order the keys are listed here)::
     alpha: 0.05                    # test level / interval coverage 1 - alpha
     targets: [{target: swap_rate, value: 0.05}, {target: power, value: 0.8}]
     pool: {depths: [10, 20, 50, 100], tau_min: 0.9}  # needs runs + qrels; solves every target
-    costs: {topic: 0.0, judgment: 1.0, budget: null} # cost per topic / per judgment
+    costs: {topic: 0.0, judgment: 1.0, variant: 0.0, budget: null} # per topic / judgment / query variant
     variants: [1, 2, 4]           # query variants per topic: three-facet D-study and variant trade-off
 
 Collection (exactly one source)::
@@ -124,7 +124,7 @@ EXPECTED = {
     "pool": "an object {depths: [integers >= 1], tau_min: number in [-1, 1]}",
     "tau_min": "a number in [-1, 1]",
     "depths": "a list of integers >= 1",
-    "costs": "an object {topic, judgment, budget} of numbers >= 0",
+    "costs": "an object {topic, judgment, variant, budget} of numbers >= 0",
     "topic": "a number >= 0",
     "judgment": "a number >= 0",
     "budget": "a number > 0 or null",
@@ -238,6 +238,7 @@ _SCENARIO_PROPS = {
     "costs": {"type": "object", "additionalProperties": False,
               "properties": {"topic": {"type": "number", "minimum": 0},
                              "judgment": {"type": "number", "minimum": 0},
+                             "variant": {"type": "number", "minimum": 0},
                              "budget": {"type": ["number", "null"], "exclusiveMinimum": 0}}},
     "variants": {"type": "array", "minItems": 1, "uniqueItems": True,
                  "items": {"type": "integer", "minimum": 1, "maximum": MAX_VARIANTS}},
@@ -278,7 +279,7 @@ DEFAULTS: dict = {
     "alpha": 0.05,
     "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "power", "value": 0.8}],
     "pool": None,
-    "costs": {"topic": 0.0, "judgment": 1.0, "budget": None},
+    "costs": {"topic": 0.0, "judgment": 1.0, "variant": 0.0, "budget": None},
     "variants": None,
 }
 
@@ -459,7 +460,7 @@ def _validate(doc: Any, source: str | None) -> None:
 def _check_doc(doc: dict, source: str | None) -> None:
     """Rules the JSON Schema cannot express, checked before anything runs: finite numbers,
     each target once per list, distinct scenario names, no stratum of a stack given twice,
-    ``costs`` only with a pool study. Raises :class:`ConfigError` naming the key."""
+    ``costs`` only with a pool study or query variants. Raises :class:`ConfigError` naming the key."""
     import math
 
     def walk(v, path):
@@ -520,19 +521,39 @@ def _check_doc(doc: dict, source: str | None) -> None:
                 raise ConfigError(f"scenario name {nm!r} is used twice (also scenarios[{names[nm]}])",
                                   key=f"scenarios[{i}].name", file=source)
             names[nm] = i
-    # costs only feed the pool study (the cost per topic of each depth, the budget)
+    # costs feed the pool study (the cost per topic of each depth, the budget) and the query
+    # variants' trade-off (a topic and each of its variants)
     scen = doc.get("scenarios") or [{}]
-    if "costs" in doc and not any((sd.get("pool", doc.get("pool")) is not None) for sd in scen):
-        key = "costs.budget" if (doc["costs"] or {}).get("budget") is not None else "costs"
-        raise ConfigError("has no effect without a pool study (pool: {depths: [...]}, runs + qrels): "
-                          "costs are the cost per topic and per judgment of each pool depth",
-                          key=key, file=source)
-    for i, sd in enumerate(doc.get("scenarios") or []):
-        if "costs" in sd and sd.get("pool", doc.get("pool")) is None:
-            budget = (sd["costs"] or {}).get("budget") is not None
-            key = f"scenarios[{i}].costs" + (".budget" if budget else "")
-            raise ConfigError("has no effect without a pool study (pool: {depths: [...]}, runs + qrels)",
+
+    def has(sd, k):
+        return sd.get(k, doc.get(k)) is not None
+
+    def check_costs(c: Mapping, where: str, pool: bool, variants: bool) -> None:
+        c = c or {}
+        if not pool and not variants:
+            key = f"{where}.budget" if c.get("budget") is not None else where
+            raise ConfigError("has no effect without a pool study (pool: {depths: [...]}, runs + qrels) "
+                              "or query variants (variants: [...]): costs are the cost per topic and per "
+                              "judgment of each pool depth, or per topic and per query variant",
                               key=key, file=source)
+        if "variant" in c and not variants:
+            raise ConfigError("has no effect without query variants (variants: [...])", key=f"{where}.variant",
+                              file=source)
+        if "variant" in c and pool:
+            raise ConfigError("query-variant costs are not combined with a pool study (their judgments "
+                              "would count twice)", key=f"{where}.variant", file=source)
+        if not pool:
+            for k in ("judgment", "budget"):
+                if c.get(k) is not None:
+                    raise ConfigError("has no effect without a pool study (pool: {depths: [...]}, runs + "
+                                      "qrels)", key=f"{where}.{k}", file=source)
+
+    if "costs" in doc:
+        check_costs(doc["costs"], "costs", any(has(sd, "pool") for sd in scen),
+                    any(has(sd, "variants") for sd in scen))
+    for i, sd in enumerate(doc.get("scenarios") or []):
+        if "costs" in sd:
+            check_costs(sd["costs"], f"scenarios[{i}].costs", has(sd, "pool"), has(sd, "variants"))
 
 
 def _source_id(c: Mapping) -> tuple:
@@ -1362,8 +1383,8 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
             row["n_topics"] = n_found
             row["how"] = ("stratified, proportional allocation, pooled sigma_k^2 = 2 var_e,k per stratum"
                           if t in ("ci_width", "power") else
-                          "D-study on the W-weighted components (the Feldt and Arteaga intervals need one "
-                          "crossed design, and a stack combines several)")
+                          "D-study on the W-weighted components (not with the Feldt or Arteaga intervals, "
+                          "which need one crossed design)")
             if no_interval:
                 row["how"] += f"; no interval on n: {no_interval}"
             elif n_found is None:
@@ -1813,16 +1834,40 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
         filtered = (s0["data"].get("n_topics_before_filter") or 0) > (s0["data"].get("n_topics") or 0)
         if vrows:
             parts = [f"{r['n_variants']} variant{'s' if r['n_variants'] > 1 else ''}: "
-                     + (f"{r['n_topics']} topics ({r['queries']} queries)" if r["n_topics"] is not None
+                     + (f"{r['n_topics']} topics ({r['queries']} query formulations)" if r["n_topics"] is not None
                         else "not reached") for r in vrows]
             more = [r["n_variants"] for r in vrows if r["n_variants"] > nv]
+            T0 = s0["data"].get("n_topics") or 0
+            far = max((r["n_topics"] for r in vrows if r["n_topics"] is not None), default=None)
+            dups = [r.get("n_without_duplicates") for r in vrows]
             text += (f"; with v variants per topic, {bt['target']} {bt['value']:g} needs {'; '.join(parts)} "
                      f"(method {vrows[0]['method']}, the variant part of each pair's variance scaled by 1/v; "
                      "no interval on n"
+                     + (f"; every run counted, the tied pairs included: with one run of each tied group "
+                        + " / ".join("-" if d is None else str(d) for d in dups) + " topics"
+                        if "n_without_duplicates" in vrows[0] else "")
+                     + (f"; the largest, {far}, is {far / T0:.1f} times the collection's {T0} topics, and "
+                        "counts this far out tend to run low (see 'Intervals on n')"
+                        if far is not None and T0 and far >= 1.5 * T0 else "")
                      + (f"; more than the collection's {nv} variants extrapolates the model" if more else "")
                      + ("; informative topics, before scaling up to the topics to build" if filtered else "")
-                     + "). The table 'Topics against query variants' has every ranking target, and Erho2 "
-                       "and Phi from the D-study.")
+                     + ").")
+            priced = [r for r in vrows if r.get("cost") is not None]
+            if priced:
+                best = min(priced, key=lambda r: (r["cost"], r["n_variants"]))
+                c = s0["settings"]["costs"]
+                text += (f" At {c['topic']:g} per topic and {c['variant']:g} per variant, the cheapest is "
+                         f"{best['n_variants']} variant{'s' if best['n_variants'] > 1 else ''} per topic: "
+                         f"{best['n_topics']} topics, cost {best['cost']:.6g}"
+                         + (f" (with the collection's {nv}: cost "
+                            f"{next((r['cost'] for r in priced if r['n_variants'] == nv), float('nan')):.6g})"
+                            if any(r["n_variants"] == nv for r in priced) and best["n_variants"] != nv else "")
+                         + ".")
+            else:
+                text += (" Fewer variants need fewer query formulations but more topics to judge; costs are "
+                         "not included (give costs: {topic: ..., variant: ...} to compare them).")
+            text += (" The table 'Topics against query variants' has every ranking target, and Erho2 "
+                     "and Phi from the D-study.")
         else:
             ranked = sorted({r["target"] for r in (s0.get("variants") or {}).get("targets") or []
                              if r.get("n_variants") is not None})
@@ -2029,9 +2074,30 @@ def _variant_targets(m3, sc: Mapping, nv) -> list[dict]:
             except PlannerError as exc:
                 why = str(exc)
             else:
+                ct, cv = float(sc["costs"].get("topic") or 0.0), float(sc["costs"].get("variant") or 0.0)
+                priced = ct > 0 or cv > 0
+                # runs scoring the same on every topic are permanent ties (swap 0.5 at any n): the
+                # counts with one run of each such group, as the scenario's own target gives them
+                dedup = {}
+                drop = {x for g in m3.collapse_variants().identical_systems() for x in g[1:]}
+                keep = [x for x in m3.systems if x not in drop]
+                if drop and len(keep) >= 2:
+                    try:
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", DegenerateDataWarning)
+                            td = topics_for_variants(m3.take(systems=keep), target=t, value=v, n_variants=nv,
+                                                     method=sc["method"], min_diff=sc["min_diff"],
+                                                     alpha=sc["alpha"])
+                        dedup = {r["n_variants"]: r["n_topics"] for r in td.rows}
+                    except PlannerError:
+                        dedup = {}
                 for row in tr.rows:
                     out.append({"target": t, "value": v, "n_variants": row["n_variants"],
-                                "n_topics": row["n_topics"], "queries": row["queries"],
+                                "n_topics": row["n_topics"],
+                                **({"n_without_duplicates": dedup.get(row["n_variants"])} if drop else {}),
+                                "queries": row["queries"],
+                                **({"cost": None if row["n_topics"] is None else
+                                    row["n_topics"] * (ct + row["n_variants"] * cv)} if priced else {}),
                                 "variance_ratio": row["variance_ratio"], "variant_share": tr.variant_share,
                                 "method": sc["method"]})
                 continue
@@ -2260,7 +2326,7 @@ def _honest_paragraphs(scens: list[dict]) -> list[str]:
                       else "")
                    + f") is {h['reversal_mean_pairs']:.3f}, and "
                    f"{100 * h['pairs_reversal_over_5pct']:.0f}% of pairs reverse in more than 5% of resamples.")
-        if h is (s0.get("honest_strata") or [s0["honest"]])[0]:
+        if h is (s0.get("honest_strata") or [s0["honest"]])[0] and not s0.get("honest_strata"):
             out.extend(_interval_caveat(scens))
         js = h.get("judged_share")
         if js is None:
@@ -2287,6 +2353,8 @@ def _honest_paragraphs(scens: list[dict]) -> list[str]:
                    + (f" ({js['lowest_run']})" if js.get("lowest_run") else "")
                    + "; " + verdict.format(k=js["depth"]) + ".")
     # the other collections of the grid: their pool bias can differ from the first one's
+    if s0.get("honest_strata"):
+        out.extend(_interval_caveat(scens))     # after every stratum's paragraphs: it is about the stack
     seen = {s0["settings"]["collection"].get("label")}
     for s in scens[1:]:
         lab = s["settings"]["collection"].get("label")
@@ -2330,6 +2398,17 @@ def _interval_caveat(scens: list[dict]) -> list[str]:
         return []
     s, t, ratio = max(far, key=lambda x: x[2])
     T = s["data"]["n_topics"]
+    if all("stack" in x["settings"]["collection"] for x, _, _ in far):
+        # stacked strata: width, power, Erho2 and Phi only, from the strata's variance estimates
+        return [f"**Intervals on n.** The 95% intervals on n re-solve each target on resamples of the topics "
+                "within each stratum (the strata's weights kept): they show how much the count moves with the "
+                "topics, not a calibrated confidence interval for the count a larger topic set would show. "
+                "These targets (interval width, power, Erho2, Phi) depend on the strata's variance estimates "
+                "only, not on the pairs' mean differences, and no coverage check has been made for them (the "
+                "one for swap rates, docs/planning.md, found those intervals low far beyond the collection's "
+                f"size). The farthest here: {t['target']} {t['value']:g} needs {t['n_topics']} topics in "
+                f"{s['name']}, {ratio:.1f} times the stack's {T} topics. The ends also carry Monte Carlo error "
+                f"from the {INTERVAL_RESAMPLES} resamples."]
     here = ""
     if ratio >= 1.5:
         here = (f" The farthest here: {t['target']} {t['value']:g} needs {t['n_topics']} topics in "
@@ -2470,7 +2549,16 @@ def _scenario_key(sc: Mapping) -> str:
         return v
 
     kept = {k: plain(v, k) for k, v in sc.items() if k not in ("id", "name", "index")}
+    # settings added after studies were published, at their default (which changes no draw), stay
+    # out of the key, so that those studies keep their streams and numbers
+    for (k, sub), default in _KEY_LATER_DEFAULTS.items():
+        if isinstance(kept.get(k), dict) and kept[k].get(sub) == default:
+            kept[k] = {a: b for a, b in kept[k].items() if a != sub}
     return json.dumps(kept, sort_keys=True, default=str)
+
+
+#: (key, sub-key) -> default of settings added later (see :func:`_scenario_key`)
+_KEY_LATER_DEFAULTS = {("costs", "variant"): 0.0}
 
 
 def _input_paths(cfg: StudyConfig) -> list[str]:

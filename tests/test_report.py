@@ -256,14 +256,24 @@ def test_readme_python_snippet_runs():
 def test_pool_text_warns_when_a_restricted_depth_needs_fewer_topics(tmp_path):
     # DL 2019 AP(rel=2): 68 topics at depth 100 against 83 with the full judgments (reports/
     # dl19-budget); nDCG@10's 104 against 106 is within a tenth and is not listed
-    def scen(name, full, per_depth):
-        return {"name": name, "pool": {"full": {"n_topics_needed": full},
-                                       "depths": [{"depth": d, "n_topics_needed": n} for d, n in per_depth]}}
+    def scen(name, full, per_depth, lo=None, hi=None):
+        return {"name": name, "settings": {"measure": name},
+                "targets": [{"target": "swap_rate", "n_topics": full, "lower": lo, "upper": hi}],
+                "pool": {"full": {"n_topics_needed": full},
+                         "depths": [{"depth": d, "n_topics_needed": n} for d, n in per_depth]}}
     res = {**RESULTS, "scenarios": [scen("nDCG@10", 106, [(10, 107), (100, 104)]),
-                                    scen("AP(rel=2)", 83, [(10, 141), (20, 84), (100, 68)])]}
+                                    scen("AP(rel=2)", 83, [(10, 141), (20, 84), (100, 68)], 35, 171)]}
     md = (report.write_report(res, tmp_path / "r", tables=_tables()) / "report.md").read_text()
-    assert "AP(rel=2) at depth 100 (68 topics, against 83 with the full judgments)" in md
-    assert "nDCG@10 at depth" not in md and "depth 20" not in md.split("Fewer topics")[1].split("\n")[0]
+    para = md.split("Fewer topics (by more")[1].split("\n")[0]
+    assert "AP(rel=2) at depth 100 (68 topics, against 83 with the full judgments)" in para
+    assert "nDCG@10 at depth" not in para and "depth 20" not in para
+    # AP's two effects, and the full count's own interval: the drop is not shown to be real
+    assert "For AP two effects pull opposite ways" in para and "(AP(rel=2): 83 [35, 171])" in para
+    # another measure gets the generic sentence only (no AP denominator, no DL 2019 citation)
+    other = {**RESULTS, "scenarios": [scen("P@10", 90, [(20, 70)])]}
+    para = (report.write_report(other, tmp_path / "o", tables=_tables()) / "report.md").read_text()
+    para = para.split("Fewer topics (by more")[1].split("\n")[0]
+    assert "P@10 at depth 20" in para and "AP" not in para and "DL 2019" not in para
     same = {**RESULTS, "scenarios": [scen("nDCG@10", 106, [(10, 107), (100, 104)])]}
     md = (report.write_report(same, tmp_path / "s", tables=_tables()) / "report.md").read_text()
     assert "Fewer topics" not in md

@@ -136,6 +136,14 @@ ERROR_CASES = [
     ({**BASE, "costs": {"budget": 100}}, "costs.budget", "no effect without a pool study"),
     ({**BASE, "costs": {"topic": 3}}, "costs", "no effect without a pool study"),
     ({**BASE, "scenarios": [{"costs": {"budget": 5}}]}, "scenarios[0].costs.budget", "no effect without a pool"),
+    # query-variant costs: a topic and each variant; judgments and budgets stay the pool study's
+    ({**BASE, "costs": {"variant": 3}}, "costs", "or query variants (variants: [...])"),
+    ({**BASE, "variants": [1, 2], "costs": {"judgment": 3}}, "costs.judgment", "no effect without a pool study"),
+    ({**BASE, "variants": [1, 2], "costs": {"topic": 3, "budget": 9}}, "costs.budget", "without a pool study"),
+    ({**BASE, "pool": {"depths": [10]}, "costs": {"variant": 3}}, "costs.variant", "no effect without query "
+                                                                                    "variants"),
+    ({**BASE, "variants": [1], "pool": {"depths": [10]}, "costs": {"variant": 3}}, "costs.variant",
+     "not combined with a pool study"),
     # inverted filter bounds failed only when the scenario ran, naming no key
     ({**BASE, "filter": {"lo": 0.9, "hi": 0.1}}, "filter.lo", "low bound must be below the high bound"),
     ({**BASE, "scenarios": [{}, {"filter": [{"lo": 0.0}, {"lo": 0.5, "hi": 0.4}]}]}, "scenarios[1].filter[1].lo",
@@ -272,7 +280,7 @@ def test_grid_expansion_and_defaults(tmp_path):
     for k, v in {"variance": "pair", "min_diff": 0.05, "alpha": 0.05, "strata": "uniform", "filter": None,
                  "pool": None, "variants": None}.items():
         assert first[k] == v
-    assert first["costs"] == {"topic": 0.0, "judgment": 1.0, "budget": None}
+    assert first["costs"] == {"topic": 0.0, "judgment": 1.0, "variant": 0.0, "budget": None}
     assert cfg.seed == 20190 and cfg.resamples == 1000
     assert cfg.raw["scenarios"][0]["topics"] == [10, 20, 30, 40, 50, 75, 100, 150, 200]
     assert load_config({"collection": {"dataset": "a"}}, seed=5).seed == 5
@@ -663,8 +671,8 @@ def test_query_variants_trade_topics_for_the_ranking_targets(tmp_path, shared_da
         assert rows["n_topics"].tolist()[-1] == own
     # the answer (first scenario, predictive) gives the trade for its binding target
     first = vt[vt["scenario"] == res.results["scenarios"][0]["name"]]
-    assert (f"1 variant: {int(first['n_topics'].iloc[0])} topics ({int(first['queries'].iloc[0])} queries)"
-            in res.answer["text"])
+    assert (f"1 variant: {int(first['n_topics'].iloc[0])} topics "
+            f"({int(first['queries'].iloc[0])} query formulations)" in res.answer["text"])
     # a binding target without a variant model (power, a classical design) points to the table,
     # which still has the ranking targets
     res = run_study({**doc, "method": "analytic", "targets": [{"target": "swap_rate", "value": 0.2},
@@ -674,6 +682,13 @@ def test_query_variants_trade_topics_for_the_ranking_targets(tmp_path, shared_da
     assert len(res.tables["variant_targets"]) == 3
     with pytest.raises(ConfigError, match="variants"):
         run_study({**doc, "variants": [1, 10 ** 6]}, quiet=True, write=False)
+    # with costs per topic and per variant: each row's cost, and the answer names the cheapest
+    res = run_study({**doc, "method": "analytic", "costs": {"topic": 100, "variant": 10}}, quiet=True, write=False)
+    vt = res.tables["variant_targets"]
+    assert (vt["cost"] == vt["n_topics"] * (100 + 10 * vt["n_variants"])).all()
+    best = vt.loc[vt["cost"].idxmin()]
+    assert (f"the cheapest is {int(best['n_variants'])} variant" in res.answer["text"]
+            and f"{int(best['n_topics'])} topics, cost {best['cost']:.6g}" in res.answer["text"])
     # a tidy file with a variant column: a divisor is an error naming the key, not ignored
     tidy = tmp_path / "tidy.csv"
     m.to_csv(tidy, tidy=True)
@@ -1413,3 +1428,15 @@ def test_answer_ranges_filtered_scenarios_by_topics_to_build(small_scores):
     hi = sc.loc[sc["topics_to_build"].idxmax()]
     assert (f"counted as topics to create (topics_to_build), the range is {lo['topics_to_build']} "
             f"({lo['scenario']}) to {hi['topics_to_build']} ({hi['scenario']})") in res.answer["text"]
+
+
+def test_scenario_key_ignores_settings_added_later_at_their_default():
+    # costs.variant (added 2026-11-30) at its default 0 changes no draw: studies written before
+    # it keep their streams (the quick start's bootstrap counts did not move); any other value,
+    # or another costs key, is part of the key
+    from planner.study import _scenario_key
+
+    sc = {"id": "s01", "name": "x", "method": "bootstrap", "costs": {"topic": 0.0, "judgment": 1.0, "budget": None}}
+    assert _scenario_key({**sc, "costs": {**sc["costs"], "variant": 0.0}}) == _scenario_key(sc)
+    assert _scenario_key({**sc, "costs": {**sc["costs"], "variant": 2.0}}) != _scenario_key(sc)
+    assert _scenario_key({**sc, "costs": {**sc["costs"], "topic": 5.0}}) != _scenario_key(sc)
