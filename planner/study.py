@@ -1250,13 +1250,14 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
     parts = sc["collection"]["stack"]
     streams = rng.spawn(2 * len(parts))
     labels, comps, rows_k, honest_k, inputs, Ts, data = [], [], [], [], [], [], []
-    measures, mats = [], []
+    measures, mats, topics_k = [], [], []
     for i, coll in enumerate(parts):
         m, inp = _load_scores(coll, sc["measure"], f"collection.stack[{i}]")
         measures.append(sc["measure"] or m.measure or "score")
         m = m.collapse_variants()
         c = fit(m)
         mats.append(None if m.has_missing else m.values)
+        topics_k.append(m.topics)
         cv = predict(m, topics=sc["topics"], method=sc["method"],
                      variance=sc["variance"] if sc["method"] == "analytic" else None,
                      min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=resamples, rng=streams[2 * i])
@@ -1353,6 +1354,9 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
         return next(n for n in range(max(lo, n0 - 20), n0 + 1) if ok(n))
 
     kinds = [tg["target"] for tg in sc["targets"] if tg["target"] in ("ci_width", "power", "erho2", "phi")]
+    # the stack's topics, stratum by stratum: what two measures of the same stack share
+    stack_key = hashlib.sha256("\0".join(f"{lab}\1{t}" for lab, tk in zip(labels, topics_k)
+                                         for t in tk).encode()).hexdigest()
     ns_boot: dict[int, np.ndarray] = {}
     no_interval = None
     if kinds and any(x is None for x in mats):
@@ -1360,8 +1364,11 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
     elif kinds:
         # topics resampled within each stratum (the weights W_k stay the design's), each
         # resample's per-stratum ANOVA fit re-solved: the same percentile interval as the
-        # other scenarios' targets, from INTERVAL_RESAMPLES resamples
-        boot = rng.spawn(1)[0]
+        # other scenarios' targets, from INTERVAL_RESAMPLES resamples. The stream is keyed on
+        # the seed and the stack's topics, so two measures of the same stack draw the same
+        # resamples and _paired_measures can compare their counts resample by resample
+        boot = rng.spawn(1)[0] if seed is None else \
+            np.random.default_rng([int(seed), int(stack_key[:15], 16), 2])
         got = {j: [] for j, tg in enumerate(sc["targets"]) if tg["target"] in ("ci_width", "power", "erho2", "phi")}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -1393,6 +1400,8 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
                 lo_, hi_ = _interval_quantiles(ns_boot[j], 0.95)
                 row.update(lower=int(lo_) if np.isfinite(lo_) else None,
                            upper=int(hi_) if np.isfinite(hi_) else None)
+                if seed is not None:
+                    row["_resampled_n"] = ns_boot[j]      # for _paired_measures; not written
                 row["how"] += (f"; 95% interval on n: topic resampling within each stratum "
                                f"({INTERVAL_RESAMPLES} resamples, per-stratum ANOVA re-fit)")
         else:
@@ -1422,6 +1431,7 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
         "extra_curves": extra, "allocation": alloc,
         "targets": targets, "at_n": at_n, "variants": None,
         "honest": honest_k[0], "honest_strata": honest_k, "pool": None, "warnings": [],
+        "_topics_key": stack_key if seed is not None else None,
     }
 
 

@@ -1440,3 +1440,22 @@ def test_scenario_key_ignores_settings_added_later_at_their_default():
     assert _scenario_key({**sc, "costs": {**sc["costs"], "variant": 0.0}}) == _scenario_key(sc)
     assert _scenario_key({**sc, "costs": {**sc["costs"], "variant": 2.0}}) != _scenario_key(sc)
     assert _scenario_key({**sc, "costs": {**sc["costs"], "topic": 5.0}}) != _scenario_key(sc)
+
+
+def test_stacked_measures_are_compared_over_the_same_resamples():
+    # two measures of one stack draw the same within-stratum topic resamples (keyed on the seed
+    # and the stack's topics), so their counts are paired as for one collection (report re-read:
+    # the stack's answer compared interval overlap only)
+    doc = {"collection": {"stack": [{"dataset": "dl19-passage", "label": "2019"},
+                                    {"dataset": "dl20-passage", "label": "2020"}]},
+           "measure": ["nDCG@10", "AP(rel=2)"], "method": "analytic", "topics": [20, 50], "resamples": 20,
+           "seed": 5, "targets": [{"target": "power", "value": 0.8}]}
+    res = run_study(doc, quiet=True, write=False)
+    pr = res.tables["paired"]
+    assert len(pr) == 1 and pr["resamples"].iloc[0] == 200
+    row = pr.iloc[0]
+    assert row["extra_lower"] <= row["extra"] <= row["extra_upper"]
+    assert "paired over the same 200 topic resamples" in res.answer["text"]
+    # the same seed again: the same paired interval
+    again = run_study(doc, quiet=True, write=False).tables["paired"].iloc[0]
+    assert (again["extra_lower"], again["extra_upper"]) == (row["extra_lower"], row["extra_upper"])
