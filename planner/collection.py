@@ -904,8 +904,9 @@ def attach_strata(m: ScoreMatrix, strata) -> ScoreMatrix:
 def stack_with_strata(m: ScoreMatrix, divisor: int, strata=None) -> ScoreMatrix:
     """:func:`planner.variance.stack_variants` (query ids ``topic * divisor + variant``), then
     the strata of :func:`attach_strata`, named by topic (``101``) or, as before stacking, by
-    query id (``101001``; a topic takes its first variant's stratum). When neither fits, the
-    error is the one for topic ids."""
+    query id (``101001``; all variants of a topic must share one stratum, otherwise an error
+    naming the strata file, the topic and two of its query ids). When neither fits, the error
+    is the one for topic ids."""
     from .variance import stack_variants
 
     m3 = stack_variants(m, divisor=divisor)
@@ -919,10 +920,17 @@ def stack_with_strata(m: ScoreMatrix, divisor: int, strata=None) -> ScoreMatrix:
             try:
                 with warnings.catch_warnings(record=True) as caught_q:
                     warnings.simplefilter("always")
-                    out = stack_variants(attach_strata(m, strata), divisor=divisor)
+                    by_query = attach_strata(m, strata)
             except (InputError, ParameterError):
                 raise by_topic from None
             caught = caught_q
+            try:    # m itself stacked above: the only error left is variants of a topic in two strata
+                out = stack_variants(by_query, divisor=divisor)
+            except InputError as e:
+                if isinstance(strata, Mapping):
+                    raise ParameterError(e.message, parameter="strata") from None
+                src = None if _is_text(strata) or isinstance(strata, bytes) else str(strata)
+                raise InputError(e.message, file=src) from None
     for w in caught:
         warnings.warn(w.message, w.category, stacklevel=2)
     return out

@@ -1530,9 +1530,13 @@ def stack_variants(scores, *, divisor: int = 1000) -> ScoreMatrix:
     strata = None
     if m.strata is not None:
         first = {}
-        for t, s in zip(top, m.strata):
-            first.setdefault(t, s)
-        strata = [first[t] for t in topics]
+        for t, v, s in zip(top, var, m.strata):
+            if first.setdefault(t, (s, v))[0] != s:
+                s0, v0 = first[t]
+                raise InputError(f"topic {t} has variants in two strata ({s0!r} for query id "
+                                 f"{t * div + v0}, {s!r} for {t * div + v}); a stratum belongs to "
+                                 "a topic, so all its variants need the same one", file=m.source)
+        strata = [first[t][0] for t in topics]
     return ScoreMatrix.build(out, m.systems, [str(t) for t in topics], measure=m.measure,
                              strata=strata, variants=[str(v) for v in variants], missing="keep",
                              source=m.source, warn=False)

@@ -738,3 +738,12 @@ def test_stack_with_strata_takes_topic_or_query_ids(tmp_path):
     with pytest.raises(InputError, match="3 of the scores' 3 topics have no stratum: '101'"):
         stack_with_strata(m, 1000, str(bad))
     assert stack_with_strata(m, 1000).strata is None
+    # a file by query id that puts two variants of one topic in different strata was silently
+    # read as the first variant's stratum (fuzz audit 2026-11-30): an error naming the file
+    split = tmp_path / "split.csv"
+    split.write_text("topic,stratum\n" + "".join(f"{q},{'x' if q == '102002' else 'y'}\n" for q in qids))
+    with pytest.raises(InputError, match=r"split\.csv: topic 102 has variants in two strata "
+                                         r"\('y' for query id 102001, 'x' for 102002\)"):
+        stack_with_strata(m, 1000, str(split))
+    with pytest.raises(ParameterError, match="strata: topic 102 has variants in two strata"):
+        stack_with_strata(m, 1000, {q: ("x" if q == "102002" else "y") for q in qids})
