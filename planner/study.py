@@ -98,6 +98,8 @@ __all__ = ["SCHEMA", "StudyConfig", "StudyResult", "load_config", "expand_scenar
 # planner.simulate.predict's methods, analytic first (the default)
 METHODS = ["analytic"] + [m for m in _SIM_METHODS if m != "analytic"]
 TARGETS = ["swap_rate", "reversal_rate", "kendall_tau", "ci_width", "power", "erho2", "phi"]
+# what a stack of collections (strata with their own systems) can solve for
+_STACK_TARGETS = ("ci_width", "power", "erho2", "phi")
 GRID_KEYS = ("collection", "measure", "method", "variance", "min_diff", "strata", "filter")
 DEFAULT_TOPICS = [10, 20, 30, 40, 50, 75, 100, 150, 200]
 
@@ -820,6 +822,12 @@ def expand_scenarios(top: Mapping, scenario_docs, *, base: Path | str = ".", sou
                 if bad:
                     k = bad[0]
                     raise ConfigError(why[k], key=f"scenarios[{i}].{k}" if k in sdoc else k, file=source)
+                if not any(tg["target"] in _STACK_TARGETS for tg in sc["targets"]):
+                    raise ConfigError(
+                        f"a stack answers {', '.join(_STACK_TARGETS)} only (pair rates and Kendall tau "
+                        f"need systems common to all strata), got {sc['targets'][0]['target']}; add one "
+                        "of them", key=f"scenarios[{i}].targets[0].target" if "targets" in sdoc
+                        else "targets[0].target", file=source)
             if sc["pool"] is not None and "runs" not in sc["collection"]:
                 raise ConfigError("a pool study needs a collection with runs + qrels",
                                   key=f"scenarios[{i}].pool" if len(scenario_docs) > 1 or sdoc else "pool",
@@ -1353,7 +1361,7 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
             return None
         return next(n for n in range(max(lo, n0 - 20), n0 + 1) if ok(n))
 
-    kinds = [tg["target"] for tg in sc["targets"] if tg["target"] in ("ci_width", "power", "erho2", "phi")]
+    kinds = [tg["target"] for tg in sc["targets"] if tg["target"] in _STACK_TARGETS]
     # the stack's topics, stratum by stratum: what two measures of the same stack share
     stack_key = hashlib.sha256("\0".join(f"{lab}\1{t}" for lab, tk in zip(labels, topics_k)
                                          for t in tk).encode()).hexdigest()
@@ -1369,7 +1377,7 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
         # resamples and _paired_measures can compare their counts resample by resample
         boot = rng.spawn(1)[0] if seed is None else \
             np.random.default_rng([int(seed), int(stack_key[:15], 16), 2])
-        got = {j: [] for j, tg in enumerate(sc["targets"]) if tg["target"] in ("ci_width", "power", "erho2", "phi")}
+        got = {j: [] for j, tg in enumerate(sc["targets"]) if tg["target"] in _STACK_TARGETS}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for g in boot.spawn(INTERVAL_RESAMPLES):
@@ -1385,7 +1393,7 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
     for j, tg in enumerate(sc["targets"]):
         t, v = tg["target"], float(tg["value"])
         row = {"target": t, "value": v, "n_topics": None, "lower": None, "upper": None}
-        if t in ("ci_width", "power", "erho2", "phi"):
+        if t in _STACK_TARGETS:
             n_found = solve(t, v, sig2, comps)
             row["n_topics"] = n_found
             row["how"] = ("stratified, proportional allocation, pooled sigma_k^2 = 2 var_e,k per stratum"

@@ -89,6 +89,13 @@ ERROR_CASES = [
      "scenarios[1].strata", "remove it"),
     ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}]}, "filter": {"lo": 0.1}}, "filter",
      "not available for a stack"),
+    # a stack with pair-rate targets only said "no target reached" (fuzz audit 2026-11-30)
+    ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}]},
+      "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "kendall_tau", "value": 0.9}]},
+     "targets[0].target", "a stack answers ci_width, power, erho2, phi only"),
+    ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}]},
+      "scenarios": [{}, {"targets": [{"target": "reversal_rate", "value": 0.01}]}]},
+     "scenarios[1].targets[0].target", "got reversal_rate"),
     # target values out of range are rejected before anything runs (audit 1)
     ({**BASE, "targets": [{"target": "swap_rate", "value": 2}]}, "targets[0].value",
      "expected a number in (0, 0.5) (a swap rate is at most 0.5) for a swap_rate target, got 2"),
