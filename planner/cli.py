@@ -468,6 +468,14 @@ def _size_target(args) -> int:
             got = ("not reached" if r["n_topics"] is None else
                    f"{r['n_topics']:>7} topics, {r['queries']:>8} queries")
             print(f"    V = {r['n_variants']:<4} {got}   (variance x {r['variance_ratio']:.3f})")
+        far = max((r["n_topics"] for r in vtr.rows if r["n_topics"] is not None), default=None)
+        more = [r["n_variants"] for r in vtr.rows if r["n_variants"] > vtr.n_variants_observed]
+        if far is not None and far >= 1.5 * vtr.n_topics_observed:
+            print(f"    note        the largest count, {far}, is {far / vtr.n_topics_observed:.1f} times the "
+                  f"{vtr.n_topics_observed} topics learnt from: counts this far out tend to run low")
+        if more:
+            print(f"    note        V = {', '.join(map(str, more))}: more than the collection's "
+                  f"{vtr.n_variants_observed} variants per topic, so the model's 1/V scaling is extrapolated")
     if res.seed is not None and not dstudy:
         print(f"  seed          {res.seed}{_seed_note(args)}")
     return 0

@@ -1459,6 +1459,17 @@ def test_cli_size_target_with_variants(shared_data, capsys, tmp_path):
                         "--resamples", "0"]) == 0
     out = capsys.readouterr().out
     assert "V = 2" in out and "queries" in out
+    # counts far beyond the 50 topics, and V beyond the 6 collected, were printed without a word
+    # (fuzz audit 2026-11-30)
+    assert "4.9 times the 50 topics learnt from" not in out
+    assert main(base + ["--variant-divisor", "1000", "--variants", "2,6,12", "--resamples", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "the largest count, 245, is 4.9 times the 50 topics learnt from" in out
+    assert "V = 12: more than the collection's 6 variants per topic" in out
+    assert main(base + ["--variant-divisor", "1000", "--variants", "6", "--resamples", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "V = 6" in out and "157 is 3.1 times" not in out and "extrapolated" not in out
+    assert "the largest count, 157, is 3.1 times the 50 topics" in out
     # what the variant model cannot answer: one line naming --variants, exit 2
     for extra, msg in ((["--variants", "1,2"], "no query variants"),
                        (["--variant-divisor", "1000", "--variants", "1", "--method", "bootstrap"],
