@@ -668,6 +668,12 @@ def _read_wide(text: str, source, *, measure, missing) -> ScoreMatrix:
         if s in seen:
             raise InputError(f"system {s!r} appears twice in the header", file=source, line=hline)
         seen.add(s)
+    # a tidy table whose columns are not named system, topic, value reads as a wide one: say so
+    low = [h.lower() for h in header]
+    tidy_hint = ("" if not ({"system", "run", "runid", "value", "score", "measure"} & set(low)
+                            or any(h in TOPIC_HEADERS[:-1] for h in low[1:])) else
+                 f" (the header {', '.join(header[:4])}{', ...' if len(header) > 4 else ''} is read as a wide "
+                 "table, one column a system; a tidy table needs the columns system, topic and value)")
     ncol = len(header)
     topics, cols = [], []
     tseen: dict[str, int] = {}
@@ -688,7 +694,12 @@ def _read_wide(text: str, source, *, measure, missing) -> ScoreMatrix:
             t = str(len(topics) + 1)
             cells = row
         topics.append(t)
-        vals = [_num(c, source, line, f"for system {s!r}") for c, s in zip(cells, systems)]
+        try:
+            vals = [_num(c, source, line, f"for system {s!r}") for c, s in zip(cells, systems)]
+        except InputError as e:
+            if not tidy_hint:
+                raise
+            raise InputError(e.message + tidy_hint, file=source, line=line) from None
         for c, s, v in zip(cells, systems, vals):
             if math.isnan(v):
                 n_miss += 1

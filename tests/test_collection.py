@@ -303,6 +303,15 @@ def test_wide_csv_errors(tmp_path):
     with pytest.raises(InputError) as e:
         load_scores(p)
     assert e.value.line == 3 and "'x'" in str(e.value) and "s2" in str(e.value)
+    assert "tidy table" not in str(e.value)
+    # a tidy table with other column names reads as wide: the error says why, and what a tidy
+    # table needs (fuzz audit 2026-11-30: only "non-numeric value 'a' for system 'run'")
+    for head in ("run,topic,score", "system,query,score", "s,topic,v"):
+        p.write_text(head + "\na,1,0.5\nb,1,0.25\n")
+        with pytest.raises(InputError, match=rf"w.csv:2: non-numeric value 'a' .*\(the header "
+                                             rf"{head.replace(',', ', ')} is read as a wide table, one column "
+                                             r"a system; a tidy table needs the columns system, topic and value\)"):
+            load_scores(p)
     p.write_text("s1,s2\n0.1,0.2\n0.3\n")
     with pytest.raises(InputError, match=":3: expected 2 fields"):
         load_scores(p)
