@@ -68,9 +68,14 @@ __all__ = [
 ]
 
 
+# submodules reachable as attributes after a plain `import planner` (planner.plan.size_for_target)
+_SUBMODULES = ("collection", "datasets", "measures", "pilot", "plan", "plots", "report", "scores",
+               "simulate", "study", "variance")
+
+
 def __getattr__(name: str):
-    if name == "datasets":
-        return importlib.import_module(".datasets", __name__)
+    if name in _SUBMODULES:
+        return importlib.import_module("." + name, __name__)
     if name in _LAZY:
         module = importlib.import_module("." + _LAZY[name], __name__)
         return getattr(module, name)

@@ -168,3 +168,21 @@ def test_take_one_label_given_as_a_string_or_int():
                ["bm25", "b", "m"], ["10", "20", "30"])
     t = m.take(systems="bm25", topics=20)
     assert t.systems == ("bm25",) and t.topics == ("20",) and t.values.tolist() == [[0.2]]
+
+
+def test_submodules_reachable_after_plain_import():
+    # the docs write planner.plan.size_for_target, planner.collection.stack_with_strata: after a
+    # plain `import planner` (in a fresh interpreter, where nothing has imported them yet) they
+    # raised AttributeError (documentation audit 2026-11-30); the package still imports lazily
+    import subprocess
+    import sys
+
+    code = ("import sys, planner; assert 'planner.plan' not in sys.modules; "
+            "print(planner.plan.size_for_target.__name__, planner.collection.stack_with_strata.__name__, "
+            "planner.pilot.__name__, planner.variance.stack_variants.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["size_for_target", "stack_with_strata", "planner.pilot", "stack_variants"]
+    import planner
+
+    with pytest.raises(AttributeError, match="no attribute 'plann'"):
+        planner.plann
