@@ -115,7 +115,9 @@ def _decode(data: bytes, source: str | None) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
-        raise InputError("not UTF-8 text", file=source, line=line) from None
+        utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")     # a UTF-16 byte-order mark (Excel, PowerShell)
+        raise InputError("not UTF-8 text" + (" (it starts like UTF-16: save it as UTF-8)" if utf16 else ""),
+                         file=source, line=line) from None
 
 
 def _float(text: str) -> float:
@@ -966,6 +968,13 @@ def read_topics(path_or_text):
     low = [h.lower() for h in header]
     if "topic" not in low:
         raise InputError("topic metadata needs a 'topic' column", file=source, line=hline)
+    # topic and stratum are matched in any case, other columns as written: a repeat is ambiguous
+    keys = [h if h.lower() not in ("topic", "stratum") else h.lower() for h in header]
+    for j, k in enumerate(keys):
+        if k and k in keys[:j]:
+            raise InputError(f"column {header[j]!r} appears twice in the header (also column "
+                             f"{keys.index(k) + 1}{': topic and stratum ignore case' if k != header[j] else ''})",
+                             file=source, line=hline)
     ti = low.index("topic")
     recs, seen = [], {}
     for line, row in rows:

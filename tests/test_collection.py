@@ -399,6 +399,18 @@ def test_topics_and_strata(tmp_path):
     meta.write_text("stratum\nA\n")
     with pytest.raises(InputError, match="'topic' column"):
         read_topics(meta)
+    # a repeated column: 'stratum' twice was a pandas traceback, 'topic' and 'Topic' read the
+    # header's 'Topic' cells as topic ids (fuzz audit 2026-11-30)
+    for head, msg in (("topic,stratum,stratum", r":1: column 'stratum' appears twice in the header \(also column 2\)"),
+                      ("topic,Topic,stratum", r":1: column 'Topic' appears twice .*also column 1: topic and stratum "
+                                              r"ignore case"),
+                      ("topic,stratum,year,year", "column 'year' appears twice")):
+        meta.write_text(head + "\n" + "\n".join(f"t{i}," + ",".join("A" for _ in head.split(",")[1:])
+                                                for i in (1, 2)) + "\n")
+        with pytest.raises(InputError, match=msg):
+            read_topics(meta)
+    meta.write_text("topic,stratum,,\nt1,A,,\nt2,B,,\n")        # unnamed trailing columns stay allowed
+    assert read_topics(meta)["stratum"].tolist() == ["A", "B"]
 
 
 def test_real_wide_matrices(shared_data):
@@ -756,3 +768,16 @@ def test_stack_with_strata_takes_topic_or_query_ids(tmp_path):
         stack_with_strata(m, 1000, str(split))
     with pytest.raises(ParameterError, match="strata: topic 102 has variants in two strata"):
         stack_with_strata(m, 1000, {q: ("x" if q == "102002" else "y") for q in qids})
+
+
+def test_non_utf8_files_name_their_line_and_utf16(tmp_path):
+    # a Latin-1 byte names its line; a UTF-16 file (Excel's "Unicode text", PowerShell's default)
+    # is said to be one (fuzz audit 2026-11-30: only "not UTF-8 text")
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("topic,stratum\nt1,A\nt2,caf\xe9\n".encode("latin-1"))
+    with pytest.raises(InputError, match=r"latin\.csv:3: not UTF-8 text$"):
+        read_topics(latin)
+    wide = tmp_path / "utf16.csv"
+    wide.write_text("topic,s1,s2\nt1,0.1,0.2\nt2,0.3,0.4\n", encoding="utf-16")
+    with pytest.raises(InputError, match=r"utf16\.csv:1: not UTF-8 text \(it starts like UTF-16: save it as UTF-8\)"):
+        load_scores(wide)
