@@ -93,6 +93,22 @@ PAIRED_DESIGNS = ("paired-t", "ci")
 APPROX = ("exact", "sakai")
 CORRECTIONS = (None, "none", "bonferroni", "holm")
 N_MAX = 10_000_000
+#: largest cost of a topic, judgment or variant, and largest total budget: beyond it the costs of
+#: up to N_MAX topics would overflow to inf (1e308 per topic) or print as 300-digit numbers
+MAX_COST = 1e15
+
+
+def _check_cost(v, name: str) -> float:
+    """A cost or budget as a float in [0, MAX_COST], or a ParameterError naming ``name``."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise ParameterError(f"must be a number >= 0, got {v!r}", parameter=name) from None
+    if not (x >= 0 and math.isfinite(x)):
+        raise ParameterError(f"must be a number >= 0, got {v}", parameter=name)
+    if x > MAX_COST:
+        raise ParameterError(f"must be at most {MAX_COST:.0e}, got {x:g}".replace("e+", "e"), parameter=name)
+    return x
 
 
 # =============================================================================
@@ -1670,8 +1686,7 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
                              f"got {method!r}", parameter="method")
     tlist = [(str(t), float(v)) for t, v in (targets if targets else [(target, value)])]
     for name, v in (("topic_cost", topic_cost), ("judgment_cost", judgment_cost)):
-        if not (float(v) >= 0 and math.isfinite(float(v))):
-            raise ParameterError(f"must be a number >= 0, got {v}", parameter=name)
+        _check_cost(v, name)
     if not -1 <= float(tau_min) <= 1:
         raise ParameterError(f"must be in [-1, 1], got {tau_min}", parameter="tau_min")
     q = read_qrels(qrels)
@@ -1852,7 +1867,8 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
         n_runs: project the judgments to this many participating runs with ``growth``
             (a :class:`GrowthCurve`, see :func:`judgment_growth`): judgments are scaled by
             ``growth.predict(k, n_runs) / growth.predict(k, growth.n_runs)``.
-        total: the total budget; ``max_topics = floor(total / cost_per_topic)``.
+        total: the total budget; ``max_topics = floor(total / cost_per_topic)``, at most
+            ``N_MAX`` (10,000,000). Costs and the total are at most ``MAX_COST`` (1e15).
         source: a label for where mapping judgments came from (recorded in the result).
         tau_min: with a DepthStudy (default: its ``tau_min``), a depth is feasible only when its
             Kendall tau against full judgments reaches ``tau_min`` (shallow pools bias scores).
@@ -1860,10 +1876,7 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
     Raises ParameterError for negative costs, a total that buys not even one topic at any
     depth, or a projection without a growth curve.
     """
-    tc, jc = float(topic_cost), float(judgment_cost)
-    for name, v in (("topic_cost", tc), ("judgment_cost", jc)):
-        if not (v >= 0 and math.isfinite(v)):
-            raise ParameterError(f"must be a number >= 0, got {v}", parameter=name)
+    tc, jc = _check_cost(topic_cost, "topic_cost"), _check_cost(judgment_cost, "judgment_cost")
     if tc == 0 and jc == 0:
         raise ParameterError("topic and judgment costs are both 0; nothing to budget",
                              parameter="judgment_cost")
@@ -1916,6 +1929,7 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
         total = float(total)
         if not (total > 0 and math.isfinite(total)):
             raise ParameterError(f"must be a positive number, got {total}", parameter="total")
+        _check_cost(total, "total")
         cheapest_topic = min(tc + j * jc for j in jmap.values())
         if total < cheapest_topic:
             raise ParameterError(f"a budget of {total:g} is below the cost of one topic at any depth "
@@ -1923,7 +1937,8 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
     rows = []
     for k in sorted(jmap):
         cost = tc + jmap[k] * jc
-        max_n = None if total is None else (int(math.floor(total / cost)) if cost > 0 else None)
+        max_n = None if total is None else (min(int(math.floor(min(total / cost, N_MAX))), N_MAX)
+                                            if cost > 0 else None)
         need = need_map.get(k)
         tot = None if need is None else need * cost
         tau = tau_map.get(k)

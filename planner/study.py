@@ -87,7 +87,9 @@ import numpy as np
 from ._random import keyed_stream
 from .errors import ConfigError, DegenerateDataWarning, InputError, ParameterError, PlannerError
 from . import simulate as _simulate
-from .plan import MAX_VARIANTS
+from .plan import MAX_COST, MAX_VARIANTS
+
+_MAX_COST_TXT = f"{MAX_COST:.0e}".replace("e+", "e")      # 1e15
 from .simulate import CLOSED_FORM as _CLOSED_FORM
 from .simulate import allocate_counts
 from .simulate import METHODS as _SIM_METHODS
@@ -126,10 +128,11 @@ EXPECTED = {
     "pool": "an object {depths: [integers >= 1], tau_min: number in [-1, 1]}",
     "tau_min": "a number in [-1, 1]",
     "depths": "a list of integers >= 1",
-    "costs": "an object {topic, judgment, variant, budget} of numbers >= 0",
-    "topic": "a number >= 0",
-    "judgment": "a number >= 0",
-    "budget": "a number > 0 or null",
+    "costs": f"an object {{topic, judgment, variant, budget}} of numbers from 0 to {_MAX_COST_TXT}",
+    "topic": f"a number >= 0 and at most {_MAX_COST_TXT}",
+    "judgment": f"a number >= 0 and at most {_MAX_COST_TXT}",
+    "variant": f"a number >= 0 and at most {_MAX_COST_TXT}",
+    "budget": f"a number > 0 and at most {_MAX_COST_TXT}, or null",
     "variants": f"a list of integers from 1 to {MAX_VARIANTS}",
     "scenarios": "a list of scenario objects",
     "dataset": "an embedded data set name",
@@ -238,10 +241,11 @@ _SCENARIO_PROPS = {
                                        "items": {"type": "integer", "minimum": 1}},
                             "tau_min": {"type": "number", "minimum": -1, "maximum": 1}}},
     "costs": {"type": "object", "additionalProperties": False,
-              "properties": {"topic": {"type": "number", "minimum": 0},
-                             "judgment": {"type": "number", "minimum": 0},
-                             "variant": {"type": "number", "minimum": 0},
-                             "budget": {"type": ["number", "null"], "exclusiveMinimum": 0}}},
+              "properties": {"topic": {"type": "number", "minimum": 0, "maximum": MAX_COST},
+                             "judgment": {"type": "number", "minimum": 0, "maximum": MAX_COST},
+                             "variant": {"type": "number", "minimum": 0, "maximum": MAX_COST},
+                             "budget": {"type": ["number", "null"], "exclusiveMinimum": 0,
+                                        "maximum": MAX_COST}}},
     "variants": {"type": "array", "minItems": 1, "uniqueItems": True,
                  "items": {"type": "integer", "minimum": 1, "maximum": MAX_VARIANTS}},
 }

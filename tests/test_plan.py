@@ -365,6 +365,15 @@ def test_budget_hand_calculation_and_projection():
     assert e.value.parameter == "total"
     with pytest.raises(ParameterError):
         plan.budget(judgments={10: 40}, n_runs=30)                            # no growth curve
+    # costs of 1e308 gave "cost inf", a total of 1e308 over tiny costs an OverflowError traceback
+    # (fuzz audit 2026-11-30): costs and totals are at most 1e15, max_topics at most 10,000,000
+    for kw, name in (({"topic_cost": 1e308}, "topic_cost"), ({"judgment_cost": 2e15}, "judgment_cost"),
+                     ({"total": 1e308}, "total")):
+        with pytest.raises(ParameterError, match="must be at most 1e15") as e:
+            plan.budget(judgments={10: 40}, **kw)
+        assert e.value.parameter == name
+    tiny = plan.budget(topic_cost=1e-308, judgment_cost=1e-308, total=1e15, judgments={10: 40})
+    assert tiny.rows[0]["max_topics"] == plan.N_MAX
 
 
 # --------------------------------------------------------------------------- strata

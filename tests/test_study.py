@@ -77,6 +77,8 @@ ERROR_CASES = [
     ({"measure": "AP"}, "collection", "missing required key 'collection'"),
     ({"collection": [{"dataset": "dl19-passage"}, {"dataset": 5}]}, "collection[1].dataset", "data set name"),
     ({**BASE, "costs": {"topic": -1}}, "costs.topic", "number >= 0"),
+    ({**BASE, "costs": {"topic": 1e308}, "variants": [1]}, "costs.topic", "at most 1e15, got 1e+308"),
+    ({**BASE, "costs": {"variant": 1e16}, "variants": [1]}, "costs.variant", "number >= 0 and at most 1e15"),
     ({"collection": {"stack": [{"dataset": "a"}]}}, "collection.stack", "at least 2 collection"),
     ({"collection": {"stack": [{"dataset": "a"}, {"datasett": "b"}]}}, "collection.stack[1]", "exactly one source"),
     ({"collection": {"stack": [{"dataset": "a"}, {"dataset": "b"}], "x": 1}}, "collection.x", "unknown key 'x'"),
