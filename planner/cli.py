@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shlex
 import sys
 import warnings
@@ -1302,6 +1303,17 @@ class _Warnings:
         self.lines.clear()
 
 
+def _silence_stdout() -> None:
+    """Point standard output at the null device, so that the interpreter's last flush of what
+    could not be written (a full disk) does not print a second error."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):    # no real file behind sys.stdout (tests)
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``planner`` console script; returns the exit code."""
     parser = build_parser()
@@ -1337,6 +1349,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:     # the system refused a read or write (a full disk): one line, exit 1
+        _silence_stdout()
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"{PROG} {args.command}: error: input/output failed: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
     except BaseException:      # an internal fault: its traceback follows what was warned
         held.flush()
         raise

@@ -4,6 +4,7 @@ every figure, deterministic JSON, atomic move into place, refusal without force.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from html.parser import HTMLParser
 
@@ -277,3 +278,21 @@ def test_pool_text_warns_when_a_restricted_depth_needs_fewer_topics(tmp_path):
     same = {**RESULTS, "scenarios": [scen("nDCG@10", 106, [(10, 107), (100, 104)])]}
     md = (report.write_report(same, tmp_path / "s", tables=_tables()) / "report.md").read_text()
     assert "Fewer topics" not in md
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+def test_cli_output_to_a_full_device_is_one_line():
+    # `planner schema > /dev/full` ended in an OSError traceback (fuzz audit 2026-11-30); a
+    # closed pipe (`| head -c 20`) still ends quietly with 0
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "planner", "schema"]
+    with open("/dev/full", "w") as full:
+        r = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 1
+    assert r.stderr == "planner schema: error: input/output failed: No space left on device\n"
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.read(20)
+    p.stdout.close()
+    assert p.wait() == 0 and b"Traceback" not in p.stderr.read()
