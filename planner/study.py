@@ -463,7 +463,7 @@ def _validate(doc: Any, source: str | None) -> None:
     raise _error_to_config(best, source)
 
 
-def _check_doc(doc: dict, source: str | None) -> None:
+def _check_doc(doc: dict, source: str | None, base: Path | None = None) -> None:
     """Rules the JSON Schema cannot express, checked before anything runs: finite numbers,
     each target once per list, distinct scenario names, no stratum of a stack given twice,
     ``costs`` only with a pool study or query variants. Raises :class:`ConfigError` naming the key."""
@@ -505,7 +505,7 @@ def _check_doc(doc: dict, source: str | None) -> None:
             srcs: dict = {}
             labels: dict = {}
             for k, part in enumerate(c["stack"]):
-                src = _source_id(part)
+                src = _source_id(part, Path.cwd() if base is None else base)
                 if src in srcs:
                     shown = {kk: part[kk] for kk in ("dataset", "scores", "runs", "qrels") if kk in part}
                     raise ConfigError(f"the same collection ({_short(shown)}) is stacked twice (also "
@@ -562,11 +562,19 @@ def _check_doc(doc: dict, source: str | None) -> None:
             check_costs(sd["costs"], f"scenarios[{i}].costs", has(sd, "pool"), has(sd, "variants"))
 
 
-def _source_id(c: Mapping) -> tuple:
-    """What identifies a collection's data: its source keys, paths as written."""
-    return tuple(sorted((k, json.dumps(c[k], sort_keys=True)) for k in
-                        ("dataset", "scores", "runs", "qrels", "pool_runs", "variant_divisor", "strata",
-                         "missing") if k in c))
+def _source_id(c: Mapping, base: Path) -> tuple:
+    """What identifies a collection's topics: its data set name or its files (resolved against
+    the study file's folder). Options (missing, variant_divisor, pool_runs, ...) are left out:
+    the same topics read two ways are still the same topics."""
+    out = []
+    for k in ("dataset", "scores", "runs", "qrels"):
+        if k in c:
+            v = str(c[k])
+            if k != "dataset":
+                p = Path(os.path.expanduser(v))
+                v = os.path.realpath(p if p.is_absolute() else base / p)
+            out.append((k, v))
+    return tuple(out)
 
 
 def _check_name(name: str, source: str | None, key: str = "name") -> None:
@@ -669,7 +677,7 @@ def load_config(config: str | os.PathLike | Mapping | None = None, *, seed: int 
     if doc is None:
         raise ConfigError("empty study file", key="(top level)", file=source)
     _validate(doc, source)
-    _check_doc(doc, source)
+    _check_doc(doc, source, base)
     if "name" in doc:
         _check_name(str(doc["name"]), source)
     elif default_name in (".", ".."):        # a file named "..yaml": no folder name in it
@@ -729,7 +737,7 @@ def _resolve_collection(c: Mapping, base: Path) -> dict:
             out[k] = os.path.normpath(str(p if p.is_absolute() else (base / p)))
     if isinstance(out.get("strata"), str):
         p = Path(os.path.expanduser(out["strata"]))
-        out["strata"] = str(p if p.is_absolute() else (base / p))
+        out["strata"] = os.path.normpath(str(p if p.is_absolute() else (base / p)))
     if "label" not in out:
         if "dataset" in out:
             out["label"] = out["dataset"]

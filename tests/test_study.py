@@ -140,6 +140,14 @@ ERROR_CASES = [
     ({"collection": {"stack": [{"dataset": "dl19-passage", "label": "A"}, {"dataset": "dl20-passage"},
                                {"dataset": "dl19-passage", "label": "B"}]}}, "collection.stack[2]",
      "stacked twice (also stack[0])"),
+    # an option that changes nothing, or another spelling of a path, hid the repeat (fuzz audit 2026-11-30:
+    # the same 43 topics counted as 86)
+    ({"collection": {"stack": [{"dataset": "dl19-passage", "label": "a"},
+                               {"dataset": "dl19-passage", "label": "b", "missing": "error"}]}}, "collection.stack[1]",
+     "stacked twice (also stack[0])"),
+    ({"collection": {"stack": [{"scores": "x/s.csv", "label": "a"},
+                               {"scores": "./x/../x/s.csv", "label": "b", "variant_divisor": 100}]}},
+     "collection.stack[1]", "stacked twice (also stack[0])"),
     ({"collection": {"stack": [{"scores": "x/s.csv"}, {"scores": "y/s.csv"}]}}, "collection.stack[1].label",
      "stratum label 's.csv' is used twice"),
     ({**BASE, "costs": {"budget": 100}}, "costs.budget", "no effect without a pool study"),
