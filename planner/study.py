@@ -988,7 +988,16 @@ def _load_scores(coll: Mapping, measure: str, key: str):
         if m.has_variants:
             raise ConfigError("the scores already have query variants (a 'variant' column): nothing to split",
                               key=f"{key}.variant_divisor")
-        m = stack_with_strata(m, int(coll["variant_divisor"]), given)
+        try:
+            m3 = stack_with_strata(m, int(coll["variant_divisor"]), given)
+        except ParameterError as e:         # a strata mapping in the config, or the divisor
+            raise ConfigError(e.message, key=f"{key}.{e.parameter or 'variant_divisor'}") from None
+        except InputError as e:
+            if e.file is None or e.file != m.source:
+                raise
+            # the scores' ids do not split by this divisor: name the key as well as the data
+            raise ConfigError(str(e), key=f"{key}.variant_divisor") from None
+        m = m3
     return m, inputs
 
 

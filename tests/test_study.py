@@ -1476,3 +1476,21 @@ def test_stacked_measures_are_compared_over_the_same_resamples():
     # the same seed again: the same paired interval
     again = run_study(doc, quiet=True, write=False).tables["paired"].iloc[0]
     assert (again["extra_lower"], again["extra_upper"]) == (row["extra_lower"], row["extra_upper"])
+
+
+def test_variant_divisor_errors_name_the_config_key(tmp_path):
+    # a data set whose ids do not split by the divisor named no key, and a strata mapping whose
+    # variants disagree was blamed on 'strata', which a study also uses for the sampling
+    # (fuzz audit 2026-11-30)
+    with pytest.raises(ConfigError, match=r"collection\.variant_divisor: planner\.datasets:dl19-passage: "
+                                          r"topic \d+ has no variant \d+"):
+        run_study({"collection": {"dataset": "dl19-passage", "variant_divisor": 1000}, "variants": [1, 2]},
+                  quiet=True, write=False)
+    qids = [f"{t}{v:03d}" for t in (101, 102, 103) for v in (1, 2)]
+    f = tmp_path / "v.csv"
+    f.write_text("system,topic,value\n" + "".join(f"{s},{q},{(i * 7 + j * 3) % 10 / 10}\n"
+                                                  for i, s in enumerate("abcd") for j, q in enumerate(qids)))
+    doc = {"collection": {"scores": str(f), "variant_divisor": 1000,
+                          "strata": {q: ("x" if q == "102002" else "y") for q in qids}}}
+    with pytest.raises(ConfigError, match=r"collection\.strata: topic 102 has variants in two strata"):
+        run_study(doc, quiet=True, write=False)
