@@ -1904,7 +1904,8 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
                          + ".")
             else:
                 text += (" Fewer variants need fewer query formulations but more topics to judge; costs are "
-                         "not included (give costs: {topic: ..., variant: ...} to compare them).")
+                         "not included (a topic and a variant both cost 0; give costs: {topic: ..., variant: "
+                         "...} to compare them).")
             text += (" The table 'Topics against query variants' has every ranking target, and Erho2 "
                      "and Phi from the D-study.")
         else:

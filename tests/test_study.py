@@ -690,6 +690,9 @@ def test_query_variants_trade_topics_for_the_ranking_targets(tmp_path, shared_da
     first = vt[vt["scenario"] == res.results["scenarios"][0]["name"]]
     assert (f"1 variant: {int(first['n_topics'].iloc[0])} topics "
             f"({int(first['queries'].iloc[0])} query formulations)" in res.answer["text"])
+    # without costs (or with costs: {topic: 0, variant: 0}, which told the user to give costs:
+    # fuzz audit 2026-11-30) the answer says both cost 0
+    assert "costs are not included (a topic and a variant both cost 0; give costs:" in res.answer["text"]
     # a binding target without a variant model (power, a classical design) points to the table,
     # which still has the ranking targets
     res = run_study({**doc, "method": "analytic", "targets": [{"target": "swap_rate", "value": 0.2},
