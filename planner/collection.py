@@ -308,6 +308,16 @@ def read_run(path_or_text, *, duplicates: str = "error", name: str | None = None
             row = int(np.flatnonzero(dup.to_numpy())[0])
             r = df.iloc[row]
             line = _line_of_row(_decode(data, source), row)
+            if len(tags) > 1:
+                hit = (df["query_id"] == r["query_id"]) & (df["doc_id"] == r["doc_id"])
+                first = int(np.flatnonzero(hit.to_numpy())[0])
+                if str(tag[first]) != str(tag[row]):
+                    raise InputError(f"document {r['doc_id']!r} repeated for topic {r['query_id']!r} under "
+                                     f"another tag ({str(tag[row])!r}; {str(tag[first])!r} on line "
+                                     f"{_line_of_row(_decode(data, source), first)}): the file holds "
+                                     f"{len(tags)} runs ({', '.join(repr(t) for t in tags[:3])}"
+                                     f"{', ...' if len(tags) > 3 else ''}); give each run its own file",
+                                     file=source, line=line)
             raise InputError(f"document {r['doc_id']!r} repeated for topic {r['query_id']!r} "
                              "(use --duplicates first, or duplicates='first' in Python, to keep the "
                              "first occurrence)",

@@ -72,6 +72,13 @@ def test_read_run_repeated_document(tmp_path):
     assert r.topics["1"] == {"a": 3.0, "b": 2.0} and len(r) == 3
     with pytest.raises(ParameterError):
         read_run(p, duplicates="last")
+    # two runs in one file: the advice to keep the first occurrence would drop the second run
+    # silently (fuzz audit 2026-11-30); the error names both tags
+    p.write_text("1 Q0 a 1 3 A\n1 Q0 b 2 2 A\n\n1 Q0 b 1 3 B\n1 Q0 a 2 2 B\n")
+    with pytest.raises(InputError, match=r"dup\.run:4: document 'b' repeated for topic '1' under another tag "
+                                         r"\('B'; 'A' on line 2\): the file holds 2 runs \('A', 'B'\); give each "
+                                         r"run its own file"):
+        read_run(p, warn_tag=False)
 
 
 def test_read_run_empty_and_missing_and_corrupt(tmp_path):
