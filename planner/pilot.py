@@ -840,6 +840,11 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
         raise ParameterError(f"pilot of {pilot} leaves {max(R, 0)} of {T} topics to hold out; "
                              "need at least 2", parameter="pilot")
     t = np.atleast_1d(np.asarray(list(topics) if not np.isscalar(topics) else [topics]))
+    if t.dtype == object and t.size and all(isinstance(v, int) and not isinstance(v, bool) and v >= 2
+                                             for v in t.tolist()):
+        # integers too large for int64: beyond any held-out half, said as such below
+        raise ParameterError(f"topic count {max(t.tolist())} exceeds half of the {R} held-out topics "
+                             f"({R // 2}): two disjoint sets must fit", parameter="topics")
     if t.size == 0 or not np.issubdtype(t.dtype, np.integer) or np.any(t < 2):
         raise ParameterError(f"topic counts must be integers >= 2 (as in predict), got {topics!r}",
                              parameter="topics")

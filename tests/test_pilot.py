@@ -538,6 +538,11 @@ def test_validate_recommendation_and_cli_line(tmp_path, capsys):
             f"median {100 * lo:.0f}-{100 * hi:.0f}% (90% of repeats within {100 * min(p90):.0f}-"
             f"{100 * max(p90):.0f}%)") in line
     assert line.endswith(f"can check held-out sets of at most {(sm.n_topics - 10) // 2} topics")
+    # a count beyond int64 was "must be integers >= 2" (fuzz audit 2026-11-30)
+    assert main(["validate", "--scores", str(path), "--pilot", "10", "--topics", "5," + "1" + "0" * 20,
+                 "--repeats", "2"]) == 2
+    err = capsys.readouterr().err
+    assert f"--topics: topic count 1{'0' * 20} exceeds half of the {sm.n_topics - 10} held-out topics" in err
 
 
 def test_validate_takes_one_method_name_as_a_string():
