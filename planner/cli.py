@@ -211,7 +211,8 @@ def _add_size(subparsers) -> None:
                         "(default pooled for --design, pair for --target)")
     p.add_argument("--systems", type=int, default=None, metavar="M",
                    help="systems compared (needed by anova and by --correction, over all pairs)")
-    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                   help="test level alpha; intervals are 1-A (0.05)")
     p.add_argument("--power", type=float, default=None, help="target power 1-beta")
     p.add_argument("--topics", type=int, default=None, metavar="N", help="topic count (solve the rest)")
     p.add_argument("--approx", choices=["sakai"], default=None,
@@ -1021,7 +1022,7 @@ def _add_scores(subparsers) -> None:
              description="Read any score input (wide CSV, tidy CSV/TSV, folder of trec_eval -q files, an "
                          "embedded data set name) or score TREC runs against qrels with ir_measures, and "
                          "write the systems x topics matrix: wide CSV (one row a topic, first column "
-                         "'topic'), tidy CSV (system,topic,value,measure) with --tidy or when several "
+                         "'topic'), tidy CSV (system,topic,value[,measure]) with --tidy or when several "
                          "measures are given, or JSON with --json. Formats: docs/inputs.md.")
     p.add_argument("input", nargs="?", default=None, metavar="INPUT",
                    help="score file, trec_eval folder or data set name (dl19-passage, dl20-passage)")
@@ -1035,7 +1036,7 @@ def _add_scores(subparsers) -> None:
     p.add_argument("--duplicates", default="error", choices=["error", "first"],
                    help="a document repeated for a topic in a run: error (default) or keep the first")
     p.add_argument("--strata", default=None, metavar="FILE", help="topic metadata CSV (topic,stratum) to attach")
-    p.add_argument("--tidy", action="store_true", help="write the tidy form (system,topic,value,measure)")
+    p.add_argument("--tidy", action="store_true", help="write the tidy form (system,topic,value[,measure])")
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="write the CSV here (default stdout)")
 
 
