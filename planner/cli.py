@@ -429,7 +429,7 @@ def _size_target(args) -> int:
             warnings.simplefilter("ignore", DegenerateDataWarning)     # said once already
             vtr = topics_for_variants(scores, target=name, value=value, n_variants=nv, method=method,
                                       min_diff=args.min_diff if args.min_diff is not None else 0.05,
-                                      alpha=args.alpha)
+                                      alpha=args.alpha, resamples=rkw["resamples"], rng=args.seed)
     if args.json:
         print_json({**res.to_dict(), "source": scores.source, "measure": scores.measure,
                     "n_variants": scores.n_variants,
@@ -465,11 +465,15 @@ def _size_target(args) -> int:
     if res.sim_resamples:
         print(f"  simulation    {res.sim_resamples} resamples at each topic count (--resamples)")
     if vtr is not None:
+        ivl = ("no interval on n" if not vtr.resamples else
+               f"{vtr.interval:.0%} interval on n from the same {vtr.resamples} topic resamples")
         print(f"  variants      topics needed with V query variants per topic ({method}; each pair's "
-              f"variant share of one variant's variance: median {vtr.variant_share:.2f}; no interval on n):")
+              f"variant share of one variant's variance: median {vtr.variant_share:.2f}; {ivl}):")
         for r in vtr.rows:
             got = ("not reached" if r["n_topics"] is None else
                    f"{r['n_topics']:>7} topics, {r['queries']:>8} queries")
+            if r["n_topics"] is not None and vtr.resamples:
+                got += f"  [{r['n_lower']}, {'-' if r['n_upper'] is None else r['n_upper']}]"
             print(f"    V = {r['n_variants']:<4} {got}   (variance x {r['variance_ratio']:.3f})")
         far = max((r["n_topics"] for r in vtr.rows if r["n_topics"] is not None), default=None)
         more = [r["n_variants"] for r in vtr.rows if r["n_variants"] > vtr.n_variants_observed]

@@ -1232,11 +1232,14 @@ class VariantTrade:
         identical_pairs: pairs identical on every topic and variant (ties, as everywhere).
         rows: one dict per ``v``: ``n_variants``; ``n_topics`` (``None``: not reached up to
             ``n_max``); ``queries`` (``n_topics * n_variants``, the queries to write);
-            ``achieved`` (the statistic at ``n_topics``); ``variance_ratio`` (the median over
+            ``achieved`` (the statistic at ``n_topics``); ``n_lower``, ``n_upper`` (the interval
+            on n, with ``resamples``); ``variance_ratio`` (the median over
             pairs of the variance of a topic's mean difference with ``v`` variants, relative to
             the collection's own ``V``).
         variant_share: the median over pairs of the within-topic (variant) share of the
             variance of one variant's difference, ``s2_b / (s2_a + s2_b)``.
+        interval, interval_method, resamples, seed: the interval on n of each row (``n_lower``,
+            ``n_upper``; ``None`` without resamples): topic resampling, ``"none"`` when skipped.
     """
 
     target: str
@@ -1251,6 +1254,10 @@ class VariantTrade:
     identical_pairs: int
     variant_share: float
     rows: list
+    interval: float = 0.95
+    interval_method: str = "none"
+    resamples: int = 0
+    seed: int | None = None
 
     def to_dict(self) -> dict:
         return _plain(asdict(self))
@@ -1271,85 +1278,26 @@ def _variant_pair_variance(x: np.ndarray) -> np.ndarray:
     return np.maximum(out, 0.0)     # rounding of identical systems
 
 
-def topics_for_variants(scores, *, target: str, value: float, n_variants=None, method: str = "analytic",
-                        min_diff: float = 0.05, alpha: float = 0.05, quantile: float = 50.0,
-                        n_max: int = 100_000) -> VariantTrade:
-    """Smallest number of topics meeting a target when each topic has ``v`` query variants
-    (scores averaged over them), for each ``v`` in ``n_variants``.
-
-    The model (docs/planning.md, "Topics against query variants"): for each pair ``(a, b)``
-    the difference on variant ``q`` of topic ``t`` is ``delta + alpha_t + beta_tq``, so the
-    variance of a topic's mean difference over ``v`` variants is ``s2_a + s2_b / v``. The
-    collection gives ``s2_b`` (each pair's within-topic variance of the difference over its
-    ``V`` variants, averaged over topics) and ``s2_d``, the variance over topics of the
-    difference averaged over all ``V`` (which estimates ``s2_a + s2_b / V``); with
-    ``s2_a = max(s2_d - s2_b / V, 0)`` and ``ratio(v) = (s2_a + s2_b / v) / (s2_a + s2_b / V)``,
-    ``sigma_d^2(v) = s2_d ratio(v)``, and for ``v < V`` at least ``s2_b / v`` (the model's
-    bound, which binds where the topic part came out negative). ``dbar`` stays the
-    collection's, from all its variants. ``v = V`` is :func:`size_for_target` on the
-    collection (``resamples=0``).
-
-    Args:
-        scores: a complete ScoreMatrix with a variant axis (at least 2 variants per topic).
-        target: ``swap_rate`` | ``reversal_rate`` | ``kendall_tau`` | ``ci_width`` | ``power``
-            (Erho2 and Phi: :meth:`planner.variance.VariantComponents.dstudy`).
-        n_variants: variants per topic to solve for (default ``1 .. V``; at most
-            :data:`MAX_VARIANTS`); more than ``V`` extrapolates the model.
-        method: ``analytic``, or a normal-prior predictive method (:data:`VARIANT_METHODS`):
-            the pilot's ``dbar`` keeps its noise ``s2_d / T`` (its ``V`` variants), future
-            topics have ``sigma_d^2(v) / n`` (``predictive-shrunk``/``-pooled`` multiply their
-            own variance by the same factor ``sigma_d^2(v) / s2_d``). Power and interval width
-            use the paired t formulas with ``sigma_d^2(v)``, as :func:`planner.simulate.predict`
-            does.
-        min_diff, alpha, quantile, n_max: as in :func:`size_for_target`.
-
-    No interval on n is computed. Memory: ``S T V`` values of the deviations, ``S^2`` of their
-    Gram matrix, and a few ``K`` vectors (``K = S (S-1) / 2`` pairs).
-    """
-    value = check_target_value(target, value, min_diff)
-    direction, key = TARGETS[target]
-    if target in ("erho2", "phi"):
-        raise ParameterError(f"{target} with query variants comes from the three-facet D-study "
-                             "(planner.variance.fit_variants(...).dstudy), not from this function",
-                             parameter="target")
-    if method not in VARIANT_METHODS:
-        raise ParameterError(f"method {method!r} has no model of query variants; expected one of "
-                             f"{', '.join(VARIANT_METHODS)}", parameter="method")
-    alpha = check_alpha(alpha)
-    if not 0 < quantile <= 100:
-        raise ParameterError(f"must be in (0, 100], got {quantile}", parameter="quantile")
-    m = _as_scores(scores)
-    if not m.has_variants:
-        raise ParameterError("the scores have no query variants (use planner.variance.stack_variants, "
-                             "or a tidy table with a variant column)", parameter="scores")
-    x = np.asarray(m.values, dtype=float)
+def _variant_solve(x: np.ndarray, target: str, value: float, direction: str, vs: list, method: str,
+                   min_diff: float, alpha: float, quantile: float, n_max: int, source, warn: bool = True):
+    """The rows of :func:`topics_for_variants` for the ``(S, T, V)`` values ``x``, the median
+    variant share and the number of identical pairs (rows ``None`` when every pair is identical
+    and ``warn`` is off: a topic resample can draw such a set)."""
     S, T, V = x.shape
-    if V < 2:
-        raise InputError(f"need at least 2 variants per topic, got {V}", file=m.source)
-    if np.isnan(x).any():
-        raise InputError("the scores have missing (topic, variant) cells; the variant model needs every "
-                         "system scored on every variant of every topic", file=m.source)
-    if n_variants is None:
-        vs = list(range(1, V + 1))
-    else:
-        raw = [n_variants] if np.ndim(n_variants) == 0 else list(n_variants)
-        if not raw or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= MAX_VARIANTS
-                          for v in raw):
-            raise ParameterError(f"expected integers from 1 to {MAX_VARIANTS:,}, got {n_variants!r}",
-                                 parameter="n_variants")
-        vs = sorted({int(v) for v in raw})
     vals = x.mean(axis=2)
     model = _Model(vals, "pair")
     dbar, s2d = model.dbar, model.var
     s2b = _variant_pair_variance(x)
     identical = model.identical & (s2b == 0)
     if identical.all():
+        if not warn:
+            return None, 0.0, int(identical.sum())
         raise InputError(f"every pair of systems is identical on every topic ({identical.size} pair(s)): no "
-                         f"topic count changes the {target}", file=m.source)
-    if identical.any():
+                         f"topic count changes the {target}", file=source)
+    if identical.any() and warn:
         warnings.warn(f"{int(identical.sum())} pair(s) of systems identical on every topic and variant: each "
                       f"counts as a tie in the {target} target (swap and reversal rate 0.5, power 1, interval "
-                      "width 0), as in planner predict", DegenerateDataWarning, stacklevel=2)
+                      "width 0), as in planner predict", DegenerateDataWarning, stacklevel=3)
     # the topic component, truncated at 0; a pair's variance with v variants is its own s2_d
     # times ratio(v) = (s2_a + s2_b / v) / (s2_a + s2_b / V): exactly s2_d at v = V
     s2a = np.maximum(s2d - s2b / V, 0.0)
@@ -1393,10 +1341,114 @@ def topics_for_variants(scores, *, target: str, value: float, n_variants=None, m
                      "queries": None if n_star is None else int(n_star) * v,
                      "achieved": None if n_star is None else stat(n_star),
                      "variance_ratio": float(np.median(rv[s2d > 0])) if (s2d > 0).any() else 1.0})
+    return rows, share, int(identical.sum())
+
+
+def topics_for_variants(scores, *, target: str, value: float, n_variants=None, method: str = "analytic",
+                        min_diff: float = 0.05, alpha: float = 0.05, quantile: float = 50.0,
+                        n_max: int = 100_000, resamples: int = 0, interval: float = 0.95,
+                        rng=None) -> VariantTrade:
+    """Smallest number of topics meeting a target when each topic has ``v`` query variants
+    (scores averaged over them), for each ``v`` in ``n_variants``.
+
+    The model (docs/planning.md, "Topics against query variants"): for each pair ``(a, b)``
+    the difference on variant ``q`` of topic ``t`` is ``delta + alpha_t + beta_tq``, so the
+    variance of a topic's mean difference over ``v`` variants is ``s2_a + s2_b / v``. The
+    collection gives ``s2_b`` (each pair's within-topic variance of the difference over its
+    ``V`` variants, averaged over topics) and ``s2_d``, the variance over topics of the
+    difference averaged over all ``V`` (which estimates ``s2_a + s2_b / V``); with
+    ``s2_a = max(s2_d - s2_b / V, 0)`` and ``ratio(v) = (s2_a + s2_b / v) / (s2_a + s2_b / V)``,
+    ``sigma_d^2(v) = s2_d ratio(v)``, and for ``v < V`` at least ``s2_b / v`` (the model's
+    bound, which binds where the topic part came out negative). ``dbar`` stays the
+    collection's, from all its variants. ``v = V`` is :func:`size_for_target` on the
+    collection (``resamples=0``).
+
+    Args:
+        scores: a complete ScoreMatrix with a variant axis (at least 2 variants per topic).
+        target: ``swap_rate`` | ``reversal_rate`` | ``kendall_tau`` | ``ci_width`` | ``power``
+            (Erho2 and Phi: :meth:`planner.variance.VariantComponents.dstudy`).
+        n_variants: variants per topic to solve for (default ``1 .. V``; at most
+            :data:`MAX_VARIANTS`); more than ``V`` extrapolates the model.
+        method: ``analytic``, or a normal-prior predictive method (:data:`VARIANT_METHODS`):
+            the pilot's ``dbar`` keeps its noise ``s2_d / T`` (its ``V`` variants), future
+            topics have ``sigma_d^2(v) / n`` (``predictive-shrunk``/``-pooled`` multiply their
+            own variance by the same factor ``sigma_d^2(v) / s2_d``). Power and interval width
+            use the paired t formulas with ``sigma_d^2(v)``, as :func:`planner.simulate.predict`
+            does.
+        min_diff, alpha, quantile, n_max: as in :func:`size_for_target`.
+        resamples, interval, rng: ``resamples`` bootstrap resamples of the topics, each with all
+            its variants (one child stream of ``rng`` each), re-fit the model and re-solve every
+            ``v``; a row's ``n_lower`` / ``n_upper`` are the ``(1 -+ interval)/2`` quantiles
+            (``None`` past ``n_max``, or when the collection itself does not reach the target).
+            0 (default) skips it. Like :func:`size_for_target`'s, it reflects the uncertainty of
+            the collection's own estimates only.
+
+    Memory: ``S T V`` values of the deviations, ``S^2`` of their
+    Gram matrix, and a few ``K`` vectors (``K = S (S-1) / 2`` pairs).
+    """
+    value = check_target_value(target, value, min_diff)
+    direction, key = TARGETS[target]
+    if target in ("erho2", "phi"):
+        raise ParameterError(f"{target} with query variants comes from the three-facet D-study "
+                             "(planner.variance.fit_variants(...).dstudy), not from this function",
+                             parameter="target")
+    if method not in VARIANT_METHODS:
+        raise ParameterError(f"method {method!r} has no model of query variants; expected one of "
+                             f"{', '.join(VARIANT_METHODS)}", parameter="method")
+    alpha = check_alpha(alpha)
+    if not 0 < quantile <= 100:
+        raise ParameterError(f"must be in (0, 100], got {quantile}", parameter="quantile")
+    m = _as_scores(scores)
+    if not m.has_variants:
+        raise ParameterError("the scores have no query variants (use planner.variance.stack_variants, "
+                             "or a tidy table with a variant column)", parameter="scores")
+    x = np.asarray(m.values, dtype=float)
+    S, T, V = x.shape
+    if V < 2:
+        raise InputError(f"need at least 2 variants per topic, got {V}", file=m.source)
+    if np.isnan(x).any():
+        raise InputError("the scores have missing (topic, variant) cells; the variant model needs every "
+                         "system scored on every variant of every topic", file=m.source)
+    if n_variants is None:
+        vs = list(range(1, V + 1))
+    else:
+        raw = [n_variants] if np.ndim(n_variants) == 0 else list(n_variants)
+        if not raw or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= MAX_VARIANTS
+                          for v in raw):
+            raise ParameterError(f"expected integers from 1 to {MAX_VARIANTS:,}, got {n_variants!r}",
+                                 parameter="n_variants")
+        vs = sorted({int(v) for v in raw})
+    rows, share, n_identical = _variant_solve(x, target, value, direction, vs, method, float(min_diff), alpha,
+                                              quantile, n_max, m.source)
+    for r in rows:
+        r.update(n_lower=None, n_upper=None)
+    resamples = _interval_resamples(resamples)
+    imethod, seed = "none", None
+    if resamples:
+        interval = _check_prob(interval, "interval")
+        rng = seed_to_use(rng)      # a drawn seed when None, recorded so that the interval can be repeated
+        ns = np.full((resamples, len(vs)), np.inf)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            for i, g in enumerate(as_generator(rng).spawn(resamples)):
+                rb, _, _ = _variant_solve(x[:, g.integers(0, T, T), :], target, value, direction, vs, method,
+                                          float(min_diff), alpha, quantile, n_max, m.source, warn=False)
+                for j, r in enumerate(rb or []):
+                    if r["n_topics"] is not None:
+                        ns[i, j] = r["n_topics"]
+        for j, r in enumerate(rows):
+            if r["n_topics"] is None:       # no interval for a count the collection does not reach
+                continue
+            lo, hi = _interval_quantiles(ns[:, j], interval)
+            r.update(n_lower=int(lo) if np.isfinite(lo) else None, n_upper=int(hi) if np.isfinite(hi) else None)
+        imethod = (f"topic resampling ({resamples} resamples of the topics with all their variants, "
+                   f"{method} re-solve)")
+        seed = seed_of(rng)
     return VariantTrade(target=target, value=value, direction=direction, method=method,
                         min_diff=float(min_diff), alpha=alpha, n_systems=S, n_topics_observed=T,
-                        n_variants_observed=V, identical_pairs=int(identical.sum()),
-                        variant_share=share, rows=rows)
+                        n_variants_observed=V, identical_pairs=n_identical,
+                        variant_share=share, rows=rows, interval=float(interval),
+                        interval_method=imethod, resamples=resamples, seed=seed)
 
 
 def _dstudy_interval(scores, target, value, interval):

@@ -454,7 +454,10 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
               "which set the swap rate, count most). At the collection's own number of variants the count is "
               "the scenario's. Counts above the collection's number of variants extrapolate the model. "
               "`n_without_duplicates` (when runs score the same on every topic): the counts with one run of "
-              "each tied group. No interval on n is computed here. `cost` (with `costs: {topic, variant}`): "
+              "each tied group. `lower`, `upper`: a 95% interval on n from the same 200 topic resamples as the "
+              "scenario's targets (each topic drawn with all its variants, the model re-fitted), so at the "
+              "collection's own number of variants it is the scenario's interval; like that one it reflects "
+              "the uncertainty of the collection's own estimates only. `cost` (with `costs: {topic, variant}`): "
               "topics x (topic cost + variants x variant cost); without it, cost is not included: a variant "
               "usually costs less to write than a topic, but may add judgments.")
         doc.table(vtt)

@@ -1639,7 +1639,7 @@ def _run_scenario(sc: dict, rng, resamples: int, seed: int | None = None) -> dic
             nv = sc["variants"] or list(range(1, m3.n_variants + 1))
             vds = vc.dstudy(sc["topics"], nv)
             variants = {"components": vc.to_dict(), "dstudy": vds.to_dict()["rows"],
-                        "targets": _variant_targets(m3, sc, nv)}
+                        "targets": _variant_targets(m3, sc, nv, target_base)}
         honest = _honest(m2, _data_stream(seed, m2, r_honest), resamples, sc["alpha"])
         honest["judged_share"] = _judged_share(sc["collection"], sc["measure"])
         pool = None
@@ -1873,15 +1873,19 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
         filtered = (s0["data"].get("n_topics_before_filter") or 0) > (s0["data"].get("n_topics") or 0)
         if vrows:
             parts = [f"{r['n_variants']} variant{'s' if r['n_variants'] > 1 else ''}: "
-                     + (f"{r['n_topics']} topics ({r['queries']} query formulations)" if r["n_topics"] is not None
+                     + (f"{r['n_topics']} topics"
+                        + (f" [{r['lower']}, {'-' if r.get('upper') is None else r['upper']}]"
+                           if r.get("lower") is not None else "")
+                        + f" ({r['queries']} query formulations)" if r["n_topics"] is not None
                         else "not reached") for r in vrows]
+            ivl = any(r.get("lower") is not None for r in vrows)
             more = [r["n_variants"] for r in vrows if r["n_variants"] > nv]
             T0 = s0["data"].get("n_topics") or 0
             far = max((r["n_topics"] for r in vrows if r["n_topics"] is not None), default=None)
             dups = [r.get("n_without_duplicates") for r in vrows]
             text += (f"; with v variants per topic, {bt['target']} {bt['value']:g} needs {'; '.join(parts)} "
                      f"(method {vrows[0]['method']}, the variant part of each pair's variance scaled by 1/v; "
-                     "no interval on n"
+                     + ("95% intervals on n from the scenario's topic resamples" if ivl else "no interval on n")
                      + (f"; every run counted, the tied pairs included: with one run of each tied group "
                         + " / ".join("-" if d is None else str(d) for d in dups) + " topics"
                         if "n_without_duplicates" in vrows[0] else "")
@@ -2090,9 +2094,12 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
 _VARIANT_TARGETS = ("swap_rate", "reversal_rate", "kendall_tau")
 
 
-def _variant_targets(m3, sc: Mapping, nv) -> list[dict]:
+def _variant_targets(m3, sc: Mapping, nv, stream=None) -> list[dict]:
     """Topics each ranking target needs with ``v`` query variants per topic, for every ``v``
-    of the study (:func:`planner.plan.topics_for_variants`); a row per (target, v)."""
+    of the study (:func:`planner.plan.topics_for_variants`); a row per (target, v). With
+    ``stream`` (the scenario's target stream), each row gets a 95% interval on n from
+    :data:`INTERVAL_RESAMPLES` topic resamples, the same ones as the scenario's targets: at the
+    collection's own number of variants it is the scenario's interval."""
     from .plan import VARIANT_METHODS, topics_for_variants
 
     out = []
@@ -2110,7 +2117,9 @@ def _variant_targets(m3, sc: Mapping, nv) -> list[dict]:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", DegenerateDataWarning)   # the curve says it already
                     tr = topics_for_variants(m3, target=t, value=v, n_variants=nv, method=sc["method"],
-                                             min_diff=sc["min_diff"], alpha=sc["alpha"])
+                                             min_diff=sc["min_diff"], alpha=sc["alpha"],
+                                             resamples=INTERVAL_RESAMPLES if stream is not None else 0,
+                                             rng=copy.deepcopy(stream))
             except PlannerError as exc:
                 why = str(exc)
             else:
@@ -2133,7 +2142,7 @@ def _variant_targets(m3, sc: Mapping, nv) -> list[dict]:
                         dedup = {}
                 for row in tr.rows:
                     out.append({"target": t, "value": v, "n_variants": row["n_variants"],
-                                "n_topics": row["n_topics"],
+                                "n_topics": row["n_topics"], "lower": row["n_lower"], "upper": row["n_upper"],
                                 **({"n_without_duplicates": dedup.get(row["n_variants"])} if drop else {}),
                                 "queries": row["queries"],
                                 **({"cost": None if row["n_topics"] is None else
@@ -2141,7 +2150,8 @@ def _variant_targets(m3, sc: Mapping, nv) -> list[dict]:
                                 "variance_ratio": row["variance_ratio"], "variant_share": tr.variant_share,
                                 "method": sc["method"]})
                 continue
-        out.append({"target": t, "value": v, "n_variants": None, "n_topics": None, "queries": None,
+        out.append({"target": t, "value": v, "n_variants": None, "n_topics": None, "lower": None,
+                    "upper": None, "queries": None,
                     "variance_ratio": None, "variant_share": None, "method": sc["method"],
                     "note": f"not computed: {why}"})
     return out

@@ -1381,6 +1381,31 @@ def test_topics_for_variants_on_clef(shared_data, measure, method):
     assert [row["n_topics"] for row in tau.rows] == [by[1]["n_topics"], by[6]["n_topics"]]
     assert 0.5 < r.variant_share < 0.8 and r.n_variants_observed == 6 and r.identical_pairs >= 0
     json.dumps(r.to_dict())
+    assert r.interval_method == "none" and all(row["n_lower"] is None for row in r.rows)
+
+
+def test_topics_for_variants_interval_on_n(shared_data):
+    # each topic resampled with all its variants and every v re-solved: at the collection's 6
+    # variants the interval is size_for_target's from the same seed (the same topic resamples),
+    # and fewer variants shift it up with the count (CLEF P_10, predictive: 1061 [569, 1825] with
+    # one variant, 351 [181, 551] with six)
+    import warnings
+
+    m = _clef_variants(shared_data, "P_10")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = plan.topics_for_variants(m, target="swap_rate", value=0.05, method="predictive",
+                                     n_variants=[1, 6], resamples=200, rng=2026)
+        again = plan.topics_for_variants(m, target="swap_rate", value=0.05, method="predictive",
+                                         n_variants=[1, 6], resamples=200, rng=2026)
+        ref = plan.size_for_target(m.collapse_variants(), target="swap_rate", value=0.05, method="predictive",
+                                   resamples=200, rng=2026)
+    one, six = r.rows
+    assert (six["n_topics"], six["n_lower"], six["n_upper"]) == (ref.n_topics, ref.lower, ref.upper)
+    assert one["n_lower"] < one["n_topics"] < one["n_upper"] and one["n_lower"] > six["n_lower"]
+    assert (one["n_topics"], one["n_lower"], one["n_upper"]) == (1061, 569, 1825)
+    assert r.rows == again.rows and r.seed == 2026 and r.resamples == 200
+    assert r.interval_method.startswith("topic resampling (200 resamples of the topics with all their variants")
 
 
 def test_topics_for_variants_recovers_a_known_model():
@@ -1468,6 +1493,7 @@ def test_cli_size_target_with_variants(shared_data, capsys, tmp_path):
                         "--resamples", "0"]) == 0
     out = capsys.readouterr().out
     assert "V = 2" in out and "queries" in out
+    assert "no interval on n" in out        # --resamples 0
     # counts far beyond the 50 topics, and V beyond the 6 collected, were printed without a word
     # (fuzz audit 2026-11-30)
     assert "4.9 times the 50 topics learnt from" not in out

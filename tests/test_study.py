@@ -684,12 +684,17 @@ def test_query_variants_trade_topics_for_the_ranking_targets(tmp_path, shared_da
         direct = plan.topics_for_variants(m, target="swap_rate", value=0.05, method=meth, n_variants=[1, 3, 6])
         assert rows["n_topics"].tolist() == [r["n_topics"] for r in direct.rows]
         # at the collection's 6 variants: the scenario's own count
-        own = next(t for t in s["targets"] if t["target"] == "swap_rate")["n_topics"]
-        assert rows["n_topics"].tolist()[-1] == own
+        own = next(t for t in s["targets"] if t["target"] == "swap_rate")
+        assert rows["n_topics"].tolist()[-1] == own["n_topics"]
+        # and its interval on n, from the same topic resamples
+        assert (rows["lower"].tolist()[-1], rows["upper"].tolist()[-1]) == (own["lower"], own["upper"])
+        assert (rows["lower"] <= rows["n_topics"]).all() and (rows["n_topics"] <= rows["upper"]).all()
     # the answer (first scenario, predictive) gives the trade for its binding target
     first = vt[vt["scenario"] == res.results["scenarios"][0]["name"]]
-    assert (f"1 variant: {int(first['n_topics'].iloc[0])} topics "
-            f"({int(first['queries'].iloc[0])} query formulations)" in res.answer["text"])
+    assert (f"1 variant: {int(first['n_topics'].iloc[0])} topics [{int(first['lower'].iloc[0])}, "
+            f"{int(first['upper'].iloc[0])}] ({int(first['queries'].iloc[0])} query formulations)"
+            in res.answer["text"])
+    assert "95% intervals on n from the scenario's topic resamples" in res.answer["text"]
     # without costs (or with costs: {topic: 0, variant: 0}, which told the user to give costs:
     # fuzz audit 2026-11-30) the answer says both cost 0
     assert "costs are not included (a topic and a variant both cost 0; give costs:" in res.answer["text"]
