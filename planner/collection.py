@@ -600,7 +600,7 @@ def _sniff(text: str) -> str:
             float(parts[2])
             return "trec_eval"
         except ValueError:
-            if parts[0] == "runid":
+            if parts[0] == "runid" and parts[1] == "all":     # trec_eval's "runid  all  NAME" line
                 return "trec_eval"
     return "wide"
 

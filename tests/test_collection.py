@@ -313,6 +313,10 @@ def test_wide_csv_errors(tmp_path):
     assert "tidy table" not in str(e.value)
     # a tidy table with other column names reads as wide: the error says why, and what a tidy
     # table needs (fuzz audit 2026-11-30: only "non-numeric value 'a' for system 'run'")
+    # a tab-separated 'runid qid score' header was taken for trec_eval's 'runid all NAME' line
+    p.write_text("runid\tqid\tscore\nbm25\t1\t0.5\n")
+    with pytest.raises(InputError, match=r"w.csv:2: non-numeric value 'bm25' .*a tidy table needs the columns"):
+        load_scores(p)
     for head in ("run,topic,score", "system,query,score", "s,topic,v"):
         p.write_text(head + "\na,1,0.5\nb,1,0.25\n")
         with pytest.raises(InputError, match=rf"w.csv:2: non-numeric value 'a' .*\(the header "
