@@ -1423,9 +1423,9 @@ def topics_for_variants(scores, *, target: str, value: float, n_variants=None, m
     for r in rows:
         r.update(n_lower=None, n_upper=None)
     resamples = _interval_resamples(resamples)
+    interval = _check_prob(interval, "interval")
     imethod, seed = "none", None
     if resamples:
-        interval = _check_prob(interval, "interval")
         rng = seed_to_use(rng)      # a drawn seed when None, recorded so that the interval can be repeated
         ns = np.full((resamples, len(vs)), np.inf)
         with warnings.catch_warnings():

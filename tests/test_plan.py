@@ -1406,6 +1406,10 @@ def test_topics_for_variants_interval_on_n(shared_data):
     assert (one["n_topics"], one["n_lower"], one["n_upper"]) == (1061, 569, 1825)
     assert r.rows == again.rows and r.seed == 2026 and r.resamples == 200
     assert r.interval_method.startswith("topic resampling (200 resamples of the topics with all their variants")
+    for kw, msg in (({"interval": "x"}, "interval: expected a number"), ({"interval": 1.0}, "strictly between"),
+                    ({"resamples": -1}, "resamples: must be 0"), ({"resamples": True}, "resamples: must be 0")):
+        with pytest.raises(ParameterError, match=msg):
+            plan.topics_for_variants(m, target="swap_rate", value=0.05, **kw)
 
 
 def test_topics_for_variants_recovers_a_known_model():
