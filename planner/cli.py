@@ -391,7 +391,7 @@ def _size_target(args) -> int:
         if why:
             raise ParameterError(why, parameter="--variants")
     dstudy = name in ("erho2", "phi")        # closed-form D-study: no method, variance or seed
-    if not dstudy and ((args.resamples is None or args.resamples > 0)
+    if not dstudy and ((args.resamples is None or args.resamples != 0)
                        or method in ("bootstrap", "subsample", "parametric")):
         _draw_seed(args)
     elif args.seed is not None:

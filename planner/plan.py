@@ -309,11 +309,11 @@ def paired_difference(n_a, n_b, interval: float = 0.95) -> dict:
 def _interval_resamples(resamples) -> int:
     """The number of topic resamples of an interval on n: 0 (no interval) or 2 to
     ``MAX_INTERVAL_RESAMPLES``."""
-    try:
-        r = int(resamples)
-    except (TypeError, ValueError):
-        raise ParameterError(f"expected an integer, got {resamples!r}", parameter="resamples") from None
-    if r != resamples or r < 0 or r == 1 or r > MAX_INTERVAL_RESAMPLES:
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)):
+        # True / False would be read as 1 / 0, 2.0 or inf as numbers: an integer or nothing
+        raise ParameterError(f"expected an integer, got {resamples!r}", parameter="resamples")
+    r = int(resamples)
+    if r < 0 or r == 1 or r > MAX_INTERVAL_RESAMPLES:
         raise ParameterError(f"must be 0 (no interval) or an integer from 2 to {MAX_INTERVAL_RESAMPLES:,}, "
                              f"got {resamples!r}", parameter="resamples")
     return r
@@ -1425,6 +1425,9 @@ def topics_for_variants(scores, *, target: str, value: float, n_variants=None, m
     resamples = _interval_resamples(resamples)
     interval = _check_prob(interval, "interval")
     imethod, seed = "none", None
+    if resamples and all(r["n_topics"] is None for r in rows):
+        # resamples can meet a target the collection itself does not: no interval without a point
+        imethod, resamples = "none (the target is not reached on the collection itself)", 0
     if resamples:
         rng = seed_to_use(rng)      # a drawn seed when None, recorded so that the interval can be repeated
         ns = np.full((resamples, len(vs)), np.inf)

@@ -1407,9 +1407,19 @@ def test_topics_for_variants_interval_on_n(shared_data):
     assert r.rows == again.rows and r.seed == 2026 and r.resamples == 200
     assert r.interval_method.startswith("topic resampling (200 resamples of the topics with all their variants")
     for kw, msg in (({"interval": "x"}, "interval: expected a number"), ({"interval": 1.0}, "strictly between"),
-                    ({"resamples": -1}, "resamples: must be 0"), ({"resamples": True}, "resamples: must be 0")):
+                    ({"resamples": -1}, "resamples: must be 0"), ({"resamples": True}, "expected an integer"),
+                    ({"resamples": False}, "expected an integer"), ({"resamples": float("inf")}, "expected an integer"),
+                    ({"resamples": 2.0}, "expected an integer")):
         with pytest.raises(ParameterError, match=msg):
             plan.topics_for_variants(m, target="swap_rate", value=0.05, **kw)
+    # no row reaches the target on the collection itself: no interval, and no resampling said
+    # to have happened (audit 2026-11-30: "topic resampling (200 ...)" over rows without one)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        far = plan.topics_for_variants(m, target="swap_rate", value=0.05, n_variants=[1, 6], n_max=100,
+                                       resamples=200, rng=1)
+    assert [row["n_topics"] for row in far.rows] == [None, None] and far.resamples == 0 and far.seed is None
+    assert far.interval_method == "none (the target is not reached on the collection itself)"
 
 
 def test_topics_for_variants_recovers_a_known_model():
@@ -1556,3 +1566,14 @@ def test_topics_for_variants_matches_held_out_halves_with_fewer_variants(shared_
         observed = float(np.mean(swaps))
         n = plan.topics_for_variants(m, target="swap_rate", value=observed, n_variants=[v]).rows[0]["n_topics"]
         assert 22 <= n <= 29, (v, observed, n)
+
+
+def test_cli_size_seed_and_resamples_errors(shared_data, capsys):
+    # --resamples -1 with --seed was blamed on --seed ("--resamples 0 asks for no interval");
+    # a --seed that nothing uses is still an error (audit 2026-11-30)
+    base = ["size", "--target", "swap_rate:0.05", "--scores", str(shared_data / "trec-adhoc" / "adhoc5_ap.csv"),
+            "--method", "analytic"]
+    assert main(base + ["--resamples", "-1", "--seed", "1"]) == 2
+    assert "--resamples: must be 0 (no interval) or an integer from 2" in capsys.readouterr().err
+    assert main(base + ["--resamples", "0", "--seed", "1"]) == 2
+    assert "--seed: not used: nothing is drawn at random" in capsys.readouterr().err
