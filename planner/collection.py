@@ -682,8 +682,11 @@ def _read_wide(text: str, source, *, measure, missing) -> ScoreMatrix:
         seen.add(s)
     # a tidy table whose columns are not named system, topic, value reads as a wide one: say so
     low = [h.lower() for h in header]
-    tidy_hint = ("" if not ({"system", "run", "runid", "value", "score", "measure"} & set(low)
-                            or any(h in TOPIC_HEADERS[:-1] for h in low[1:])) else
+    # (a run column alone, after a topic column, is a wide table with a system named 'run')
+    tidy_like = ({"system", "value", "score", "measure"} & set(low)
+                 or any(h in TOPIC_HEADERS[:-1] for h in low[1:])
+                 or (not has_topic and {"run", "runid"} & set(low)))
+    tidy_hint = ("" if not tidy_like else
                  f" (the header {', '.join(header[:4])}{', ...' if len(header) > 4 else ''} is read as a wide "
                  "table, one column a system; a tidy table needs the columns system, topic and value)")
     ncol = len(header)

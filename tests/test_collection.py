@@ -313,6 +313,10 @@ def test_wide_csv_errors(tmp_path):
     assert "tidy table" not in str(e.value)
     # a tidy table with other column names reads as wide: the error says why, and what a tidy
     # table needs (fuzz audit 2026-11-30: only "non-numeric value 'a' for system 'run'")
+    p.write_text("topic,run,bm25\n1,0.5,x\n")        # a wide table with a system named 'run': no hint
+    with pytest.raises(InputError) as e:
+        load_scores(p)
+    assert "non-numeric value 'x' for system 'bm25'" in str(e.value) and "tidy table" not in str(e.value)
     # a tab-separated 'runid qid score' header was taken for trec_eval's 'runid all NAME' line
     p.write_text("runid\tqid\tscore\nbm25\t1\t0.5\n")
     with pytest.raises(InputError, match=r"w.csv:2: non-numeric value 'bm25' .*a tidy table needs the columns"):
