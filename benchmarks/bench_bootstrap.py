@@ -40,9 +40,9 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner import simulate  # noqa: E402
-from planner.errors import DegenerateDataWarning  # noqa: E402
-from planner.scores import ScoreMatrix  # noqa: E402
+from planner import simulate
+from planner.errors import DegenerateDataWarning
+from planner.scores import ScoreMatrix
 
 DATA = Path(os.environ.get("PLANNER_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from planner import plan
 from planner.collection import read_qrels
-from planner.measures import _as_runs
+from planner.measures import as_runs
 
 DATA = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -29,7 +29,7 @@ def main() -> None:
     measures = sys.argv[2].split(";") if len(sys.argv) > 2 else ["nDCG@10", "AP(rel=2)"]
     for coll, measure in [(c, m) for c in ("trec-dl2019-passage", "trec-dl2020-passage") for m in measures]:
         t0 = time.perf_counter()
-        runs = _as_runs(DATA / coll / "runs")
+        runs = as_runs(DATA / coll / "runs")
         qrels = read_qrels(DATA / coll / "qrels.txt")
         t_read = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -50,7 +50,7 @@ def main() -> None:
               f"{'interval':>12} {'cost/t':>7} {'total':>9} {'b':>5}")
         for r in st.rows:
             print(f"  {r['depth']:>5} {r['judgments_per_topic']:>7.1f} {r['kendall_tau_vs_full']:>6.3f} "
-                  f"{r['var_e']:>8.5f} {r['var_e_ratio']:>6.2f} {str(r['n_topics_needed']):>5} "
+                  f"{r['var_e']:>8.5f} {r['var_e_ratio']:>6.2f} {r['n_topics_needed']!s:>5} "
                   f"{'[' + str(r['n_lower']) + ', ' + str(r['n_upper']) + ']':>12} "
                   f"{r['cost_per_topic']:>7.1f} {r['total_cost'] or float('nan'):>9.0f} {g.b[r['depth']]:>5.2f}")
         print(f"  recommendation: depth {st.recommendation['depth']}, {st.recommendation['n_topics']} topics: "

@@ -89,9 +89,17 @@ import numpy as np
 
 from planner.collection import load_scores
 from planner.errors import DegenerateDataWarning
-from planner.pilot import (Prior, observed_rates, pair_index, pair_moments, pair_variance_model, plugin_pair_rates,
-                           predictive_pair_rates,
-                           validate, _sign)
+from planner.pilot import (
+    Prior,
+    _sign,
+    observed_rates,
+    pair_index,
+    pair_moments,
+    pair_variance_model,
+    plugin_pair_rates,
+    predictive_pair_rates,
+    validate,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -231,7 +239,7 @@ def run_bounds(args) -> None:
             stretch[r] = (m_p @ m_all) / (m_all @ m_all)
             res = xp - xp.mean(1, keepdims=True) - xp.mean(0, keepdims=True) + xp.mean()
             scale[r] = np.sqrt((res ** 2).sum() / ((S - 1) * (pilot - 1)))
-        f = lambda v: " / ".join(f"{z:.3f}" for z in v)  # noqa: E731
+        f = lambda v: " / ".join(f"{z:.3f}" for z in v)
         print(f"\n{name}: {S} systems x {T} topics, pilot {pilot}, n = {list(topics)}, {args.repeats} repeats, "
               f"{args.subsets} subset pairs, seed {args.seed}")
         print("  swap rate: predictor, median rel. error, bias (median pred/obs - 1), median rel. error with "
@@ -248,7 +256,7 @@ def run_bounds(args) -> None:
         X = np.column_stack([np.ones(args.repeats), np.log(stretch), np.log(scale)])
         fit = np.linalg.lstsq(X, lp, rcond=None)[0]
         r2 = 1 - np.var(lp - X @ fit, axis=0) / np.var(lp, axis=0)
-        cor = lambda u, v: [np.corrcoef(u, v[:, j])[0, 1] for j in range(t.size)]  # noqa: E731
+        cor = lambda u, v: [np.corrcoef(u, v[:, j])[0, 1] for j in range(t.size)]
         print(f"  pilot-wide quantities: sd log(stretch) {np.std(np.log(stretch), ddof=1):.3f}, "
               f"sd log(residual scale) {np.std(np.log(scale), ddof=1):.3f}; "
               f"R^2 of log(pair prediction) on both {f(r2)}")
@@ -299,13 +307,13 @@ def run_synthetic(args) -> None:
                 obs_truth.append(ob / truth)
                 pred.append(predictive_pair_rates(dbar, s2, n0, t)["swap_rate"].mean(0) / ob)
                 plug.append(plugin_pair_rates(dbar, s2, t)["swap_rate"].mean(0) / ob)
-        f = lambda v: " / ".join(f"{s:+.3f}" for s in np.median(np.asarray(v), axis=0) - 1)  # noqa: E731
+        f = lambda v: " / ".join(f"{s:+.3f}" for s in np.median(np.asarray(v), axis=0) - 1)
         print(f"\nsynthetic normal model with the system means and var_e of {name}: {S} systems, "
               f"collections of N = {N} topics, pilot {n0}, n = {list(topics)}, "
               f"{collections} collections x {splits} splits, seed {args.seed}")
         print("  population swap rate (truth): " + " / ".join(f"{s:.4f}" for s in truth))
         print(f"  observed / truth - 1 (median):        {f(obs_truth)}")
-        g = lambda v: " / ".join(f"{s:.3f}" for s in np.median(np.abs(np.asarray(v) - 1), axis=0))  # noqa: E731
+        g = lambda v: " / ".join(f"{s:.3f}" for s in np.median(np.abs(np.asarray(v) - 1), axis=0))
         print(f"  predictive / observed - 1 (median):   {f(pred)}   median |rel. error| {g(pred)}")
         print(f"  plug-in / observed - 1 (median):      {f(plug)}   median |rel. error| {g(plug)}")
 

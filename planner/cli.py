@@ -20,7 +20,7 @@ import os
 import shlex
 import sys
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import DegenerateDataWarning, ParameterError, PlannerError
 
@@ -30,7 +30,7 @@ PROG = "planner"
 class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose errors are one line and exit 2 (no usage dump)."""
 
-    def error(self, message: str):  # noqa: D401 - argparse API
+    def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
@@ -826,7 +826,7 @@ def _cmd_fit(args) -> int:
         print(f"{r['n_topics']:>7} {r['erho2']:7.4f} {r['erho2_lower']:7.4f} {r['erho2_upper']:7.4f}   "
               f"{r['phi']:7.4f} {r['phi_lower']:7.4f} {r['phi_upper']:7.4f}")
     print(f"\ntopics needed ({level} interval)")
-    fmt = lambda v: "inf" if v != v or v == float("inf") else str(int(v))  # noqa: E731
+    fmt = lambda v: "inf" if v != v or v == float("inf") else str(int(v))
     print(f"{'target':>7} {'Erho2':>7} {'interval':>15}   {'Phi':>7} {'interval':>15}")
     for i in range(0, len(need), 2):
         e, p_ = need[i], need[i + 1]
@@ -942,9 +942,9 @@ def _cmd_budget(args) -> int:
         if not args.qrels:
             raise ParameterError("--runs needs --qrels", parameter="--qrels")
         from .collection import read_qrels
-        from .measures import _as_runs
+        from .measures import as_runs
 
-        runs = _as_runs(args.runs)
+        runs = as_runs(args.runs)
         qrels = read_qrels(args.qrels)
         pool_runs = None if args.pool_runs is None else parse_name_list(args.pool_runs, option="--pool-runs")
         study = plan.pool_depth_study(runs, qrels, depths=depths, measure=args.measure, pool_runs=pool_runs,
@@ -994,7 +994,7 @@ def _cmd_budget(args) -> int:
           f"{'total cost':>11} {'tau':>6}")
     taus = {r["depth"]: r["kendall_tau_vs_full"] for r in res.rows}
     for r in res.rows:
-        fmt = lambda v, f: "-" if v is None else format(v, f)  # noqa: E731
+        fmt = lambda v, f: "-" if v is None else format(v, f)
         print(f"{r['depth']:>6} {r['judgments_per_topic']:>10.1f} {r['cost_per_topic']:>10.2f} "
               f"{fmt(r['max_topics'], 'd'):>10} {fmt(r['n_topics_needed'], 'd'):>7} "
               f"{fmt(r['total_cost'], '.1f'):>11} {fmt(taus.get(r['depth']), '.3f'):>6}")
@@ -1237,7 +1237,7 @@ def _cmd_validate(args) -> int:
         p90 = [r["rel_error_p90"] for r in rows]
         ns = [r["n_topics"] for r in rows]
         rng_ = lambda xs: f"{100 * min(xs):.0f}%" if round(100 * min(xs)) == round(100 * max(xs)) \
-            else f"{100 * min(xs):.0f}-{100 * max(xs):.0f}%"  # noqa: E731
+            else f"{100 * min(xs):.0f}-{100 * max(xs):.0f}%"
         print(f"\nin short: from {v.pilot}-topic pilots, {rec['method']}'s predicted mean swap rate at "
               f"{ns[0] if len(ns) == 1 else f'{min(ns)}-{max(ns)}'} topics was off by a median {rng_(med)} "
               f"(90% of repeats within {rng_(p90)}); this collection's {v.n_topics} topics can check "
@@ -1289,7 +1289,7 @@ def _as_option(exc: PlannerError, args) -> PlannerError:
     if sub is None:
         return exc
     dest = _PARAMETER_OPTION.get(exc.parameter, exc.parameter)
-    for action in sub._actions:  # noqa: SLF001 - argparse keeps its actions here
+    for action in sub._actions:
         if action.dest == dest and action.option_strings:
             return ParameterError(exc.message, parameter=max(action.option_strings, key=len))
     return exc

@@ -39,10 +39,10 @@ import math
 import os
 import warnings
 import zlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -50,8 +50,17 @@ from .errors import InputError, ParameterError, PlannerWarning
 from .scores import ScoreMatrix
 
 __all__ = [
-    "Run", "Qrels", "read_run", "read_runs", "read_qrels", "read_trec_eval",
-    "read_topics", "load_scores", "attach_strata", "stack_with_strata", "run_name",
+    "Qrels",
+    "Run",
+    "attach_strata",
+    "load_scores",
+    "read_qrels",
+    "read_run",
+    "read_runs",
+    "read_topics",
+    "read_trec_eval",
+    "run_name",
+    "stack_with_strata",
 ]
 
 _COMPRESS_EXT = (".gz", ".bz2", ".xz")
@@ -336,7 +345,7 @@ def read_run(path_or_text, *, duplicates: str = "error", name: str | None = None
 _MAX_GRADE = 1_000_000
 
 
-def _files_in(folder: Path, pattern: str | None = None) -> list[Path]:
+def files_in(folder: Path, pattern: str | None = None) -> list[Path]:
     """The folder's files in name order (hidden ones skipped, or those matching ``pattern``);
     a folder that cannot be listed is an InputError naming it."""
     try:
@@ -354,7 +363,7 @@ def read_runs(folder, *, duplicates: str = "error", pattern: str | None = None,
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError("not a folder of run files", file=str(folder))
-    files = _files_in(folder, pattern)
+    files = files_in(folder, pattern)
     if not files:
         raise InputError("no run files in folder", file=str(folder))
     out: dict[str, Run] = {}
@@ -518,7 +527,7 @@ def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file
     if not isinstance(names, str) or names not in ("file", "runid"):
         raise ParameterError(f"expected 'file' or 'runid', got {names!r}", parameter="names")
     p = Path(path_or_folder) if not _is_text(path_or_folder) else None
-    files = _files_in(p) if p is not None and p.is_dir() else [path_or_folder]
+    files = files_in(p) if p is not None and p.is_dir() else [path_or_folder]
     if not files:
         raise InputError("no trec_eval files in folder", file=str(p))
     per_run: dict[str, dict[str, dict[str, float]]] = {}

@@ -46,21 +46,27 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .collection import Qrels, Run, _files_in, read_qrels, read_run, read_runs, run_name  # noqa: PLC2701
+from .collection import Qrels, Run, files_in, read_qrels, read_run, read_runs, run_name
 from .errors import InputError, ParameterError, PlannerWarning
 from .scores import MISSING_POLICIES, ScoreMatrix
 
-__all__ = ["score_runs", "parse_measures", "pool_stats", "PoolStats", "restrict_qrels",
-           "rank_frame"]
+__all__ = [
+    "PoolStats",
+    "parse_measures",
+    "pool_stats",
+    "rank_frame",
+    "restrict_qrels",
+    "score_runs",
+]
 
 # ------------------------------------------------------------------ inputs
-def _as_runs(runs, *, duplicates: str = "error") -> dict[str, Run]:
+def as_runs(runs, *, duplicates: str = "error") -> dict[str, Run]:
     if isinstance(runs, (str, os.PathLike)):
         p = Path(runs)
         if p.is_dir():
@@ -105,7 +111,7 @@ def _lazy_runs(runs, *, duplicates: str = "error"):
     one at a time when asked for, so that only one run is in memory at once."""
     if isinstance(runs, (str, os.PathLike)) and Path(runs).is_dir():
         folder = Path(runs)
-        files = _files_in(folder)
+        files = files_in(folder)
         if not files:
             raise InputError("no run files in folder", file=str(folder))
         by_name: dict[str, Path] = {}
@@ -115,7 +121,7 @@ def _lazy_runs(runs, *, duplicates: str = "error"):
                 raise InputError(f"two files give run name {n!r} ({by_name[n]})", file=str(f))
             by_name[n] = f
         return list(by_name), lambda n: read_run(by_name[n], duplicates=duplicates)
-    run_map = _as_runs(runs, duplicates=duplicates)
+    run_map = as_runs(runs, duplicates=duplicates)
     return list(run_map), run_map.__getitem__
 
 
@@ -137,7 +143,7 @@ def parse_measures(measures) -> dict[str, object]:
             # a trec_eval name (ndcg_cut_10, map, P_10, recip_rank), as trec_eval users write it
             try:
                 trec = list(ir_measures.parse_trec_measure(m))
-            except Exception:  # noqa: BLE001 - any failure: the ir_measures error below is the one to show
+            except Exception:
                 trec = []
             if len(trec) != 1:
                 raise ParameterError(f"unknown measure {m!r} ({exc})", parameter="measures") from None

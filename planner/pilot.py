@@ -87,14 +87,14 @@ and ``docs/validation.md`` for the exact procedure.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 from scipy import special
 
 from .errors import DegenerateDataWarning, ParameterError
-from .variance import pair_index, pair_moments  # noqa: F401 - re-exported here
+from .variance import pair_index, pair_moments
 
 PRIORS = ("normal", "mixture", "npmle")
 #: the rates a pilot predicts (and ``validate`` checks)
@@ -785,11 +785,11 @@ class Validation:
 def _as_scores(scores):
     """What :func:`planner.fit` and :func:`planner.predict` accept: a ScoreMatrix, a path, a wide
     DataFrame (rows topics) or a systems x topics array; anything else is a ParameterError."""
-    from .variance import _as_matrix
+    from .variance import as_matrix
 
     if isinstance(scores, bytes):
         scores = scores.decode()
-    return _as_matrix(scores, "scores")
+    return as_matrix(scores, "scores")
 
 
 def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rng=None,

@@ -73,8 +73,8 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -83,10 +83,9 @@ from ._json import plain
 from ._random import as_generator, draw_seed, seed_of, seed_to_use
 from .errors import DegenerateDataWarning, InputError, ParameterError
 from .pilot import INTERNAL_METHODS as _PILOT_METHODS
-from .variance import _anova_components as _variance_anova  # noqa: PLC2701 - same package
-from .variance import _within_system, check_alpha, parse_selector  # noqa: PLC2701 - same package
 from .simulate import MAX_TOPICS, allocate_counts
-from .variance import pair_index, pair_moments
+from .variance import anova_components as _variance_anova
+from .variance import check_alpha, pair_index, pair_moments, parse_selector, within_system
 
 DESIGNS = ("paired-t", "two-sample", "anova", "ci")
 PAIRED_DESIGNS = ("paired-t", "ci")
@@ -239,7 +238,7 @@ def sakai_initial_n(design: str, delta, sigma2, *, alpha: float = 0.05, power: f
 def _ncx2_lambda(df: int, alpha: float, power: float) -> float:
     """Noncentrality at which P(chi'^2(df, lambda) >= chi^2_{1-alpha}(df)) = power."""
     c = stats.chi2.isf(alpha, df)
-    f = lambda lam: stats.ncx2.sf(c, df, lam) - power  # noqa: E731
+    f = lambda lam: stats.ncx2.sf(c, df, lam) - power
     hi = 1.0
     while f(hi) < 0:
         hi *= 2
@@ -250,7 +249,7 @@ def _ncx2_lambda(df: int, alpha: float, power: float) -> float:
 MAX_INTERVAL_RESAMPLES = 100_000
 
 
-def _interval_quantiles(ns: np.ndarray, interval: float) -> tuple[float, float]:
+def interval_quantiles(ns: np.ndarray, interval: float) -> tuple[float, float]:
     """The ``(1 - interval) / 2`` and ``(1 + interval) / 2`` quantiles of the resampled topic
     counts (``inverted_cdf``: the ``ceil(R q)``-th smallest of ``R``). The tail is rounded to 12
     decimals: ``(1 - 0.95) / 2`` is 0.025000000000000022 in floating point, which made the lower
@@ -299,7 +298,7 @@ def paired_difference(n_a, n_b, interval: float = 0.95) -> dict:
     k = max(1, math.ceil(d.size * round((1 - interval) / 2, 12)))
     lo, hi = float(srt[k - 1]), float(srt[d.size - k])
     med = float(np.quantile(d, 0.5, method="inverted_cdf"))
-    fin = lambda v: v if math.isfinite(v) else None  # noqa: E731 - JSON-safe, as TargetResult's bounds
+    fin = lambda v: v if math.isfinite(v) else None
     return {"resamples": int(d.size), "diff_median": fin(med), "lower": fin(lo), "upper": fin(hi),
             "share_b_more": float(np.mean(d > 0)), "share_equal": float(np.mean(d == 0)),
             "share_b_fewer": float(np.mean(d < 0)),
@@ -320,7 +319,7 @@ def _interval_resamples(resamples) -> int:
 
 
 def _smallest_n_vec(ok, size: int, n_min: int = 2, n_max: int = N_MAX) -> np.ndarray:
-    """Vectorised :func:`_smallest_n`: ``ok(n_array)`` -> bool array of ``size`` monotone
+    """Vectorised :func:`smallest_n`: ``ok(n_array)`` -> bool array of ``size`` monotone
     problems; returns float n per problem (``inf`` where none up to n_max)."""
     lo = np.full(size, n_min - 1, dtype=np.int64)   # largest n known to fail (n_min - 1: none yet)
     hi = np.full(size, n_min, dtype=np.int64)
@@ -351,7 +350,7 @@ def _smallest_n_vec(ok, size: int, n_min: int = 2, n_max: int = N_MAX) -> np.nda
     return out
 
 
-def _smallest_n(ok, n_min: int, n_max: int = N_MAX) -> int | None:
+def smallest_n(ok, n_min: int, n_max: int = N_MAX) -> int | None:
     """Smallest integer n in [n_min, n_max] with ok(n) True (ok monotone), else None."""
     if ok(n_min):
         return n_min
@@ -380,9 +379,9 @@ def _as_scores(scores, parameter: str = "scores"):
     """A ScoreMatrix from what :func:`planner.fit` accepts (ScoreMatrix, path, wide DataFrame with
     topics as rows, systems x topics array), with at least 2 systems and 2 topics."""
     if not hasattr(scores, "topic_scores"):
-        from .variance import _as_matrix
+        from .variance import as_matrix
 
-        scores = _as_matrix(scores, parameter)
+        scores = as_matrix(scores, parameter)
     if scores.n_systems < 2 or scores.n_topics < 2:
         raise InputError(f"need at least 2 systems and 2 topics, got {scores.n_systems} system(s) x "
                          f"{scores.n_topics} topic(s)", file=getattr(scores, "source", None))
@@ -445,7 +444,7 @@ def pair_variances(scores, selector: str = "pooled", *, design: str = "paired") 
         if kind == "pooled":
             return np.full(K, 2 * _anova_components(vals)["var_e"])
         if kind == "within-system":
-            return np.full(K, 2 * _within_system(vals))
+            return np.full(K, 2 * within_system(vals))
         return np.full(K, np.percentile(s2d, q))
     if design == "independent":
         var_sys = vals.var(axis=1, ddof=1)
@@ -454,7 +453,7 @@ def pair_variances(scores, selector: str = "pooled", *, design: str = "paired") 
         if kind == "pooled":
             return np.full(K, _anova_components(vals)["var_e"])
         if kind == "within-system":
-            return np.full(K, _within_system(vals))
+            return np.full(K, within_system(vals))
         return np.full(K, np.percentile((var_sys[a] + var_sys[b]) / 2, q))
     raise ParameterError(f"unknown design {design!r}; expected paired or independent", parameter="design")
 
@@ -655,7 +654,7 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, v
         ns[pos] = _smallest_n_vec(lambda k: design_power(res.design, k, res.min_diff, v, alpha=res.alpha_per_test,
                                                          systems=res.systems, approx=res.method)
                                   >= res.target_power, v.size)
-    lo, hi = _interval_quantiles(ns, interval)
+    lo, hi = interval_quantiles(ns, interval)
     from dataclasses import replace as _replace
 
     return _replace(res, n_lower=None if not np.isfinite(lo) else int(lo),
@@ -738,7 +737,7 @@ def _topic_set_size(*, design, min_diff, variance, variance_selector, alpha, pow
                                                 systems=systems) - 1e-9))
 
     def solve_n(delta, s2):
-        n = _smallest_n(lambda k: pw(k, delta, s2) >= power, start(delta, s2))
+        n = smallest_n(lambda k: pw(k, delta, s2) >= power, start(delta, s2))
         if n is None:
             raise ParameterError(f"no topic count up to {N_MAX:,} reaches power {power} for a difference "
                                  f"of {delta:g} with variance {s2:.4g} (the difference is "
@@ -746,7 +745,7 @@ def _topic_set_size(*, design, min_diff, variance, variance_selector, alpha, pow
         return n
 
     def solve_delta(n, s2):
-        f = lambda d: float(pw(n, d, s2)) - power  # noqa: E731
+        f = lambda d: float(pw(n, d, s2)) - power
         hi = math.sqrt(s2)
         while f(hi) < 0:
             hi *= 2
@@ -807,7 +806,7 @@ def _ci_size(width, n_topics, sigma2, vname, per_pair_var, alpha, a_test, correc
     if n_topics is None:
         def solve(s2):
             n0 = 2 if method != "sakai" else max(2, math.ceil(sakai_initial_n("ci", width, s2, alpha=a_test) - 1e-9))
-            n = _smallest_n(lambda k: _expected_width(k, s2, a_test) <= width, n0)
+            n = smallest_n(lambda k: _expected_width(k, s2, a_test) <= width, n0)
             if n is None:
                 raise ParameterError(f"no topic count up to {N_MAX} gives width {width}", parameter="width")
             return n
@@ -1106,10 +1105,10 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
     opts = dict(min_diff=float(min_diff), alpha=alpha, quantile=quantile)
 
     def solve(mdl) -> int | None:
-        return _smallest_n(lambda n: _meets(direction, mdl.stat(target, n, **opts), value), 2, n_max)
+        return smallest_n(lambda n: _meets(direction, mdl.stat(target, n, **opts), value), 2, n_max)
 
     if method == "analytic":
-        stat_at = lambda n: model.stat(target, n, **opts)  # noqa: E731
+        stat_at = lambda n: model.stat(target, n, **opts)
         n_star = solve(model)
     else:
         if seed is None and pred_spec is None:
@@ -1125,7 +1124,7 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
             if top < 2:
                 raise InputError(f"method 'subsample' needs at least 4 topics (two disjoint sets of 2), "
                                  f"got {vals.shape[1]}", file=getattr(scores, "source", None))
-        n_star = _smallest_n(lambda n: _meets(direction, stat_at(n), value), 2, top)
+        n_star = smallest_n(lambda n: _meets(direction, stat_at(n), value), 2, top)
         if n_star is None and top < n_max:
             raise ParameterError(
                 f"method 'subsample' cannot reach {target} {value:g}: it draws two disjoint topic sets "
@@ -1197,7 +1196,7 @@ def size_for_target(scores, *, target: str, value: float, method: str = "analyti
         else:
             ns = _smallest_n_vec(lambda n: sign * _batch_stat(target, n, D, V, comp, **opts) <= sign * value,
                                  resamples, 2, n_max)
-        lo, hi = _interval_quantiles(ns, interval)
+        lo, hi = interval_quantiles(ns, interval)
         lower = None if not np.isfinite(lo) else int(lo)
         upper = None if not np.isfinite(hi) else int(hi)
         imethod = f"topic resampling ({resamples} resamples, {method if pred else 'analytic'} re-solve)"
@@ -1336,7 +1335,7 @@ def _variant_solve(x: np.ndarray, target: str, value: float, direction: str, vs:
                          pr["reversal_rate" if target == "reversal_rate" else "swap_rate"][:, 0])
             return float(1.0 - 2.0 * r.mean()) if target == "kendall_tau" else float(r.mean())
 
-        n_star = _smallest_n(lambda n, f=stat: _meets(direction, f(n), value), 2, n_max)
+        n_star = smallest_n(lambda n, f=stat: _meets(direction, f(n), value), 2, n_max)
         rows.append({"n_variants": v, "n_topics": n_star,
                      "queries": None if n_star is None else int(n_star) * v,
                      "achieved": None if n_star is None else stat(n_star),
@@ -1442,7 +1441,7 @@ def topics_for_variants(scores, *, target: str, value: float, n_variants=None, m
         for j, r in enumerate(rows):
             if r["n_topics"] is None:       # no interval for a count the collection does not reach
                 continue
-            lo, hi = _interval_quantiles(ns[:, j], interval)
+            lo, hi = interval_quantiles(ns[:, j], interval)
             r.update(n_lower=int(lo) if np.isfinite(lo) else None, n_upper=int(hi) if np.isfinite(hi) else None)
         imethod = (f"topic resampling ({resamples} resamples of the topics with all their variants, "
                    f"{method} re-solve)")
@@ -1464,7 +1463,7 @@ def _dstudy_interval(scores, target, value, interval):
         need = fit(scores).topics_for(**{target: value}, alpha=1 - interval)
     # the D-study counts from 1 topic, the answer from 2 (the least a pair's variance needs):
     # the interval uses the answer's floor, so it always contains the answer
-    conv = lambda v: None if v is None or not math.isfinite(v) else max(2, int(v))  # noqa: E731
+    conv = lambda v: None if v is None or not math.isfinite(v) else max(2, int(v))
     name = "Feldt" if target == "erho2" else "Arteaga-Jeyaratnam-Franklin"
     return conv(need.lower), conv(need.upper), f"D-study interval ({name})"
 
@@ -1584,12 +1583,12 @@ def judgment_growth(runs, qrels=None, *, depths=(10, 20, 50, 100), subsets: int 
     Memory: a boolean matrix of ``R x D`` (runs x distinct (topic, document) pairs in the
     deepest pool).
     """
-    from .measures import _as_runs  # noqa: PLC2701 - same package
+    from .measures import as_runs
 
     depths = _check_depths(depths)
     if isinstance(subsets, bool) or not isinstance(subsets, (int, np.integer)) or subsets < 1:
         raise ParameterError(f"expected an integer >= 1, got {subsets!r}", parameter="subsets")
-    run_map = _as_runs(runs)
+    run_map = as_runs(runs)
     names = list(run_map)
     R = len(names)
     if R < 2:
@@ -1725,7 +1724,7 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
     shallow pools buy topics but bias scores, and tau measures that bias.
     """
     from .collection import Qrels, read_qrels
-    from .measures import _as_runs, score_runs  # noqa: PLC2701
+    from .measures import as_runs, score_runs
 
     depths = _check_depths(depths)
     resamples = _interval_resamples(resamples)
@@ -1745,7 +1744,7 @@ def pool_depth_study(runs, qrels, *, depths=(10, 20, 50, 100), measure: str = "n
     if not -1 <= float(tau_min) <= 1:
         raise ParameterError(f"must be in [-1, 1], got {tau_min}", parameter="tau_min")
     q = read_qrels(qrels)
-    run_map = _as_runs(runs)
+    run_map = as_runs(runs)
     pool_names = list(run_map) if pool_runs is None else [str(p) for p in pool_runs]
     unknown = [p for p in pool_names if p not in run_map]
     if unknown:

@@ -17,7 +17,8 @@ Inputs are pandas frames with the columns the study writes to its CSV tables:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,9 +27,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["plot_curve", "plot_ci_width", "plot_swap_reversal", "plot_kendall_tau", "plot_power",
-           "plot_generalizability", "plot_panels",
-           "plot_required_topics", "plot_paired", "plot_components", "plot_pool_depth", "plot_budget"]
+__all__ = [
+    "plot_budget",
+    "plot_ci_width",
+    "plot_components",
+    "plot_curve",
+    "plot_generalizability",
+    "plot_kendall_tau",
+    "plot_paired",
+    "plot_panels",
+    "plot_pool_depth",
+    "plot_power",
+    "plot_required_topics",
+    "plot_swap_reversal",
+]
 
 _LINESTYLES = ["-", "--", ":", "-."]
 
@@ -142,10 +154,10 @@ def _merged_labels(names: list, same: list) -> list:
     return out
 
 
-def plot_curve(frame: "pd.DataFrame", y: str, *, by: str | None = "scenario", band: tuple[str, str] | None = None,
+def plot_curve(frame: pd.DataFrame, y: str, *, by: str | None = "scenario", band: tuple[str, str] | None = None,
                ylabel: str | None = None, title: str | None = None, hline: float | None = None,
-               logx: bool = False, ax: "Axes | None" = None, linestyle: str = "-",
-               label_suffix: str = "", legend: bool = True) -> "Figure":
+               logx: bool = False, ax: Axes | None = None, linestyle: str = "-",
+               label_suffix: str = "", legend: bool = True) -> Figure:
     """One line of ``y`` against ``n_topics`` per ``by`` group, with an optional band.
 
     ``band=(lo, hi)`` names two columns filled between; without it, columns
@@ -288,8 +300,8 @@ def _label_side(a, lines, v: float) -> str:
     return "right" if gap["right"] > gap["left"] else "left"
 
 
-def plot_ci_width(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario",
-                  targets=None) -> "Figure":
+def plot_ci_width(frame: pd.DataFrame, *, ax: Axes | None = None, by: str | None = "scenario",
+                  targets=None) -> Figure:
     """Median width of the pairs' 95% intervals against n; band up to the 90th percentile over pairs.
     ``targets``: label -> values drawn as reference lines (as in every curve plot)."""
     band = ("ci_width_median", "ci_width_p90") if "ci_width_p90" in frame.columns else None
@@ -300,8 +312,8 @@ def plot_ci_width(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | 
     return fig
 
 
-def plot_swap_reversal(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario",
-                       targets=None) -> "Figure":
+def plot_swap_reversal(frame: pd.DataFrame, *, ax: Axes | None = None, by: str | None = "scenario",
+                       targets=None) -> Figure:
     """Swap rate (solid) and reversal rate (dashed), mean over pairs, against n."""
     owned = ax is None
     fig = plot_curve(frame, "swap_rate_mean", by=by, ax=ax, ylabel="rate (mean over pairs)",
@@ -313,8 +325,8 @@ def plot_swap_reversal(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: s
     return fig
 
 
-def plot_kendall_tau(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario",
-                     targets=None) -> "Figure":
+def plot_kendall_tau(frame: pd.DataFrame, *, ax: Axes | None = None, by: str | None = "scenario",
+                     targets=None) -> Figure:
     """Expected Kendall tau between rankings of two independent n-topic sets."""
     fig = plot_curve(frame, "kendall_tau_mean", by=by, ax=ax, ylabel="expected Kendall tau",
                      title="Ranking agreement between two topic sets")
@@ -322,8 +334,8 @@ def plot_kendall_tau(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str
     return fig
 
 
-def plot_power(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario",
-               target: float | None = None, targets=None) -> "Figure":
+def plot_power(frame: pd.DataFrame, *, ax: Axes | None = None, by: str | None = "scenario",
+               target: float | None = None, targets=None) -> Figure:
     """Mean power of the paired t-test over pairs at the study's min_diff, against n
     (``target``: one power target, the same as ``targets={"power": [target]}``)."""
     fig = plot_curve(frame, "power_mean", by=by, ax=ax, ylabel="power (mean over pairs)",
@@ -332,8 +344,8 @@ def plot_power(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | Non
     return fig
 
 
-def plot_generalizability(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by: str | None = "scenario",
-                          targets=None) -> "Figure":
+def plot_generalizability(frame: pd.DataFrame, *, ax: Axes | None = None, by: str | None = "scenario",
+                          targets=None) -> Figure:
     """D-study Erho2 (solid) and Phi (dashed) against n, with their intervals as bands
     (columns ``erho2_lo/erho2_hi``, ``phi_lo/phi_hi`` when present). The coefficients rise
     steeply and then flatten, so when the topic counts span a factor of 10 or more the x axis
@@ -352,8 +364,8 @@ def plot_generalizability(frame: "pd.DataFrame", *, ax: "Axes | None" = None, by
     return fig
 
 
-def plot_panels(frame: "pd.DataFrame", plot, panels, *, by: str = "scenario", ncols: int = 2,
-                **kwargs) -> "Figure":
+def plot_panels(frame: pd.DataFrame, plot, panels, *, by: str = "scenario", ncols: int = 2,
+                **kwargs) -> Figure:
     """One panel per value of ``panels`` (a mapping ``by`` value -> panel name, e.g.
     scenario -> collection), each drawn by ``plot`` (one of the curve functions above, e.g.
     :func:`plot_kendall_tau`) on the rows of that panel, with a shared y axis. The panel
@@ -390,7 +402,7 @@ def plot_panels(frame: "pd.DataFrame", plot, panels, *, by: str = "scenario", nc
     return fig
 
 
-def plot_required_topics(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figure":
+def plot_required_topics(frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
     """Horizontal bars: topics each scenario needs for each target (``n_topics``; NaN = not reached),
     with the 95% interval on n as error bars where the frame has ``lower`` and ``upper``."""
     _need(frame, ["scenario", "target", "n_topics"], "plot_required_topics")
@@ -446,7 +458,7 @@ def _bar_labels(ax, ticks, names, table: str) -> None:
     ax.invert_yaxis()
 
 
-def plot_components(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figure":
+def plot_components(frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
     """Stacked bars of the variance components (system, topic, residual) per scenario."""
     _need(frame, ["scenario", "var_s", "var_t", "var_e"], "plot_components")
     fig, ax = _axes(ax, figsize=(6.4, _bar_height(0.4 * len(frame))))
@@ -464,7 +476,7 @@ def plot_components(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figu
     return fig
 
 
-def plot_pool_depth(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figure":
+def plot_pool_depth(frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
     """Judgments per topic (distinct documents in the depth-k pool) against pool depth k;
     the share of the depth-k pool that the qrels judge on a second axis when given."""
     _need(frame, ["depth", "judgments_per_topic"], "plot_pool_depth")
@@ -489,7 +501,7 @@ def plot_pool_depth(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figu
     return fig
 
 
-def plot_budget(frame: "pd.DataFrame", *, ax: "Axes | None" = None, needed: "pd.DataFrame | None" = None) -> "Figure":
+def plot_budget(frame: pd.DataFrame, *, ax: Axes | None = None, needed: pd.DataFrame | None = None) -> Figure:
     """Total cost against topics, one line per pool depth (``depth, n_topics, cost``).
 
     ``needed`` (``tables/pool.csv``: ``depth, n_topics_needed, total_cost``, optionally
@@ -524,7 +536,7 @@ def plot_budget(frame: "pd.DataFrame", *, ax: "Axes | None" = None, needed: "pd.
     return fig
 
 
-def plot_paired(frame: "pd.DataFrame", *, ax: "Axes | None" = None) -> "Figure":
+def plot_paired(frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
     """Measures compared on the same topics (``tables/paired.csv``): for each pair, the extra
     topics the measure needing more needs (``extra``, a dot) with the 95% interval of the
     per-resample difference (``extra_lower`` to ``extra_upper``; an unbounded end runs to the

@@ -31,15 +31,16 @@ import math
 import os
 import re
 import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["write_report", "check_target", "jsonable", "dump_json", "FIGURES"]
+__all__ = ["FIGURES", "check_target", "dump_json", "jsonable", "write_report"]
 
 # figure name -> (table it is drawn from, plots function name, caption)
 FIGURES = {
@@ -170,7 +171,7 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def _md_table(df: "pd.DataFrame", max_rows: int = 60) -> str:
+def _md_table(df: pd.DataFrame, max_rows: int = 60) -> str:
     cols = [str(c) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for _, row in df.head(max_rows).iterrows():
@@ -180,7 +181,7 @@ def _md_table(df: "pd.DataFrame", max_rows: int = 60) -> str:
     return "\n".join(lines)
 
 
-def _html_table(df: "pd.DataFrame", max_rows: int = 60) -> str:
+def _html_table(df: pd.DataFrame, max_rows: int = 60) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
     body = []
     for _, row in df.head(max_rows).iterrows():
@@ -282,7 +283,7 @@ def _inline(text: str) -> str:
 
 
 # ------------------------------------------------------------------ figures
-def _collection_panels(tables: Mapping[str, "pd.DataFrame"]) -> dict:
+def _collection_panels(tables: Mapping[str, pd.DataFrame]) -> dict:
     """Scenario -> collection from the scenarios table (empty without one)."""
     sc = tables.get("scenarios")
     if sc is None or not {"scenario", "collection"} <= set(sc.columns):
@@ -290,7 +291,7 @@ def _collection_panels(tables: Mapping[str, "pd.DataFrame"]) -> dict:
     return {str(s): str(c) for s, c in zip(sc["scenario"], sc["collection"])}
 
 
-def _render_figures(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> dict[str, bytes]:
+def _render_figures(tables: Mapping[str, pd.DataFrame], folder: Path) -> dict[str, bytes]:
     import matplotlib
 
     from . import plots
@@ -339,7 +340,7 @@ def _render_figures(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> dict[
 
 
 # ------------------------------------------------------------------ the report
-def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenance: Mapping,
+def _build_doc(results: Mapping, tables: Mapping[str, pd.DataFrame], provenance: Mapping,
                figures: Mapping[str, bytes]) -> _Doc:
     doc = _Doc()
     name = results.get("study", "study")
@@ -572,7 +573,7 @@ def _build_doc(results: Mapping, tables: Mapping[str, "pd.DataFrame"], provenanc
 
 def write_report(result: Any, out: str | os.PathLike, *, force: bool = False,
                  provenance: Mapping | None = None, config: Mapping | None = None,
-                 tables: Mapping[str, "pd.DataFrame"] | None = None) -> Path:
+                 tables: Mapping[str, pd.DataFrame] | None = None) -> Path:
     """Write a report folder for ``result`` at ``out``; returns the folder path.
 
     ``result`` is a :class:`planner.study.StudyResult` or a mapping of

@@ -18,8 +18,9 @@ Missing cells are ``NaN`` and only exist when a matrix was built with
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -99,7 +100,7 @@ class ScoreMatrix:
     def build(cls, values, systems: Sequence[str], topics: Sequence[str], *,
               measure: str | None = None, strata: Sequence[str] | None = None,
               variants: Sequence[str] | None = None, missing: str = "error",
-              source: str | None = None, warn: bool = True) -> "ScoreMatrix":
+              source: str | None = None, warn: bool = True) -> ScoreMatrix:
         """Validate scores and apply the missing-cell policy (module docstring).
 
         ``NaN`` cells in ``values`` are missing cells. Raises :class:`InputError`
@@ -221,7 +222,7 @@ class ScoreMatrix:
             return self.values
         return np.nanmean(self.values, axis=2)
 
-    def collapse_variants(self) -> "ScoreMatrix":
+    def collapse_variants(self) -> ScoreMatrix:
         """A 2-D matrix whose cells are the mean over the variants of each topic."""
         if not self.has_variants:
             return self
@@ -242,7 +243,7 @@ class ScoreMatrix:
 
     # ----------------------------------------------------------------- subsets
     def take(self, *, systems: Iterable | str | int | None = None,
-             topics: Iterable | str | int | None = None) -> "ScoreMatrix":
+             topics: Iterable | str | int | None = None) -> ScoreMatrix:
         """A sub-matrix (it may hold fewer than 2 systems or topics; the analyses refuse those).
 
         ``systems`` / ``topics`` select, in the order given:
@@ -308,7 +309,7 @@ class ScoreMatrix:
         return np.asarray(out, dtype=np.intp)
 
     def with_strata(self, strata: Mapping[str, str] | Sequence[str] | None, *,
-                    source: str | None = None) -> "ScoreMatrix":
+                    source: str | None = None) -> ScoreMatrix:
         """Attach strata: a mapping topic -> stratum (every topic must be present) or a sequence."""
         if strata is None:
             return replace(self, strata=None)
@@ -321,7 +322,7 @@ class ScoreMatrix:
             strata = [lookup[t] for t in self.topics]
         return replace(self, strata=tuple(str(s) for s in strata))
 
-    def with_measure(self, measure: str | None) -> "ScoreMatrix":
+    def with_measure(self, measure: str | None) -> ScoreMatrix:
         return replace(self, measure=measure)
 
     def stratum_labels(self) -> tuple[str, ...]:
@@ -331,7 +332,7 @@ class ScoreMatrix:
         return tuple(dict.fromkeys(self.strata))
 
     # ------------------------------------------------------------- conversion
-    def to_frame(self, *, tidy: bool = False) -> "pd.DataFrame":
+    def to_frame(self, *, tidy: bool = False) -> pd.DataFrame:
         """Wide frame (index topic, one column a system) or tidy frame
         (``system, topic[, variant], value[, measure][, stratum]``)."""
         import pandas as pd
@@ -365,8 +366,8 @@ class ScoreMatrix:
         df.to_csv(path, index=not tidy, float_format="%.17g")
 
     @classmethod
-    def from_frame(cls, df: "pd.DataFrame", *, measure: str | None = None,
-                   missing: str = "error", source: str | None = None) -> "ScoreMatrix":
+    def from_frame(cls, df: pd.DataFrame, *, measure: str | None = None,
+                   missing: str = "error", source: str | None = None) -> ScoreMatrix:
         """From a wide frame (index topics, columns systems) or a tidy frame with
         ``system``, ``topic`` and ``value`` columns (optional ``variant``, ``stratum``)."""
         if {"system", "topic", "value"} <= set(df.columns):
@@ -409,7 +410,7 @@ class ScoreMatrix:
                          [str(i) for i in df.index], measure=measure, missing=missing, source=source)
 
     @classmethod
-    def from_runs(cls, runs, qrels, measure: str, **kwargs) -> "ScoreMatrix":
+    def from_runs(cls, runs, qrels, measure: str, **kwargs) -> ScoreMatrix:
         """Score runs (a folder or mapping of runs) against qrels with one ir_measures measure."""
         from .measures import score_runs
 

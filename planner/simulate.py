@@ -67,7 +67,7 @@ Methods
     own shape around a true difference of ``min_diff``).
 
     How it is computed with one stratum (the statistics above, unchanged):
-    the scores are put on an integer grid (:func:`_score_grid`: their own
+    the scores are put on an integer grid (:func:`score_grid`: their own
     decimals, e.g. trec_eval's 4, else a binary grid of ``2^-50 n max|x|``),
     so every system's resampled sum ``W @ q.T`` (one product per ``n``) is
     exact and a pair's resampled sum of differences is the difference of two
@@ -180,10 +180,10 @@ from __future__ import annotations
 import contextlib
 import math
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
-from typing import Mapping, Sequence
 
 import numpy as np
 from scipy import special, stats
@@ -191,14 +191,19 @@ from scipy import special, stats
 from ._json import plain as _plain
 from ._random import as_generator, draw_seed, keyed_stream, seed_of
 from .errors import DegenerateDataWarning, ParameterError, PlannerError
-from .scores import ScoreMatrix
-from .variance import _anova_components as anova_components  # noqa: PLC2701 - same package
-from .variance import _as_matrix  # noqa: PLC2701 - same package (fit's input coercion)
-from .variance import _within_system, check_alpha, parse_selector  # noqa: PLC2701 - same package
-from .variance import pair_index  # noqa: F401 - the one pair order (re-exported here)
-from .variance import _exact_dbar, _score_grid  # noqa: PLC2701 - same package (exact sums on the score grid)
-from .variance import pair_moments as _direct_pair_moments
 from .pilot import INTERNAL_METHODS as _PILOT_METHODS
+from .scores import ScoreMatrix
+from .variance import (
+    anova_components,
+    as_matrix,
+    check_alpha,
+    exact_dbar,
+    pair_index,
+    parse_selector,
+    score_grid,
+    within_system,
+)
+from .variance import pair_moments as _direct_pair_moments
 
 #: the pilot-aware methods (the names ``planner validate`` uses): name -> (prior,
 #: variance, integrate) of :func:`planner.pilot.predictive_pair_rates`
@@ -385,11 +390,11 @@ class Curve:
 def _matrix(scores, parameter: str = "scores") -> ScoreMatrix:
     """A complete ScoreMatrix of at least 2 systems and 2 topics (variants averaged).
 
-    Accepts what :func:`planner.fit` accepts (``variance._as_matrix``): a ScoreMatrix,
+    Accepts what :func:`planner.fit` accepts (``variance.as_matrix``): a ScoreMatrix,
     a path (:func:`planner.load_scores`), a wide DataFrame (rows topics) or a 2-D
     array (systems x topics); anything else is a :class:`ParameterError` on ``parameter``.
     """
-    m = _as_matrix(scores, parameter)
+    m = as_matrix(scores, parameter)
     if m.has_variants:
         m = m.collapse_variants()
     where = f" ({m.source})" if m.source else ""
@@ -496,7 +501,7 @@ def _select_variance(selector: str, s2: np.ndarray, x: np.ndarray) -> np.ndarray
     if kind == "pooled":
         return np.full_like(s2, 2.0 * anova_components(x)["var_e"])
     if kind == "within-system":
-        return np.full_like(s2, 2.0 * _within_system(x))
+        return np.full_like(s2, 2.0 * within_system(x))
     return np.full_like(s2, np.percentile(s2, q))
 
 
@@ -877,7 +882,7 @@ def _pair_diff(M: np.ndarray, aa: np.ndarray, bb: np.ndarray, out: np.ndarray) -
 def _strata_sums(x: np.ndarray, groups, nk, WT, n: int):
     """Every system's resampled sums per stratum and its stratified mean: ``(Msk, unit, M, scale)``.
 
-    ``Msk[k]`` (S, R): sums on stratum k's draws, on one score grid (:func:`_score_grid`,
+    ``Msk[k]`` (S, R): sums on stratum k's draws, on one score grid (:func:`score_grid`,
     exact integers). The stratified mean ``sum_k W_k unit Msk[k] / n_k`` (``W_k = T_k / T``)
     equals ``scale * M``:
 
@@ -902,10 +907,10 @@ def _strata_sums(x: np.ndarray, groups, nk, WT, n: int):
     c_int = [int(g.size) * (L // c) for g, c in zip(groups, counts)]
     G = math.gcd(*c_int)  # smallest integer weights: 1 each when all T_k / n_k are equal
     c_int = [ck // G for ck in c_int]
-    qx, unit = _score_grid(x, sum(ck * c for ck, c in zip(c_int, counts)))
+    qx, unit = score_grid(x, sum(ck * c for ck, c in zip(c_int, counts)))
     integer_weights = _decimal_unit(unit)
     if not integer_weights:
-        qx, unit = _score_grid(x, int(n))
+        qx, unit = score_grid(x, int(n))
     Msk = [qx[:, g] @ w for g, w in zip(groups, WT)]
     if integer_weights:
         M = np.zeros_like(Msk[0])
@@ -927,13 +932,13 @@ def _strata_sums(x: np.ndarray, groups, nk, WT, n: int):
 
 
 def _decimal_unit(unit: float) -> bool:
-    """Whether :func:`_score_grid` chose a decimal grid (``10^-k``): the scores are exact on it."""
+    """Whether :func:`score_grid` chose a decimal grid (``10^-k``): the scores are exact on it."""
     return any(unit == 10.0 ** -k for k in range(10))
 
 
 def _exact_small(M: np.ndarray) -> np.ndarray:
     """Integer-valued ``M`` as float32 when that is exact (below ``2^23``), else unchanged."""
-    if _FAST_DTYPE == np.float32 and float(np.max(np.abs(M), initial=0.0)) < 2.0 ** 23:
+    if np.float32 == _FAST_DTYPE and float(np.max(np.abs(M), initial=0.0)) < 2.0 ** 23:
         return M.astype(np.float32)
     return M
 
@@ -942,7 +947,7 @@ def _fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, d
     """Per-pair statistics of one stratum for a few pairs, from the systems' sums.
 
     ``Msys`` (S, R): every system's resampled sum of its scores on the integer
-    grid of :func:`_score_grid` (exact). A resample's mean difference is
+    grid of :func:`score_grid` (exact). A resample's mean difference is
     ``m = scale * u`` with ``u = Msys[a] - Msys[b]`` (exact in float64, then
     rounded to ``dtype``: its sign and zeros are kept exactly; a tie, the same
     sum for both systems, is exactly 0).
@@ -1086,7 +1091,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     # the pair passes (differences in blocks) stay within max_memory as well
     pblock = max(T, min(2_000_000, int(max_memory) // 24))
     dbar, s2 = pair_moments(x, a, b, block=pblock)
-    dbar = _exact_dbar(x, a, b)
+    dbar = exact_dbar(x, a, b)
     comps = _components(m)
     if comps["var_s"] == 0:
         warnings.warn("variance component of systems is 0 (truncated): Erho2 and Phi are 0",
@@ -1248,9 +1253,9 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
                     # one stratum: means from every system's exact resampled sums
                     # (one small product per n), a product per block only for the t-tests
                     g = groups[0]
-                    qx, unit = _score_grid(x[:, g], int(nk[0]))  # per n: n's numbers depend on n only
+                    qx, unit = score_grid(x[:, g], int(nk[0]))  # per n: n's numbers depend on n only
                     Msys = qx @ WT[0]  # exact integers
-                    if _FAST_DTYPE == np.float32 and float(np.max(np.abs(Msys), initial=0.0)) < 2.0 ** 23:
+                    if np.float32 == _FAST_DTYPE and float(np.max(np.abs(Msys), initial=0.0)) < 2.0 ** 23:
                         # (decimal grids: sums of at most n * 10^k; the float64 copy is dropped)
                         Msys = Msys.astype(np.float32)  # still exact: differences subtract exactly in float32
                     WTq = WT[0].astype(_FAST_DTYPE) if t_tests else None

@@ -78,24 +78,33 @@ import re
 import sys
 import time
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
+from . import simulate as _simulate
 from ._random import keyed_stream
 from .errors import ConfigError, DegenerateDataWarning, InputError, ParameterError, PlannerError
-from . import simulate as _simulate
 from .plan import MAX_COST, MAX_VARIANTS
 
 _MAX_COST_TXT = f"{MAX_COST:.0e}".replace("e+", "e")      # 1e15
 from .simulate import CLOSED_FORM as _CLOSED_FORM
-from .simulate import allocate_counts
 from .simulate import METHODS as _SIM_METHODS
+from .simulate import allocate_counts
 
-__all__ = ["SCHEMA", "StudyConfig", "StudyResult", "load_config", "expand_scenarios",
-           "run_study", "schema", "quickstart_path"]
+__all__ = [
+    "SCHEMA",
+    "StudyConfig",
+    "StudyResult",
+    "expand_scenarios",
+    "load_config",
+    "quickstart_path",
+    "run_study",
+    "schema",
+]
 
 # planner.simulate.predict's methods, analytic first (the default)
 METHODS = ["analytic"] + [m for m in _SIM_METHODS if m != "analytic"]
@@ -637,7 +646,7 @@ def _yaml_load(path: Path):
         raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} cannot be decoded); save the "
                          "study file as UTF-8", file=path, line=line) from None
     try:
-        return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 (a SafeLoader subclass)
+        return yaml.load(text, Loader=_unique_key_loader())
     except RecursionError:
         raise InputError("invalid YAML: nested too deeply (a study needs a few levels)", file=path) from None
     except yaml.YAMLError as exc:
@@ -1054,7 +1063,7 @@ def _from_curve(rows: list[dict], target: str, value: float) -> tuple[float | No
     return None, f"curve ({col}; not reached up to n = {pts[-1][0] if pts else '?'})"
 
 
-def _replay(rng) -> "callable":
+def _replay(rng) -> callable:
     """A factory of generators that start where ``rng`` is now: the same seed sequence
     with the same number of children spawned so far. :func:`planner.simulate.predict`
     derives one random stream per topic count from its generator's next child, so a
@@ -1272,9 +1281,9 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
 
     from scipy import special, stats
 
-    from .plan import _interval_quantiles, _smallest_n  # noqa: PLC2701 - same package
+    from .plan import interval_quantiles, smallest_n
     from .simulate import predict
-    from .variance import _anova_components, fit  # noqa: PLC2701 - same package
+    from .variance import anova_components, fit
 
     parts = sc["collection"]["stack"]
     streams = rng.spawn(2 * len(parts))
@@ -1377,7 +1386,7 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
         # bisection, then the first n meeting it from a little below (allocation rounding can
         # make the criterion flicker near the answer)
         lo = max(2 * K, 2)
-        n0 = _smallest_n(ok, lo, 100_000)
+        n0 = smallest_n(ok, lo, 100_000)
         if n0 is None:
             return None
         return next(n for n in range(max(lo, n0 - 20), n0 + 1) if ok(n))
@@ -1402,7 +1411,7 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for g in boot.spawn(INTERVAL_RESAMPLES):
-                cb = [SimpleNamespace(**_anova_components(x[:, g.integers(0, x.shape[1], x.shape[1])]))
+                cb = [SimpleNamespace(**anova_components(x[:, g.integers(0, x.shape[1], x.shape[1])]))
                       for x in mats]
                 s2b = np.array([2 * c.var_e for c in cb])
                 for j in got:
@@ -1426,7 +1435,7 @@ def _run_stacked(sc: dict, rng, resamples: int, seed: int | None = None) -> dict
             elif n_found is None:
                 row["how"] += "; no interval on n (the target is not reached on the collection itself)"
             else:
-                lo_, hi_ = _interval_quantiles(ns_boot[j], 0.95)
+                lo_, hi_ = interval_quantiles(ns_boot[j], 0.95)
                 row.update(lower=int(lo_) if np.isfinite(lo_) else None,
                            upper=int(hi_) if np.isfinite(hi_) else None)
                 if seed is not None:
@@ -1886,7 +1895,7 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
             text += (f"; with v variants per topic, {bt['target']} {bt['value']:g} needs {'; '.join(parts)} "
                      f"(method {vrows[0]['method']}, the variant part of each pair's variance scaled by 1/v; "
                      + ("95% intervals on n from the scenario's topic resamples" if ivl else "no interval on n")
-                     + (f"; every run counted, the tied pairs included: with one run of each tied group "
+                     + ("; every run counted, the tied pairs included: with one run of each tied group "
                         + " / ".join("-" if d is None else str(d) for d in dups) + " topics"
                         if "n_without_duplicates" in vrows[0] else "")
                      + (f"; the largest, {far}, is {far / T0:.1f} times the collection's {T0} topics, and "
@@ -1975,7 +1984,7 @@ def _answer(scens: list[dict], paired: list[dict] | None = None) -> dict:
                                                                      ("kendall_tau_mean", "Kendall tau"),
                                                                      ("power_mean", "power"))]
         today = [f"{lab} {v:.3f}" for lab, v in today if _finite(v)]
-        if today and T != n_show:
+        if today and n_show != T:
             buys.append(f"for comparison, at the collection's own {T} topics: " + ", ".join(today))
         missing_at = [n for n in sorted({n_show, T}) if n in at_n and (
             at_n[n].get("not_computed") or (not stacked and not _finite(at_n[n].get("swap_rate_mean"))))]

@@ -114,8 +114,8 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -123,10 +123,22 @@ from .errors import DegenerateDataWarning, InputError, ParameterError
 from .scores import ScoreMatrix
 
 __all__ = [
-    "fit", "VarianceComponents", "DStudy", "TopicsNeeded",
-    "fit_variants", "VariantComponents", "VariantDStudy", "stack_variants",
-    "pair_stats", "PairStats", "pair_variance", "parse_selector", "within_system_variance",
-    "pair_variance_summary", "pair_index", "pair_moments",
+    "DStudy",
+    "PairStats",
+    "TopicsNeeded",
+    "VarianceComponents",
+    "VariantComponents",
+    "VariantDStudy",
+    "fit",
+    "fit_variants",
+    "pair_index",
+    "pair_moments",
+    "pair_stats",
+    "pair_variance",
+    "pair_variance_summary",
+    "parse_selector",
+    "stack_variants",
+    "within_system_variance",
 ]
 
 _METHODS = ("auto", "anova", "reml")
@@ -135,7 +147,7 @@ _PAIR_BLOCK = 2_000_000            # floats of differences per chunk in pair_mom
 
 
 # ============================================================================ helpers
-def _as_matrix(scores, parameter: str = "scores") -> ScoreMatrix:
+def as_matrix(scores, parameter: str = "scores") -> ScoreMatrix:
     """A ScoreMatrix from a ScoreMatrix, a path (``load_scores``), a wide DataFrame (rows
     topics) or a 2-D array (S x T)."""
     if isinstance(scores, ScoreMatrix):
@@ -366,7 +378,7 @@ class VarianceComponents:
     grand_mean: float
     method: str
     truncated: tuple[str, ...] = ()
-    strata: Mapping[str, "VarianceComponents"] | None = None
+    strata: Mapping[str, VarianceComponents] | None = None
     weights: Mapping[str, float] | None = None
     raw: Mapping[str, float] = field(default_factory=dict)
     dropped: tuple[str, ...] = ()
@@ -555,7 +567,7 @@ def _anova2(x: np.ndarray) -> dict:
             "grand_mean": m, "n_systems": S, "n_topics": T, "n_cells": S * T, "converged": True}
 
 
-def _anova_components(x: np.ndarray) -> dict:
+def anova_components(x: np.ndarray) -> dict:
     """Two-way ANOVA (method of moments) components of a complete ``(S, T)`` array, unchunked.
 
     ``var_s = (MS_s - MS_e)/T``, ``var_t = (MS_t - MS_e)/S``, ``var_e = MS_e``; ``var_s``
@@ -908,7 +920,7 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
         ParameterError: unknown method, bad drop, ANOVA asked on missing cells, bad weights.
         InputError: fewer than 2 systems or topics, or a constant matrix.
     """
-    m = _as_matrix(scores)
+    m = as_matrix(scores)
     if method not in _METHODS:
         raise ParameterError(f"unknown method {method!r}; expected one of " + ", ".join(_METHODS),
                              parameter="method")
@@ -1099,7 +1111,7 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *, kurtosis: bool 
     return (dbar, s2, kurt) if kurtosis else (dbar, s2)
 
 
-def _score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
+def score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
     """Scores as integers on a grid, ``(q, unit)`` with ``x ~= q * unit``, for exact sums.
 
     Decimal scores (e.g. trec_eval's 4 decimals) use ``unit = 10^-k``, the
@@ -1125,8 +1137,8 @@ def _score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
     return np.rint(np.ldexp(xg, k)), math.ldexp(1.0, -k)
 
 
-def _exact_dbar(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Each pair's observed mean difference, from the scores' integer grid (:func:`_score_grid`).
+def exact_dbar(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each pair's observed mean difference, from the scores' integer grid (:func:`score_grid`).
 
     Every system's total is an exact integer there, so pairs with equal totals get exactly 0
     (a tie: reversal 0.5) and, on a decimal grid, a difference is the double nearest its
@@ -1135,7 +1147,7 @@ def _exact_dbar(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     (TREC-6 P@10). On a binary grid the value moves by at most ``2^-50 max|x|``.
     """
     T = x.shape[1]
-    q, unit = _score_grid(x, T)
+    q, unit = score_grid(x, T)
     tot = q.sum(axis=1)                      # exact integers below 2^50
     diff = tot[a] - tot[b]
     if unit <= 1.0:
@@ -1147,11 +1159,11 @@ def pair_stats(scores) -> PairStats:
     """Mean and variance of per-topic differences for every pair of systems.
 
     Complete matrices use the Gram matrix of topic-centred scores (memory in the module
-    docstring) and the exact mean differences of :func:`_exact_dbar` (equal totals give 0,
+    docstring) and the exact mean differences of :func:`exact_dbar` (equal totals give 0,
     as in :func:`planner.simulate.predict`); with missing cells each pair uses the topics both systems have
     (needs >= 2 such topics, else ``NaN`` with a warning).
     """
-    m = _as_matrix(scores)
+    m = as_matrix(scores)
     x = m.topic_scores()
     S, T = x.shape
     _check_size(x, m)
@@ -1170,7 +1182,7 @@ def pair_stats(scores) -> PairStats:
         s2[s2 < tiny] = 0.0
         # on the scores' integer grid, as planner.simulate.predict: equal totals are an exact
         # tie (0), not the 1e-18 that the float means can leave
-        dbar = _exact_dbar(x, a, b)
+        dbar = exact_dbar(x, a, b)
         n_common = None
     else:
         mask = (~np.isnan(x)).astype(float)
@@ -1207,16 +1219,16 @@ def pair_stats(scores) -> PairStats:
 
 def within_system_variance(scores) -> float:
     """``V_E1``: residual of the one-way ANOVA with systems as the factor (module docstring)."""
-    m = _as_matrix(scores)
+    m = as_matrix(scores)
     x = m.topic_scores()
     _check_size(x, m)
-    v = _within_system(x)
+    v = within_system(x)
     if not math.isfinite(v):
         raise InputError("no system has 2 observed topics", file=m.source)
     return v
 
 
-def _within_system(x: np.ndarray) -> float:
+def within_system(x: np.ndarray) -> float:
     """``V_E1`` of an (S, T) array, missing cells as NaN (nan when no system has 2
     observed topics); for complete arrays the mean of the per-system variances."""
     obs = ~np.isnan(x)
@@ -1263,7 +1275,7 @@ def pair_variance(scores, selector: str = "pair", *, design: str = "paired",
     if design not in ("paired", "independent"):
         raise ParameterError(f"unknown design {design!r}; expected paired or independent",
                              parameter="design")
-    m = _as_matrix(scores)
+    m = as_matrix(scores)
     S = m.n_systems
     n_pairs = S * (S - 1) // 2
     factor = 2.0 if design == "paired" else 1.0
@@ -1290,7 +1302,7 @@ def pair_variance_summary(scores, *, pairs: PairStats | None = None) -> dict:
     Keys: ``pair`` (mean, median, p90, p95, max and p95/mean of ``s2_d``), ``pooled``
     (``2 var_e``), ``within-system`` (``2 V_E1``), ``percentile:95``, ``n_pairs``.
     """
-    m = _as_matrix(scores)
+    m = as_matrix(scores)
     ps = pairs if pairs is not None else pair_stats(m)
     s2 = ps.s2_d[np.isfinite(ps.s2_d)]
     with warnings.catch_warnings():
@@ -1433,7 +1445,7 @@ def fit_variants(scores, *, nesting: str = "topic") -> VariantComponents:
     ``nesting="topic"``: the ``V`` variants are query variations nested in topics;
     ``"system"``: they are seeds (replicates) nested in systems.
     """
-    m = _as_matrix(scores)
+    m = as_matrix(scores)
     if nesting not in ("topic", "system"):
         raise ParameterError(f"unknown nesting {nesting!r}; expected topic or system", parameter="nesting")
     if not m.has_variants:
@@ -1496,7 +1508,7 @@ def stack_variants(scores, *, divisor: int = 1000) -> ScoreMatrix:
     """Turn a 2-D matrix whose topic ids encode ``topic * divisor + variant`` (CLEF eHealth
     2016 query variations) into a 3-D ``(S, T, V)`` matrix. Every topic must have the same
     set of variant numbers."""
-    m = _as_matrix(scores)
+    m = as_matrix(scores)
     if m.has_variants:
         return m
     try:

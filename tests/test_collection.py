@@ -10,8 +10,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner.collection import (Qrels, load_scores, read_qrels, read_run, read_runs, read_topics,
-                                read_trec_eval, run_name)
+from planner.collection import (
+    Qrels,
+    load_scores,
+    read_qrels,
+    read_run,
+    read_runs,
+    read_topics,
+    read_trec_eval,
+    run_name,
+)
 from planner.errors import DegenerateDataWarning, InputError, ParameterError, PlannerWarning
 
 RUN = """\

@@ -11,8 +11,18 @@ from scipy import stats
 
 from planner.cli import main
 from planner.errors import ParameterError
-from planner.pilot import (MIN_DF, fit_prior, observed_rates, pair_index, pair_moments, pair_variance_model,
-                           plugin_pair_rates, predictive_pair_rates, validate, variance_df)
+from planner.pilot import (
+    MIN_DF,
+    fit_prior,
+    observed_rates,
+    pair_index,
+    pair_moments,
+    pair_variance_model,
+    plugin_pair_rates,
+    predictive_pair_rates,
+    validate,
+    variance_df,
+)
 from planner.scores import ScoreMatrix
 
 

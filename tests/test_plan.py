@@ -15,7 +15,6 @@ from planner.errors import InputError, ParameterError
 from planner.plan import design_power, topic_set_size
 from planner.scores import ScoreMatrix
 
-
 # ----------------------------------------------------------------- classical designs
 
 @pytest.mark.parametrize("n,d,alpha", [(10, 0.3, 0.05), (25, 0.5, 0.01), (50, 0.2, 0.05),
@@ -60,7 +59,7 @@ def test_round_trip_n_delta_power(design, approx):
     n = r.n_topics
     if approx == "sakai":  # Sakai's tools step up from ceil(n'): n = max(ceil(n'), smallest n)
         assert n >= math.ceil(r.n_initial - 1e-9)
-        n = plan._smallest_n(lambda k: topic_set_size(min_diff=0.07, n_topics=k, **kw).power >= 0.8, 2)
+        n = plan.smallest_n(lambda k: topic_set_size(min_diff=0.07, n_topics=k, **kw).power >= 0.8, 2)
         assert r.n_topics == max(n, math.ceil(r.n_initial - 1e-9))
     else:
         assert r.power_at_n_minus_1 < 0.8
@@ -174,7 +173,7 @@ def test_swap_target_two_systems_hand_formula():
     d = m.values[0] - m.values[1]
     dbar, sd = d.mean(), d.std(ddof=1)
     r = plan.size_for_target(m, target="swap_rate", value=0.05, resamples=0)
-    swap = lambda n: 2 * stats.norm.sf(abs(dbar) * math.sqrt(n) / sd) * stats.norm.cdf(abs(dbar) * math.sqrt(n) / sd)  # noqa: E731
+    swap = lambda n: 2 * stats.norm.sf(abs(dbar) * math.sqrt(n) / sd) * stats.norm.cdf(abs(dbar) * math.sqrt(n) / sd)
     n = r.n_topics
     assert swap(n) <= 0.05 < swap(n - 1)
     assert r.achieved == pytest.approx(swap(n), rel=1e-12)
@@ -199,10 +198,10 @@ def test_interval_quantiles_are_the_documented_order_statistics():
     # (1 - 0.95) / 2 is 0.025000000000000022: with 200 resamples the lower end was the 6th
     # smallest, not the 2.5% quantile (the 5th; numeric audit 2). inverted_cdf = ceil(R q)-th
     ns = np.arange(1.0, 201.0)
-    assert plan._interval_quantiles(ns, 0.95) == (5.0, 195.0)
-    assert plan._interval_quantiles(np.arange(1.0, 41.0), 0.95) == (1.0, 39.0)
-    assert plan._interval_quantiles(np.arange(1.0, 101.0), 0.9) == (5.0, 95.0)
-    assert plan._interval_quantiles(np.arange(1.0, 101.0), 0.8) == (10.0, 90.0)
+    assert plan.interval_quantiles(ns, 0.95) == (5.0, 195.0)
+    assert plan.interval_quantiles(np.arange(1.0, 41.0), 0.95) == (1.0, 39.0)
+    assert plan.interval_quantiles(np.arange(1.0, 101.0), 0.9) == (5.0, 95.0)
+    assert plan.interval_quantiles(np.arange(1.0, 101.0), 0.8) == (10.0, 90.0)
 
 
 def test_target_interval_deterministic_and_brackets():
@@ -771,11 +770,11 @@ def test_predictive_interval_resolves_each_resample_with_the_same_method(method,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateDataWarning)
             mb = ScoreMatrix.build(vb, list(m.systems), [str(t) for t in range(m.n_topics)])
-            n = plan._smallest_n(lambda k: sign * predict(mb, topics=[k], method=method).rows[0][key]
+            n = plan.smallest_n(lambda k: sign * predict(mb, topics=[k], method=method).rows[0][key]
                                  <= sign * value, 2, 5000)
         ns.append(np.inf if n is None else n)
     lo, hi = np.quantile(ns, [0.025, 0.975], method="inverted_cdf")
-    conv = lambda v: None if not np.isfinite(v) else int(v)  # noqa: E731 - None: not reached up to n_max
+    conv = lambda v: None if not np.isfinite(v) else int(v)
     assert (r.lower, r.upper) == (conv(lo), conv(hi))
     assert r.lower is not None
     an = plan.size_for_target(m, target=target, value=value, resamples=B, rng=3, n_max=5000)
@@ -947,7 +946,7 @@ def test_sakai_initial_values():
     r = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8, approx="sakai")
     assert r.n_initial == pytest.approx(n0, rel=1e-12) and r.n_topics >= math.ceil(n0)
     # his tools step up from ceil(n'): the answer is max(ceil(n'), smallest n meeting the approximation)
-    smallest = plan._smallest_n(lambda k: design_power("paired-t", k, 0.05, 0.02, approx="sakai") >= 0.8, 2)
+    smallest = plan.smallest_n(lambda k: design_power("paired-t", k, 0.05, 0.02, approx="sakai") >= 0.8, 2)
     assert r.n_topics == max(math.ceil(n0), smallest)
     c = topic_set_size(design="ci", width=0.1, variance=0.02, approx="sakai")
     assert c.n_initial == pytest.approx(4 * za ** 2 * 0.02 / 0.1 ** 2, rel=1e-12)
@@ -1090,7 +1089,7 @@ def test_size_for_target_keeps_resampled_counts_and_pairs_measures_by_seed():
     rb = plan.size_for_target(b, target="swap_rate", value=0.05, resamples=80, rng=9)
     assert ra.resampled_n.shape == (80,)
     # the interval on n is the quantiles of the kept counts
-    assert (ra.lower, ra.upper) == tuple(int(v) for v in plan._interval_quantiles(ra.resampled_n, 0.95))
+    assert (ra.lower, ra.upper) == tuple(int(v) for v in plan.interval_quantiles(ra.resampled_n, 0.95))
     assert "resampled_n" not in ra.to_dict()
     # the swap rate is scale-free and the same seed draws the same topics: equal in every resample
     d = plan.paired_difference(ra.resampled_n, rb.resampled_n)

@@ -997,11 +997,11 @@ def test_count_rows():
 
 def test_score_grid_sums_are_exact():
     # trec_eval-style decimals: the decimal grid, so equal decimal sums are equal
-    q, unit = simulate._score_grid(np.array([[0.3, 0.5], [0.4, 0.4]]), 50)
+    q, unit = simulate.score_grid(np.array([[0.3, 0.5], [0.4, 0.4]]), 50)
     assert unit == 0.1 and q.tolist() == [[3.0, 5.0], [4.0, 4.0]]
     # arbitrary floats: a binary grid, scores move by at most 2^-50 n max|x|
     x = np.random.default_rng(2).random((7, 30))
-    q, unit = simulate._score_grid(x, 50)
+    q, unit = simulate.score_grid(x, 50)
     assert math.log2(unit) == round(math.log2(unit))
     assert np.max(np.abs(q * unit - x)) <= 2.0 ** -50 * 50 * x.max()
     assert np.max(np.abs(q)) * 50 < 2.0 ** 50
@@ -1050,7 +1050,7 @@ def test_fast_path_matches_general_path():
     WT = np.ascontiguousarray(W.T)
     dbar = (x[a] - x[b]).mean(axis=1)
     crit = stats.t.ppf(0.975, n - 1)
-    q, unit = simulate._score_grid(x, n)
+    q, unit = simulate.score_grid(x, n)
     Msys = q @ WT
     cp = crit * crit / (n - 1)
     scale = unit / n

@@ -505,15 +505,15 @@ def test_allocate_largest_remainder_minimum_two():
 
 
 def test_stacked_strata_width_matches_hand_formula(tmp_path, small_scores):
-    from scipy import stats
-
-    from planner.collection import load_scores
-    from planner.variance import fit
-
     # the same scores stacked twice (two copies: one file twice is rejected): W = (1/2, 1/2),
     # equal sigma_k^2 = 2 var_e, so V = sum W_k^2 sigma^2 / n_k = sigma^2 / n at n_k = n/2 and
     # width = 2 t_{.975}(n-2) sigma / sqrt(n)
     import shutil
+
+    from scipy import stats
+
+    from planner.collection import load_scores
+    from planner.variance import fit
 
     copy = shutil.copy(small_scores, tmp_path / "copy.csv")
     doc = {"collection": {"stack": [{"scores": str(small_scores), "label": "A"},
@@ -531,7 +531,7 @@ def test_stacked_strata_width_matches_hand_formula(tmp_path, small_scores):
     assert alloc["n_A_proportional"].tolist() == [5, 20] and alloc["n_A_optimal"].tolist() == [5, 20]
     t = {r["target"]: r for r in s["targets"]}
     n = t["ci_width"]["n_topics"]
-    w = lambda k: 2 * stats.t.ppf(0.975, k - 2) * np.sqrt(sigma2 / k)  # noqa: E731
+    w = lambda k: 2 * stats.t.ppf(0.975, k - 2) * np.sqrt(sigma2 / k)
     assert w(n) <= 0.15 < w(n - 1) or (n % 2 == 1)   # smallest n (odd n split unevenly)
     assert t["swap_rate"]["n_topics"] is None and "common to all strata" in t["swap_rate"]["how"]
     assert set(res.tables["honest"]["scenario"]) == {f"{s['name']} / A", f"{s['name']} / B"}

@@ -13,7 +13,12 @@ import pytest
 from planner.errors import DegenerateDataWarning, InputError, ParameterError
 from planner.scores import ScoreMatrix
 from planner.variance import (
-    fit, fit_variants, pair_stats, pair_variance, pair_variance_summary, stack_variants,
+    fit,
+    fit_variants,
+    pair_stats,
+    pair_variance,
+    pair_variance_summary,
+    stack_variants,
     within_system_variance,
 )
 

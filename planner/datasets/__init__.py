@@ -32,8 +32,16 @@ from pathlib import Path
 
 from ..errors import ParameterError
 
-__all__ = ["load", "load_pool", "available", "info", "MEASURES", "DEPTHS", "COLLECTIONS",
-           "MEASURE_ALIASES"]
+__all__ = [
+    "COLLECTIONS",
+    "DEPTHS",
+    "MEASURES",
+    "MEASURE_ALIASES",
+    "available",
+    "info",
+    "load",
+    "load_pool",
+]
 
 DATA_DIR = Path(__file__).resolve().parent
 
