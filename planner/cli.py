@@ -30,7 +30,7 @@ PROG = "planner"
 class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose errors are one line and exit 2 (no usage dump)."""
 
-    def error(self, message: str):
+    def error(self, message: str):  # argparse API
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
@@ -1289,7 +1289,7 @@ def _as_option(exc: PlannerError, args) -> PlannerError:
     if sub is None:
         return exc
     dest = _PARAMETER_OPTION.get(exc.parameter, exc.parameter)
-    for action in sub._actions:
+    for action in sub._actions:  # argparse keeps its actions here
         if action.dest == dest and action.option_strings:
             return ParameterError(exc.message, parameter=max(action.option_strings, key=len))
     return exc

@@ -143,7 +143,7 @@ def parse_measures(measures) -> dict[str, object]:
             # a trec_eval name (ndcg_cut_10, map, P_10, recip_rank), as trec_eval users write it
             try:
                 trec = list(ir_measures.parse_trec_measure(m))
-            except Exception:
+            except Exception:  # any failure: the ir_measures error below is the one to show
                 trec = []
             if len(trec) != 1:
                 raise ParameterError(f"unknown measure {m!r} ({exc})", parameter="measures") from None

@@ -94,7 +94,7 @@ import numpy as np
 from scipy import special
 
 from .errors import DegenerateDataWarning, ParameterError
-from .variance import pair_index, pair_moments
+from .variance import pair_index, pair_moments  # re-exported here
 
 PRIORS = ("normal", "mixture", "npmle")
 #: the rates a pilot predicts (and ``validate`` checks)

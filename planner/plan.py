@@ -298,7 +298,7 @@ def paired_difference(n_a, n_b, interval: float = 0.95) -> dict:
     k = max(1, math.ceil(d.size * round((1 - interval) / 2, 12)))
     lo, hi = float(srt[k - 1]), float(srt[d.size - k])
     med = float(np.quantile(d, 0.5, method="inverted_cdf"))
-    fin = lambda v: v if math.isfinite(v) else None
+    fin = lambda v: v if math.isfinite(v) else None  # JSON-safe, as TargetResult's bounds
     return {"resamples": int(d.size), "diff_median": fin(med), "lower": fin(lo), "upper": fin(hi),
             "share_b_more": float(np.mean(d > 0)), "share_equal": float(np.mean(d == 0)),
             "share_b_fewer": float(np.mean(d < 0)),

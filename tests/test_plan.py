@@ -774,7 +774,7 @@ def test_predictive_interval_resolves_each_resample_with_the_same_method(method,
                                  <= sign * value, 2, 5000)
         ns.append(np.inf if n is None else n)
     lo, hi = np.quantile(ns, [0.025, 0.975], method="inverted_cdf")
-    conv = lambda v: None if not np.isfinite(v) else int(v)
+    conv = lambda v: None if not np.isfinite(v) else int(v)  # None: not reached up to n_max
     assert (r.lower, r.upper) == (conv(lo), conv(hi))
     assert r.lower is not None
     an = plan.size_for_target(m, target=target, value=value, resamples=B, rng=3, n_max=5000)

@@ -250,7 +250,7 @@ def test_readme_python_snippet_runs():
     ns: dict = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        exec(compile(blocks[0], "README.md", "exec"), ns)
+        exec(compile(blocks[0], "README.md", "exec"), ns)  # our own README
     assert ns["n"].n_topics > 0 and ns["saved"]["seed"] == 1 and ns["saved"]["versions"]["planner"]
 
 
