@@ -1,0 +1,331 @@
+"""The registry: every prediction method and every planning target, and what each supports.
+
+This module is the one owner of these facts. Argument checks, command-line choice lists,
+the study schema's enums and the words of messages read them from here; no other module
+writes a tuple of method or target names.
+
+A *method* predicts what ``n`` topics buy (:func:`planner.predict`) and solves for the
+``n`` that meets a target (:func:`planner.size_for_target`). A *target* is a statistic of
+that prediction with a direction and a range of values that say something.
+
+Examples
+--------
+>>> from planner import methods
+>>> methods.DEFAULT_METHOD
+'predictive'
+>>> methods.method("bootstrap").random
+True
+>>> methods.target("kendall_tau").direction
+'>='
+>>> methods.target("swap_rate").met(0.04, 0.05)
+True
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from .errors import ParameterError
+
+__all__ = [
+    "DEFAULT_METHOD",
+    "DEFAULT_VARIANCE",
+    "METHODS",
+    "TARGETS",
+    "VARIANCE_SELECTORS",
+    "Engine",
+    "Method",
+    "PredictiveSpec",
+    "Target",
+    "method",
+    "method_names",
+    "suggest",
+    "target",
+    "target_names",
+]
+
+
+class Engine(enum.Enum):
+    """How a method computes its statistics."""
+
+    #: closed-form normal model with the observed differences plugged in
+    ANALYTIC = "analytic"
+    #: closed form, averaged over the posterior of each pair's true difference
+    PREDICTIVE = "predictive"
+    #: resampling the collection's topics (bootstrap with, subsample without replacement)
+    RESAMPLING = "resampling"
+    #: score matrices simulated from the fitted variance components
+    PARAMETRIC = "parametric"
+
+
+@dataclass(frozen=True)
+class PredictiveSpec:
+    """What a pilot-aware (predictive) method assumes.
+
+    Attributes
+    ----------
+    prior : str
+        Prior of the pair differences: ``"normal"``, ``"npmle"`` or ``"mixture"``.
+    variance : str
+        Each pair's variance: ``"pair"``, ``"shrunk"`` or ``"pooled"``.
+    integrate : bool
+        Average over each pair's variance (kurtosis-adjusted degrees of freedom).
+    """
+
+    prior: str
+    variance: str
+    integrate: bool
+
+
+@dataclass(frozen=True)
+class Method:
+    """One prediction method and what it supports.
+
+    Attributes
+    ----------
+    name : str
+        The name users write (``method=`` in Python, ``--method``, a study's ``method:``).
+    engine : Engine
+        How it computes.
+    summary : str
+        One line for help texts and reports.
+    variances : tuple of str
+        The ``variance=`` selectors it accepts; the first is its default. ``"empirical"``
+        (the resampled data's own) and ``"pooled"`` alone mean the choice is fixed.
+    strata : bool
+        Supports stratified sampling (``strata`` other than ``"uniform"``).
+    interval_on_n : bool
+        :func:`planner.size_for_target` can give it an interval on n by re-solving on
+        topic resamples.
+    variants : bool
+        Solves the topics-against-query-variants trade-off.
+    spec : PredictiveSpec or None
+        The assumptions of a predictive method.
+    """
+
+    name: str
+    engine: Engine
+    summary: str
+    variances: tuple[str, ...]
+    strata: bool
+    interval_on_n: bool
+    variants: bool
+    spec: PredictiveSpec | None = None
+
+    @property
+    def random(self) -> bool:
+        """True when the method draws random numbers (and so records a seed)."""
+        return self.engine in (Engine.RESAMPLING, Engine.PARAMETRIC)
+
+    @property
+    def closed_form(self) -> bool:
+        """True when the method needs no random numbers."""
+        return not self.random
+
+    @property
+    def default_variance(self) -> str:
+        """The variance selector used when none is given."""
+        return self.variances[0]
+
+
+#: the variance selectors of the closed-form model (``percentile:q`` takes a number)
+VARIANCE_SELECTORS = ("pair", "pooled", "within-system", "percentile")
+DEFAULT_VARIANCE = "pair"
+
+
+def _predictive(name: str, summary: str, prior: str, variance: str, integrate: bool, *,
+                variants: bool = False) -> Method:
+    return Method(name, Engine.PREDICTIVE, summary, ("pair",), strata=False, interval_on_n=True,
+                  variants=variants, spec=PredictiveSpec(prior, variance, integrate))
+
+
+#: every method, the default first
+METHODS: dict[str, Method] = {m.name: m for m in (
+    _predictive("predictive", "posterior predictive over each pair's true difference (normal prior)",
+                "normal", "pair", False, variants=True),
+    Method("analytic", Engine.ANALYTIC, "normal model with the observed differences plugged in",
+           VARIANCE_SELECTORS, strata=True, interval_on_n=True, variants=True),
+    Method("bootstrap", Engine.RESAMPLING, "topics resampled with replacement",
+           ("empirical",), strata=True, interval_on_n=False, variants=False),
+    Method("subsample", Engine.RESAMPLING, "disjoint topic subsets drawn without replacement",
+           ("empirical",), strata=True, interval_on_n=False, variants=False),
+    Method("parametric", Engine.PARAMETRIC, "score matrices simulated from the variance components",
+           ("pooled",), strata=False, interval_on_n=False, variants=False),
+    _predictive("predictive-integrated", "predictive, averaged over each pair's variance",
+                "normal", "pair", True),
+    _predictive("predictive-shrunk", "predictive with variances shrunk towards the pooled one",
+                "normal", "shrunk", False, variants=True),
+    _predictive("predictive-pooled", "predictive with one pooled variance", "normal", "pooled", False,
+                variants=True),
+    _predictive("predictive-pair", "predictive with each pair's own variance (same as predictive)",
+                "normal", "pair", False, variants=True),
+    _predictive("predictive-npmle", "predictive with a nonparametric (NPMLE) prior", "npmle", "pair", False),
+    _predictive("predictive-mixture", "predictive with a spike-and-normal mixture prior",
+                "mixture", "pair", False),
+)}
+
+#: the method ``predict``, ``size``, ``budget`` and studies use when none is named: the
+#: one ``planner validate`` measured closest to held-out swap rates (docs/validation.md)
+DEFAULT_METHOD = "predictive"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A planning target: a statistic of the prediction at n topics, a direction and a range.
+
+    Attributes
+    ----------
+    name : str
+        The name users write (``--target NAME:VALUE``, a study's ``target:``).
+    statistic : str
+        The prediction row's column it reads (``Curve.to_frame()``).
+    direction : str
+        ``"<="`` when the statistic must be at most the value, ``">="`` at least.
+    low, high : float
+        The values that say something lie strictly between them.
+    words : str
+        The range in words, for messages and the schema.
+    pair_rate : bool
+        An ordering rate over system pairs (swap, reversal, Kendall tau): a predictive
+        method models it; a stack of collections with their own systems cannot answer it.
+    reliability : bool
+        A generalizability coefficient of the variance components (no resampling).
+    needs_min_diff : bool
+        Defined at a true difference ``min_diff``.
+    solvable : bool
+        :func:`planner.size_for_target` solves for it; the others are read off a curve only
+        (:func:`planner.topics_needed`, a study's scenario table).
+    """
+
+    name: str
+    statistic: str
+    direction: str
+    low: float
+    high: float
+    words: str
+    pair_rate: bool = False
+    reliability: bool = False
+    needs_min_diff: bool = False
+    solvable: bool = True
+
+    @property
+    def increasing(self) -> bool:
+        """True when more topics raise the statistic."""
+        return self.direction == ">="
+
+    def met(self, statistic: float, value: float) -> bool:
+        """True when ``statistic`` meets the target ``value``."""
+        return statistic >= value if self.increasing else statistic <= value
+
+    def check_value(self, value: object, *, parameter: str = "value") -> float:
+        """``value`` as a float in the target's range, or a :class:`ParameterError`."""
+        if isinstance(value, bool):
+            raise ParameterError(f"expected a number for a {self.name} target, got {value!r}", parameter=parameter)
+        try:
+            v = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise ParameterError(f"expected a number for a {self.name} target, got {value!r}",
+                                 parameter=parameter) from None
+        if not (self.low < v < self.high):
+            raise ParameterError(f"a {self.name} target must be {self.words}, got {value!r}", parameter=parameter)
+        return v
+
+
+def _range(low: float, high: float, note: str = "") -> tuple[float, float, str]:
+    words = f"a number > {low:g}" if math.isinf(high) else f"a number in ({low:g}, {high:g})"
+    return low, high, words + note
+
+
+#: every target, in the order messages list them
+TARGETS: dict[str, Target] = {t.name: t for t in (
+    Target("swap_rate", "swap_rate_mean", "<=", *_range(0, 0.5, " (a swap rate is at most 0.5)"),
+           pair_rate=True),
+    Target("reversal_rate", "reversal_rate_mean", "<=", *_range(0, 1), pair_rate=True),
+    Target("kendall_tau", "kendall_tau_mean", ">=", *_range(-1, 1), pair_rate=True),
+    Target("ci_width", "ci_width_median", "<=", *_range(0, math.inf)),
+    Target("power", "power_mean", ">=", *_range(0, 1), needs_min_diff=True),
+    Target("erho2", "erho2", ">=", *_range(0, 1), reliability=True),
+    Target("phi", "phi", ">=", *_range(0, 1), reliability=True),
+    Target("ci_width_p90", "ci_width_p90", "<=", *_range(0, math.inf), solvable=False),
+    Target("discriminative_power", "discriminative_power", ">=", *_range(0, 1), needs_min_diff=True,
+           solvable=False),
+)}
+
+
+def suggest(name: object, choices: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` for the closest of ``choices``, or ``""``."""
+    if not isinstance(name, str):
+        return ""
+    options = list(choices)
+    folded = {c.lower(): c for c in options}
+    if name.lower() in folded:
+        return f" (did you mean {folded[name.lower()]!r}?)"
+    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def method_names(where: Callable[[Method], bool] | None = None) -> tuple[str, ...]:
+    """The names of the methods for which ``where`` is true (all without it), registry order."""
+    return tuple(m.name for m in METHODS.values() if where is None or where(m))
+
+
+def target_names(where: Callable[[Target], bool] | None = None) -> tuple[str, ...]:
+    """The names of the targets for which ``where`` is true (all without it), registry order."""
+    return tuple(t.name for t in TARGETS.values() if where is None or where(t))
+
+
+def method(name: object, *, parameter: str = "method",
+           where: Callable[[Method], bool] | None = None, need: str = "") -> Method:
+    """The registered method called ``name``, or a :class:`ParameterError` naming ``parameter``.
+
+    Parameters
+    ----------
+    name : str
+        A method name.
+    parameter : str, optional
+        The argument, option or key the error names.
+    where : callable, optional
+        A condition the method must meet (for example ``lambda m: m.variants``).
+    need : str, optional
+        What ``where`` asks for, in words, for the error (``"the variant trade-off"``).
+
+    Examples
+    --------
+    >>> method("analytic").engine
+    <Engine.ANALYTIC: 'analytic'>
+    >>> method("bootsrap")
+    Traceback (most recent call last):
+    ...
+    planner.errors.ParameterError: method: unknown method 'bootsrap' (did you mean 'bootstrap'?); expected one of ...
+    """
+    allowed = method_names(where)
+    if not isinstance(name, str) or name not in METHODS:
+        raise ParameterError(f"unknown method {name!r}{suggest(name, METHODS)}; expected one of "
+                             + ", ".join(allowed), parameter=parameter)
+    if name not in allowed:
+        raise ParameterError(f"method {name!r} does not support {need or 'this'}; use one of "
+                             + ", ".join(allowed), parameter=parameter)
+    return METHODS[name]
+
+
+def target(name: object, *, parameter: str = "target",
+           where: Callable[[Target], bool] | None = None, need: str = "") -> Target:
+    """The registered target called ``name``, or a :class:`ParameterError` naming ``parameter``.
+
+    Examples
+    --------
+    >>> target("power").needs_min_diff
+    True
+    """
+    allowed = target_names(where)
+    if not isinstance(name, str) or name not in TARGETS:
+        raise ParameterError(f"unknown target {name!r}{suggest(name, TARGETS)}; expected one of "
+                             + ", ".join(allowed), parameter=parameter)
+    if name not in allowed:
+        raise ParameterError(f"target {name!r} is not available for {need or 'this'}; use one of "
+                             + ", ".join(allowed), parameter=parameter)
+    return TARGETS[name]
