@@ -910,4 +910,5 @@ def plot_paired(frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
     sub = "; ".join(([next(iter(colls))] if len(colls) == 1 else []) + common)
     ax.set_title("Measures compared on the same topics" + (f"\n({sub})" if sub else ""), fontsize="medium")
     _paired_legend(fig, ax, owned)
+    ax.grid(True, axis="x", alpha=0.3)
     return fig
