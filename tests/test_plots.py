@@ -14,8 +14,8 @@ import pytest
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
-from planner.report import figures as plots
 from planner.errors import ParameterError
+from planner.report import figures as plots
 
 
 def _curves():
