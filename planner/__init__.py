@@ -69,7 +69,7 @@ __all__ = [
 
 
 # submodules reachable as attributes after a plain `import planner` (planner.plan.size_for_target)
-_SUBMODULES = ("collection", "datasets", "measures", "pilot", "plan", "plots", "report", "scores",
+_SUBMODULES = ("collection", "datasets", "measures", "pilot", "plan", "report", "scores",
                "simulate", "study", "variance")
 
 

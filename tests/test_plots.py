@@ -1,4 +1,4 @@
-"""Tests of planner.plots on small frames: every plot_* returns a Figure, draws on a
+"""Tests of planner.report.figures on small frames: every plot_* returns a Figure, draws on a
 given ax, one line per scenario, bands where interval columns exist, and names the
 missing column."""
 
@@ -14,8 +14,8 @@ import pytest
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
-from planner import plots
 from planner.errors import ParameterError
+from planner.report import figures as plots
 
 
 def _curves():

@@ -14,6 +14,8 @@ import pytest
 
 from planner import report
 from planner.errors import InputError
+from planner.report import figures
+from planner.report.render import format_value
 
 
 def _tables():
@@ -109,12 +111,10 @@ def test_refuses_to_overwrite_without_force(tmp_path):
 
 
 def test_failure_leaves_nothing_in_place(tmp_path, monkeypatch):
-    from planner import plots
-
     def boom(*a, **k):
         raise RuntimeError("plot failed")
 
-    monkeypatch.setattr(plots, "plot_required_topics", boom)   # the first figure
+    monkeypatch.setattr(figures, "plot_required_topics", boom)   # the first figure
     with pytest.raises(RuntimeError):
         report.write_report(RESULTS, tmp_path / "r", tables=_tables())
     assert list(tmp_path.iterdir()) == []
@@ -137,6 +137,7 @@ def test_sigterm_while_writing_removes_the_temporary_folder(tmp_path):
     script = textwrap.dedent("""
         import sys, time
         from planner import report
+        from planner.report import figure_set
 
         def slow(tables, folder):        # the figures are being written when the signal comes
             folder.mkdir(parents=True, exist_ok=True)
@@ -145,7 +146,7 @@ def test_sigterm_while_writing_removes_the_temporary_folder(tmp_path):
             time.sleep(60)
             return {}
 
-        report._render_figures = slow
+        figure_set.render_figures = slow
         report.write_report({"study": "t", "answer": {"text": "x"}}, sys.argv[1], tables={})
     """)
     out = tmp_path / "rep"
@@ -196,24 +197,22 @@ def test_every_json_output_records_command_and_versions(capsys):
 def test_table_numbers_have_one_style_per_magnitude():
     # a cost column read 9418 then 1.532e+04 (organiser walkthrough): large non-integers are
     # rounded to whole numbers, small ones keep 4 significant digits
-    f = report._fmt
+    f = format_value
     assert [f(9418.488), f(15323.16), f(32760.4), f(561.8), f(0.09598), f(9.209e-05)] == \
         ["9418", "15323", "32760", "561.8", "0.09598", "9.209e-05"]
     assert [f(107.0), f(2.5e9), f(float("nan")), f(None), f(True)] == ["107", "2.5e+09", "–", "–", "yes"]
 
 
 def test_curve_figures_get_one_panel_per_collection(tmp_path, monkeypatch):
-    from planner import plots
-
     calls = []
-    real = plots.plot_panels
+    real = figures.plot_panels
 
     def spy(frame, plot, panels, **kw):
         fig = real(frame, plot, panels, **kw)
         calls.append((plot.__name__, [a.get_title() for a in fig.axes if a.get_visible()]))
         return fig
 
-    monkeypatch.setattr(plots, "plot_panels", spy)
+    monkeypatch.setattr(figures, "plot_panels", spy)
     t = _tables()
     t["scenarios"] = pd.DataFrame({"scenario": ["a", "b"], "collection": ["dl19", "dl20"]})
     out = report.write_report(RESULTS, tmp_path / "r", tables=t, provenance={"seed": 3})
