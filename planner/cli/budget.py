@@ -91,8 +91,9 @@ def _check_method(args: argparse.Namespace, target: str | None) -> str:
     if method not in closed:
         raise ParameterError(f"expected one of {', '.join(closed)} (a closed form, solved at every "
                              f"depth), got {method!r}" + methods.suggest(method, closed), parameter="--method")
-    if method != "analytic" and args.variance != "pair":
-        raise ParameterError(f"method {method!r} uses each pair's own variance (pair), got {args.variance!r}",
+    fixed = methods.method(method).variances
+    if len(fixed) == 1 and args.variance != fixed[0]:      # the method's variance is not a choice
+        raise ParameterError(f"method {method!r} uses each pair's own variance ({fixed[0]}), got {args.variance!r}",
                              parameter="--variance")
     if target == "power" and not (args.min_diff > 0 and math.isfinite(args.min_diff)):
         raise ParameterError(f"the power target needs a positive difference, got {args.min_diff:g}",

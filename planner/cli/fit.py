@@ -6,6 +6,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
+from .. import methods
 from ..errors import ParameterError
 from .format import print_json
 from .inputs import load_scores
@@ -90,7 +91,8 @@ def _compute(args: argparse.Namespace) -> _Fit:
     variants = fit_variants(scores) if scores.has_variants else None
     comp = fit(scores, method=args.method, drop=args.drop, reml_engine=args.reml_engine)
     ds = comp.dstudy(topics, alpha=args.alpha)
-    need = [comp.topics_for(**{c: g}, alpha=args.alpha) for g in targets for c in ("erho2", "phi")]
+    need = [comp.topics_for(**{c: g}, alpha=args.alpha) for g in targets
+            for c in methods.target_names(lambda t: t.reliability)]
     kept = scores.take(systems=[s for s in scores.systems if s not in set(comp.dropped)]).collapse_variants() \
         if comp.dropped else scores.collapse_variants()
     pv = pair_variance_summary(kept, pairs=pair_stats(kept))

@@ -41,6 +41,18 @@ def add(subparsers: Subparsers) -> None:
                                 "With --target NAME:VALUE instead of --design: the smallest n whose swap rate, "
                                 "reversal rate, ci width (<=), Kendall tau, erho2, phi or mean power (>=) "
                                 "meets VALUE on the collection in --scores, with an interval on n.")
+    _add_modes(p)
+    _add_design_options(p)
+    _add_target_options(p)
+    p.add_argument("--strata", metavar="FILE", help="--allocate: topic metadata CSV (topic, stratum)")
+    p.add_argument("--stratum-costs", metavar="K=C,...", default=None,
+                   help="--allocate: cost per topic of each stratum (default 1 each)")
+    p.add_argument("--allocation", choices=["proportional", "optimal"], default=None,
+                   help="--allocate: the allocation reported as n (default optimal; both are always shown)")
+
+
+def _add_modes(p: argparse.ArgumentParser) -> None:
+    """What is solved (--design, --target, --allocate), and where the variance comes from."""
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--design", choices=["paired-t", "two-sample", "anova", "ci"])
     what.add_argument("--target", metavar="NAME:VALUE",
@@ -62,6 +74,10 @@ def add(subparsers: Subparsers) -> None:
     p.add_argument("--variance", default=None, metavar="SEL",
                    help="with --scores: pair | pooled | within-system | percentile:q "
                         "(default pooled for --design, pair for --target)")
+
+
+def _add_design_options(p: argparse.ArgumentParser) -> None:
+    """The options of a classical design."""
     p.add_argument("--systems", type=int, default=None, metavar="M",
                    help="systems compared (needed by anova and by --correction, over all pairs)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="A",
@@ -72,6 +88,10 @@ def add(subparsers: Subparsers) -> None:
                    help="Sakai's normal approximations instead of exact noncentral t/F")
     p.add_argument("--correction", choices=["holm", "bonferroni"], default=None,
                    help="multiple-comparison correction over all pairs of --systems")
+
+
+def _add_target_options(p: argparse.ArgumentParser) -> None:
+    """The options of --target (and the interval on n of --design)."""
     p.add_argument("--method", default=None, help=method_help("--target: how the statistic is computed"))
     random = words_or(methods.method_names(lambda m: m.random))
     p.add_argument("--resamples", type=int, default=None,
@@ -84,11 +104,6 @@ def add(subparsers: Subparsers) -> None:
                         "per topic, for each V (" + ", ".join(methods.target_names(lambda t: not t.reliability
                                                                                   and t.solvable))
                         + "; method " + words_or(methods.method_names(lambda m: m.variants)) + ")")
-    p.add_argument("--strata", metavar="FILE", help="--allocate: topic metadata CSV (topic, stratum)")
-    p.add_argument("--stratum-costs", metavar="K=C,...", default=None,
-                   help="--allocate: cost per topic of each stratum (default 1 each)")
-    p.add_argument("--allocation", choices=["proportional", "optimal"], default=None,
-                   help="--allocate: the allocation reported as n (default optimal; both are always shown)")
 
 
 def _mode(args: argparse.Namespace) -> str:
