@@ -576,7 +576,7 @@ def test_cli_size_scores_text(tmp_path, capsys):
      "--allocation: not used with --design paired-t"),
     # an empty method name was read as the default
     (["size", "--target", "swap_rate:0.05", "--scores", "dl19-passage", "--method", ""], "--method: unknown method ''"),
-    (["budget", "--dataset", "dl19-passage", "--method", ""], "--method: expected one of analytic"),
+    (["budget", "--dataset", "dl19-passage", "--method", ""], "--method: expected one of predictive, analytic"),
 ])
 def test_cli_errors_exit_2(argv, needle, capsys):
     rc = main(argv)
@@ -632,13 +632,14 @@ def test_cli_budget_target_uses_the_same_variance_as_size_and_studies(capsys):
     from planner import datasets
     from planner.errors import DegenerateDataWarning
 
-    assert main(["budget", "--dataset", "dl19-passage", "--topic-cost", "20", "--json"]) == 0
+    assert main(["budget", "--dataset", "dl19-passage", "--topic-cost", "20", "--method", "analytic", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         m = datasets.load("dl19-passage", measure="nDCG@10")
-        ref = plan.size_for_target(m, target="swap_rate", value=0.05, resamples=0)
-        pooled = plan.size_for_target(m, target="swap_rate", value=0.05, variance="pooled", resamples=0)
+        ref = plan.size_for_target(m, target="swap_rate", value=0.05, method="analytic", resamples=0)
+        pooled = plan.size_for_target(m, target="swap_rate", value=0.05, method="analytic", variance="pooled",
+                                      resamples=0)
     assert out["variance"] == "pair" and ref.variance == "pair"
     assert {r["n_topics_needed"] for r in out["budget"]["rows"]} == {ref.n_topics}
     assert pooled.n_topics > 2 * ref.n_topics      # the choice matters
@@ -652,11 +653,28 @@ def test_cli_budget_target_uses_the_same_variance_as_size_and_studies(capsys):
         pred = plan.size_for_target(m, target="swap_rate", value=0.05, method="predictive", resamples=0)
     assert out["method"] == "predictive" and pred.n_topics != ref.n_topics
     assert {r["n_topics_needed"] for r in out["budget"]["rows"]} == {pred.n_topics}
-    for argv, needle in ((["--method", "bootstrap"], "--method: expected one of analytic"),
+    for argv, needle in ((["--method", "bootstrap"], "--method: expected one of predictive, analytic"),
                          (["--method", "predictive", "--variance", "pooled"], "--variance: method 'predictive'"),
                          (["--topics", "50", "--method", "predictive"], "--method: not used with --topics")):
         assert main(["budget", "--dataset", "dl19-passage", *argv]) == 2
         assert needle in capsys.readouterr().err
+
+
+def test_cli_size_budget_and_predict_default_to_the_registry_default_method(capsys):
+    # one default method (issue 22): size and budget defaulted to analytic while predict used
+    # predictive, so the same question got two answers; all now read planner.methods
+    from planner import methods
+
+    size = ["size", "--target", "swap_rate:0.05", "--scores", "dl19-passage", "--resamples", "0", "--json"]
+    assert main(size) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert main([*size, "--method", methods.DEFAULT_METHOD]) == 0
+    named = json.loads(capsys.readouterr().out)
+    assert default["method"] == methods.DEFAULT_METHOD and default["n_topics"] == named["n_topics"]
+    assert main(["budget", "--dataset", "dl19-passage", "--topic-cost", "20", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["method"] == methods.DEFAULT_METHOD
+    assert main(["predict", "--scores", "dl19-passage", "--topics", "10", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["method"] == methods.DEFAULT_METHOD
 
 
 @pytest.mark.parametrize("identical", [False, True])
@@ -1498,7 +1516,8 @@ def test_topics_for_variants_refuses_what_it_cannot_answer(shared_data):
 def test_cli_size_target_with_variants(shared_data, capsys, tmp_path):
     folder = str(shared_data / "clef-ehealth2016" / "trec_eval")
     base = ["size", "--target", "swap_rate:0.05", "--scores", folder, "--measure", "map"]
-    assert main(base + ["--variant-divisor", "1000", "--variants", "1,6", "--resamples", "0", "--json"]) == 0
+    assert main(base + ["--variant-divisor", "1000", "--variants", "1,6", "--method", "analytic", "--resamples", "0",
+                        "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     rows = {r["n_variants"]: r for r in d["variants"]["rows"]}
     assert rows[6]["n_topics"] == d["n_topics"] and rows[1]["n_topics"] > d["n_topics"]
@@ -1510,11 +1529,13 @@ def test_cli_size_target_with_variants(shared_data, capsys, tmp_path):
     # counts far beyond the 50 topics, and V beyond the 6 collected, were printed without a word
     # (fuzz audit 2026-11-30)
     assert "4.9 times the 50 topics learnt from" not in out
-    assert main(base + ["--variant-divisor", "1000", "--variants", "2,6,12", "--resamples", "0"]) == 0
+    assert main(base + ["--variant-divisor", "1000", "--variants", "2,6,12", "--method", "analytic",
+                        "--resamples", "0"]) == 0
     out = capsys.readouterr().out
     assert "the largest count, 245, is 4.9 times the 50 topics learnt from" in out
     assert "V = 12: more than the collection's 6 variants per topic" in out
-    assert main(base + ["--variant-divisor", "1000", "--variants", "6", "--resamples", "0"]) == 0
+    assert main(base + ["--variant-divisor", "1000", "--variants", "6", "--method", "analytic",
+                        "--resamples", "0"]) == 0
     out = capsys.readouterr().out
     assert "V = 6" in out and "157 is 3.1 times" not in out and "extrapolated" not in out
     assert "the largest count, 157, is 3.1 times the 50 topics" in out
@@ -1534,7 +1555,7 @@ def test_cli_size_target_with_variants(shared_data, capsys, tmp_path):
     tidy = tmp_path / "tidy.csv"
     _clef_variants(shared_data, "map").to_csv(tidy, tidy=True)
     assert main(["size", "--target", "swap_rate:0.05", "--scores", str(tidy), "--variants", "1,6",
-                 "--resamples", "0", "--json"]) == 0
+                 "--method", "analytic", "--resamples", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["variants"]["rows"][1]["n_topics"] == rows[6]["n_topics"]
     assert main(["size", "--target", "swap_rate:0.05", "--scores", str(tidy), "--variant-divisor", "1000"]) == 2
     assert "--variant-divisor: the scores already have query variants" in capsys.readouterr().err

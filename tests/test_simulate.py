@@ -730,11 +730,12 @@ def test_cli_variant_divisor_counts_topics_not_queries(shared_data, capsys):
         warnings.simplefilter("ignore", DegenerateDataWarning)
         m = stack_variants(load_scores(folder, measure="P_10"), divisor=1000)
         assert m.shape == (48, 50, 6)
-        want = size_for_target(m.collapse_variants(), target="swap_rate", value=0.05, resamples=0).n_topics
+        want = size_for_target(m.collapse_variants(), target="swap_rate", value=0.05, method="analytic",
+                               resamples=0).n_topics
         flat = size_for_target(load_scores(folder, measure="P_10"), target="swap_rate", value=0.05,
                                resamples=0).n_topics
-        assert main(["size", "--target", "swap_rate:0.05", *base, "--resamples", "0", "--variant-divisor", "1000",
-                     "--json"]) == 0
+        assert main(["size", "--target", "swap_rate:0.05", *base, "--method", "analytic", "--resamples", "0",
+                     "--variant-divisor", "1000", "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert out["n_topics"] == want and out["n_topics_observed"] == 50 and want < flat / 2
         assert main(["predict", *base, "--topics", "25,50", "--method", "analytic", "--variant-divisor", "1000",

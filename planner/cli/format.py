@@ -1,0 +1,75 @@
+"""Printing: ``--json`` output with its provenance, and the cells of text tables."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from collections.abc import Iterable
+
+from .errors import PROG
+
+
+def print_json(obj: object, args: argparse.Namespace | None = None) -> None:
+    """Print ``obj`` as JSON (NaN/inf become null).
+
+    With the command's ``args``, a dict gets a ``provenance`` entry: the command line and the
+    versions behind its numbers.
+
+    Examples
+    --------
+    >>> print_json({"n": float("nan"), "m": [1, 2]})
+    {
+      "n": null,
+      "m": [
+        1,
+        2
+      ]
+    }
+    """
+    from .._json import plain  # numpy: not imported for a usage error or --help
+
+    if args is not None and isinstance(obj, dict) and "provenance" not in obj:
+        from ..report import versions  # heavy (pandas): only output with provenance needs it
+
+        argv = getattr(args, "argv", None)
+        obj = {**obj, "provenance": {"command": None if argv is None else shlex.join([PROG, *argv]),
+                                     "versions": versions()}}
+    print(json.dumps(plain(obj), indent=2, allow_nan=False))
+
+
+def cell(value: float | None, width: int = 8, spec: str = ".4f") -> str:
+    """A number right-aligned in ``width`` characters, or ``-`` for None and NaN.
+
+    Examples
+    --------
+    >>> cell(0.12345), cell(None), cell(float("nan"), 4)
+    ('  0.1235', '       -', '   -')
+    """
+    if value is None or value != value:
+        return f"{'-':>{width}}"
+    return f"{value:{width}{spec}}"
+
+
+def dash(value: object, spec: str) -> str:
+    """``format(value, spec)``, or ``-`` for None."""
+    return "-" if value is None else format(value, spec)
+
+
+def span(values: Iterable[float]) -> str:
+    """The range of shares as percentages: ``"12%"`` when they round alike, else ``"10-14%"``."""
+    xs = list(values)
+    lo, hi = 100 * min(xs), 100 * max(xs)
+    return f"{lo:.0f}%" if round(lo) == round(hi) else f"{lo:.0f}-{hi:.0f}%"
+
+
+def words_or(names: Iterable[str]) -> str:
+    """``"a, b or c"``.
+
+    Examples
+    --------
+    >>> words_or(["analytic", "bootstrap", "subsample"])
+    'analytic, bootstrap or subsample'
+    """
+    xs = list(names)
+    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " or " + xs[-1]

@@ -1,0 +1,149 @@
+"""Declaring the commands' options and parsing their values.
+
+Each command module declares its options with :func:`add_command` and the shared option
+groups here; the values argparse cannot check by type (lists, ``NAME:VALUE`` targets,
+``--method`` names) are parsed here into :class:`planner.errors.ParameterError` naming the
+option. Choice lists and target names are read from :mod:`planner.methods`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from .. import methods
+from ..errors import ParameterError
+
+#: argparse's ``add_subparsers()`` result (a private class in typeshed)
+Subparsers = Any
+
+
+class Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line and exit 2 (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:  # argparse API
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help texts keep their line breaks (the examples)."""
+
+
+def add_command(subparsers: Subparsers, name: str, help: str, examples: str,
+                description: str | None = None) -> argparse.ArgumentParser:
+    """A command's parser: its help, its examples (shown by ``--help``) and ``--json``."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        name, help=help, description=(description or help) + "\n\nexamples:\n" + examples.rstrip(),
+        formatter_class=Formatter)
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
+    return p
+
+
+def add_scores_option(p: argparse.ArgumentParser) -> None:
+    """The required ``--scores FILE`` and optional ``--measure`` of fit, predict and validate."""
+    p.add_argument("--scores", required=True, metavar="FILE",
+                   help="wide CSV, tidy CSV/TSV, folder of trec_eval -q files, or an embedded data set "
+                        "(dl19-passage, dl20-passage; measure default nDCG@10)")
+    p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
+    add_variant_option(p)
+
+
+def add_variant_option(p: argparse.ArgumentParser) -> None:
+    """``--variant-divisor K``: query ids are topic*K+variant."""
+    p.add_argument("--variant-divisor", type=int, default=None, metavar="K",
+                   help="query ids are topic*K+variant: the variants of a topic are averaged (and kept "
+                        "together), so counts are of topics, not of queries (fit: the three-facet model too)")
+
+
+def seed_type(text: str) -> int:
+    """argparse type of ``--seed``: an integer >= 0 (numpy's seed sequences need one)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {v}")
+    return v
+
+
+def method_help(lead: str, where: Callable[[methods.Method], bool] | None = None) -> str:
+    """Help of a ``--method`` option: ``lead``, then the methods of the registry it accepts."""
+    names = methods.method_names(where)
+    return f"{lead}: {', '.join(names)} (default {methods.DEFAULT_METHOD})"
+
+
+def parse_int_list(text: str, *, option: str, minimum: int = 1) -> list[int]:
+    """``"25,50,100"`` -> ``[25, 50, 100]``; a bad item is a ParameterError naming ``option``.
+
+    Examples
+    --------
+    >>> parse_int_list("25, 50,100", option="--topics")
+    [25, 50, 100]
+    """
+    out: list[int] = []
+    for item in text.split(","):
+        item = item.strip()
+        try:
+            v = int(item)
+        except ValueError:
+            raise ParameterError(f"expected a comma-separated list of integers, got {item!r}",
+                                 parameter=option) from None
+        if v < minimum:
+            raise ParameterError(f"values must be >= {minimum}, got {v}", parameter=option)
+        if v in out:
+            raise ParameterError(f"{v} is listed more than once", parameter=option)
+        out.append(v)
+    if not out:
+        raise ParameterError("empty list", parameter=option)
+    return out
+
+
+def parse_name_list(text: str, *, option: str) -> list[str]:
+    """``"a,b"`` -> ``["a", "b"]``; an empty or repeated name is a ParameterError naming ``option``.
+
+    Examples
+    --------
+    >>> parse_name_list("bm25,dense", option="--pool-runs")
+    ['bm25', 'dense']
+    """
+    out = [item.strip() for item in text.split(",")]
+    for item in out:
+        if not item:
+            raise ParameterError(f"empty name in {text!r}", parameter=option)
+        if out.count(item) > 1:
+            raise ParameterError(f"{item!r} is listed more than once", parameter=option)
+    return out
+
+
+def parse_target(text: str) -> tuple[str, float]:
+    """``--target NAME:VALUE`` of size and budget: a solvable target of the registry and its value.
+
+    Examples
+    --------
+    >>> parse_target("swap_rate:0.05")
+    ('swap_rate', 0.05)
+    """
+    from ..plan import check_target_value  # heavy (scipy): loaded only when a target is parsed
+
+    names = methods.target_names(lambda t: t.solvable)
+    name, sep, val = text.partition(":")
+    if not sep or name not in names:
+        raise ParameterError(f"expected NAME:VALUE with NAME one of {', '.join(names)}, got {text!r}"
+                             + methods.suggest(name, names), parameter="--target")
+    try:
+        value = float(val)
+    except ValueError:
+        raise ParameterError(f"bad value {val!r}", parameter="--target") from None
+    try:
+        return name, check_target_value(name, value, math.inf if name != "power" else 1.0)
+    except ParameterError as exc:      # (the power target's --min-diff is checked by the command)
+        raise ParameterError(exc.message, parameter="--target") from None
+
+
+def reject_unused(given: dict[str, object], why: str) -> None:
+    """A ParameterError naming the first option of ``given`` that was set (not ``None``)."""
+    for option, value in given.items():
+        if value is not None:
+            raise ParameterError(why, parameter=option)

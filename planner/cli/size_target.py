@@ -1,0 +1,187 @@
+"""``planner size --target NAME:VALUE``: the smallest n whose statistic meets a value."""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from .. import methods
+from ..errors import DegenerateDataWarning, ParameterError
+from .format import print_json
+from .inputs import draw_seed, load_scores, seed_note
+from .options import parse_int_list, parse_target
+
+if TYPE_CHECKING:
+    from ..plan import TargetResult, VariantTrade
+    from ..scores import ScoreMatrix
+
+#: the simulation's resamples of a random method when --resamples is not given
+SIM_RESAMPLES = 1000
+#: topic resamples of the interval on n when --resamples is not given
+INTERVAL_RESAMPLES = 200
+#: the true difference of the power target when --min-diff is not given
+MIN_DIFF = 0.05
+
+
+def _variants_problem(args: argparse.Namespace, scores: ScoreMatrix, target: methods.Target,
+                      method: methods.Method, nv: list[int]) -> str | None:
+    """Why the variant model cannot answer ``--variants``, or None."""
+    from ..plan import MAX_VARIANTS  # heavy (scipy): loaded when the command runs
+
+    if max(nv) > MAX_VARIANTS:
+        return f"at most {MAX_VARIANTS:,} variants per topic, got {max(nv)}"
+    if not scores.has_variants:
+        return ("the scores have no query variants (give --variant-divisor K, or a tidy file with a variant "
+                "column)")
+    if target.reliability:
+        return f"{target.name} with query variants is the three-facet D-study (planner fit on the same scores)"
+    if not method.variants:
+        return f"method {method.name} has no model of query variants (use analytic or a predictive method)"
+    if args.variance not in (None, "pair"):
+        return "the variant model uses each pair's own variance (--variance pair)"
+    return None
+
+
+def _resampling(args: argparse.Namespace, target: methods.Target, method: methods.Method) -> dict[str, int]:
+    """The seed (drawn when one is needed), and the resamples of the interval and the simulation."""
+    if not target.reliability and (args.resamples != 0 or method.random):
+        draw_seed(args)
+    elif args.seed is not None:
+        raise ParameterError("not used: nothing is drawn at random (" + (
+            f"the {target.name} target is a closed-form D-study" if target.reliability else
+            f"--resamples 0 asks for no interval on n, and method {method.name} is a closed form") + ")",
+            parameter="--seed")
+    if not method.random:
+        return {"resamples": INTERVAL_RESAMPLES if args.resamples is None else args.resamples}
+    # no interval on n for these: --resamples is the simulation's size, as in planner predict
+    sim = SIM_RESAMPLES if args.resamples is None else args.resamples
+    if isinstance(sim, bool) or sim < 1:
+        raise ParameterError(f"expected an integer >= 1 (the simulation's resamples), got {sim}",
+                             parameter="--resamples")
+    return {"resamples": 0, "sim_resamples": sim}
+
+
+def run_target(args: argparse.Namespace) -> int:
+    """Run ``planner size --target``."""
+    from ..plan import size_for_target, topics_for_variants  # heavy (scipy): loaded when the command runs
+
+    if args.scores is None:
+        raise ParameterError("a target needs a collection to learn from (--scores FILE)", parameter="--scores")
+    name, value = parse_target(args.target)
+    target = methods.target(name, parameter="--target")
+    nv = None if args.variants is None else parse_int_list(args.variants, option="--variants", minimum=1)
+    scores = load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
+    # '' is an unknown method, not the default
+    method = methods.method(methods.DEFAULT_METHOD if args.method is None else args.method, parameter="--method")
+    why = None if nv is None else _variants_problem(args, scores, target, method, nv)
+    if why:      # what the variant model cannot answer is an error before any work
+        raise ParameterError(why, parameter="--variants")
+    rkw = _resampling(args, target, method)
+    min_diff = args.min_diff if args.min_diff is not None else MIN_DIFF
+    res = size_for_target(scores, target=name, value=value, method=method.name,
+                          variance="pair" if args.variance is None else args.variance, alpha=args.alpha,
+                          min_diff=min_diff, rng=args.seed, **rkw)
+    vtr = None
+    if nv is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)     # said once already
+            vtr = topics_for_variants(scores, target=name, value=value, n_variants=nv, method=method.name,
+                                      min_diff=min_diff, alpha=args.alpha, resamples=rkw["resamples"],
+                                      rng=args.seed)
+    if args.json:
+        print_json({**res.to_dict(), "source": scores.source, "measure": scores.measure,
+                    "n_variants": scores.n_variants,
+                    **({"variants": vtr.to_dict()} if vtr is not None else {})}, args)
+        return 0
+    far_noted = _print_target(res, scores, target)
+    if vtr is not None:
+        _print_variants(vtr, method.name, far_noted)
+    if res.seed is not None and not target.reliability:
+        print(f"  seed          {res.seed}{seed_note(args)}")
+    return 0
+
+
+def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target) -> bool:
+    """The answer's lines; True when its note on far counts was printed."""
+    n = "none up to the search limit" if res.n_topics is None else str(res.n_topics)
+    how = "D-study of the variance components" if target.reliability else f"{res.method}, variance {res.variance}"
+    print(f"target {res.target} {res.direction} {res.value} ({how})")
+    print(f"  statistic     {statistic_words(res)}")
+    print(f"  scores        {scores.source or 'scores'}"
+          + (f", {scores.measure}" if scores.measure else "")
+          + (f" (each topic the mean of its {scores.n_variants} query variants)"
+             if getattr(scores, "n_variants", 1) and scores.n_variants > 1 else ""))
+    print(f"  topics        {n}")
+    if res.n_topics is not None:
+        prev = "" if res.at_n_minus_1 is None else f" (at n-1: {res.at_n_minus_1:.8g})"
+        print(f"  achieved      {res.achieved:.8g}{prev}")
+    # TODO(coordinator): Interval.how -- read how the interval was computed from the result's
+    # Interval once TargetResult has one; until then: topic resampling leaves resamples > 0, the
+    # D-study of a reliability target always gives one, and every other case gives none
+    resampled = res.resamples > 0
+    if not (resampled or target.reliability):
+        print(f"  interval      {res.interval_method}")
+    else:
+        lo = "-" if res.lower is None else res.lower
+        hi = "unbounded" if res.upper is None else res.upper
+        print(f"  {res.interval:.0%} interval  [{lo}, {hi}]  ({res.interval_method})")
+    print(f"  learnt from   {res.n_systems} systems x {res.n_topics_observed} topics, {res.n_pairs} pairs"
+          + (f" ({res.identical_pairs} identical, counted as ties)" if res.identical_pairs else ""))
+    far_noted = False
+    if res.n_topics is not None and resampled and res.n_topics >= 1.5 * res.n_topics_observed:
+        far_noted = True
+        # measured: such counts and their intervals run low (benchmarks/bench_coverage.py)
+        print(f"  note          {res.n_topics} is {res.n_topics / res.n_topics_observed:.1f} times the topics learnt "
+              "from: counts this far out, and their interval, tend to run low (docs/planning.md, "
+              "'What the interval on n covers'); plan towards the upper end")
+    if res.sim_resamples:
+        print(f"  simulation    {res.sim_resamples} resamples at each topic count (--resamples)")
+    return far_noted
+
+
+def _print_variants(vtr: VariantTrade, method: str, far_noted: bool) -> None:
+    ivl = ("no interval on n" if not vtr.resamples else
+           f"{vtr.interval:.0%} interval on n from the same {vtr.resamples} topic resamples")
+    print(f"  variants      topics needed with V query variants per topic ({method}; each pair's "
+          f"variant share of one variant's variance: median {vtr.variant_share:.2f}; {ivl}):")
+    for r in vtr.rows:
+        print(f"    V = {r['n_variants']:<4} {_variant_count(r, bool(vtr.resamples))}   "
+              f"(variance x {r['variance_ratio']:.3f})")
+    far = max((r["n_topics"] for r in vtr.rows if r["n_topics"] is not None), default=None)
+    more = [r["n_variants"] for r in vtr.rows if r["n_variants"] > vtr.n_variants_observed]
+    if far is not None and far >= 1.5 * vtr.n_topics_observed:
+        print(f"    note        the largest count, {far}, is {far / vtr.n_topics_observed:.1f} times the "
+              f"{vtr.n_topics_observed} topics learnt from"
+              + (" (as the note above says, such counts tend to run low)" if far_noted else
+                 ": counts this far out tend to run low"))
+    if more:
+        print(f"    note        V = {', '.join(map(str, more))}: more than the collection's "
+              f"{vtr.n_variants_observed} variants per topic, so the model's 1/V scaling is extrapolated")
+
+
+def _variant_count(r: dict[str, Any], interval: bool) -> str:
+    if r["n_topics"] is None:
+        return "not reached"
+    got = f"{r['n_topics']:>7} topics, {r['queries']:>8} queries"
+    if interval:
+        got += f"  [{r['n_lower']}, {'-' if r['n_upper'] is None else r['n_upper']}]"
+    return got
+
+
+def statistic_words(res: TargetResult) -> str:
+    """What a size --target statistic is, in words (the JSON has the same settings as fields)."""
+    level = f"{1 - res.alpha:.0%}"
+    return {
+        "swap_rate": "mean over system pairs of the chance that two independent topic sets order the "
+                     "pair differently",
+        "reversal_rate": "mean over system pairs of the chance that a topic set orders the pair "
+                         "differently from the collection",
+        "kendall_tau": "expected Kendall tau between the system rankings of two independent topic sets",
+        "ci_width": f"median over system pairs of the width of the {level} interval of the pair's mean "
+                    "difference",
+        "power": f"mean over system pairs of the power of the paired t-test (alpha {res.alpha:g}) to "
+                 f"detect a difference of {res.min_diff:g}",
+        "erho2": "generalizability coefficient Erho2 of the D-study (the variance components)",
+        "phi": "dependability coefficient Phi of the D-study (the variance components)",
+    }[res.target]
