@@ -34,7 +34,7 @@ def main() -> None:
         t_read = time.perf_counter() - t0
         t0 = time.perf_counter()
         st = plan.pool_depth_study(runs, qrels, depths=(10, 20, 50, 100), measure=measure,
-                                   target="swap_rate", value=0.05, variance="pooled",
+                                   target="swap_rate", value=0.05, variance="pooled", method="analytic",
                                    topic_cost=20.0, judgment_cost=1.0, tau_min=0.9,
                                    resamples=100, rng=1)
         t_study = time.perf_counter() - t0

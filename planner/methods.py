@@ -105,6 +105,9 @@ class Method:
         Solves the topics-against-query-variants trade-off.
     spec : PredictiveSpec or None
         The assumptions of a predictive method.
+    disjoint : bool
+        Draws two disjoint topic sets from the collection, so it simulates at most half of
+        the collection's topics.
     """
 
     name: str
@@ -115,6 +118,7 @@ class Method:
     interval_on_n: bool
     variants: bool
     spec: PredictiveSpec | None = None
+    disjoint: bool = False
 
     @property
     def random(self) -> bool:
@@ -152,7 +156,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("bootstrap", Engine.RESAMPLING, "topics resampled with replacement",
            ("empirical",), strata=True, interval_on_n=False, variants=False),
     Method("subsample", Engine.RESAMPLING, "disjoint topic subsets drawn without replacement",
-           ("empirical",), strata=True, interval_on_n=False, variants=False),
+           ("empirical",), strata=True, interval_on_n=False, variants=False, disjoint=True),
     Method("parametric", Engine.PARAMETRIC, "score matrices simulated from the variance components",
            ("pooled",), strata=False, interval_on_n=False, variants=False),
     _predictive("predictive-integrated", "predictive, averaged over each pair's variance",
@@ -199,6 +203,10 @@ class Target:
     solvable : bool
         :func:`planner.size_for_target` solves for it; the others are read off a curve only
         (:func:`planner.topics_needed`, a study's scenario table).
+    at_low, at_high : str
+        The message of :meth:`check_value` for a value at or below ``low`` (at or above
+        ``high``), saying why it is no target; a template with ``{name}``, ``{words}`` and
+        ``{value}``. Empty: the plain range message.
     """
 
     name: str
@@ -211,6 +219,8 @@ class Target:
     reliability: bool = False
     needs_min_diff: bool = False
     solvable: bool = True
+    at_low: str = ""
+    at_high: str = ""
 
     @property
     def increasing(self) -> bool:
@@ -222,7 +232,15 @@ class Target:
         return statistic >= value if self.increasing else statistic <= value
 
     def check_value(self, value: object, *, parameter: str = "value") -> float:
-        """``value`` as a float in the target's range, or a :class:`ParameterError`."""
+        """``value`` as a float in the target's range, or a :class:`ParameterError` saying why.
+
+        Examples
+        --------
+        >>> target("swap_rate").check_value(0.7)   # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        planner.errors.ParameterError: value: a swap rate is at most 0.5 (...), so a target of 0.7 says nothing
+        """
         if isinstance(value, bool):
             raise ParameterError(f"expected a number for a {self.name} target, got {value!r}", parameter=parameter)
         try:
@@ -231,7 +249,8 @@ class Target:
             raise ParameterError(f"expected a number for a {self.name} target, got {value!r}",
                                  parameter=parameter) from None
         if not (self.low < v < self.high):
-            raise ParameterError(f"a {self.name} target must be {self.words}, got {value!r}", parameter=parameter)
+            why = (self.at_low if v <= self.low else self.at_high) or _OUT_OF_RANGE
+            raise ParameterError(why.format(name=self.name, words=self.words, value=value), parameter=parameter)
         return v
 
 
@@ -241,15 +260,29 @@ def _range(low: float, high: float, note: str = "") -> tuple[float, float, str]:
 
 
 #: every target, in the order messages list them
+_OUT_OF_RANGE = "a {name} target must be {words}, got {value!r}"
+
+
+def _limit(why: str) -> str:
+    return _OUT_OF_RANGE + f" ({why})"
+
+
+_ANY_N = _limit("any topic count meets it")
+_ONE = _limit("1 needs infinitely many topics")
+_ZERO = _limit("0 needs infinitely many topics")
+
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("swap_rate", "swap_rate_mean", "<=", *_range(0, 0.5, " (a swap rate is at most 0.5)"),
-           pair_rate=True),
-    Target("reversal_rate", "reversal_rate_mean", "<=", *_range(0, 1), pair_rate=True),
-    Target("kendall_tau", "kendall_tau_mean", ">=", *_range(-1, 1), pair_rate=True),
-    Target("ci_width", "ci_width_median", "<=", *_range(0, math.inf)),
-    Target("power", "power_mean", ">=", *_range(0, 1), needs_min_diff=True),
-    Target("erho2", "erho2", ">=", *_range(0, 1), reliability=True),
-    Target("phi", "phi", ">=", *_range(0, 1), reliability=True),
+           pair_rate=True, at_low=_ZERO,
+           at_high="a swap rate is at most 0.5 (two independent sets disagree with probability 2p(1-p)), so a "
+                   "target of {value!r} says nothing"),
+    Target("reversal_rate", "reversal_rate_mean", "<=", *_range(0, 1), pair_rate=True, at_low=_ZERO),
+    Target("kendall_tau", "kendall_tau_mean", ">=", *_range(-1, 1), pair_rate=True, at_low=_ANY_N, at_high=_ONE),
+    Target("ci_width", "ci_width_median", "<=", *_range(0, math.inf),
+           at_low=_limit("a width of 0 needs infinitely many topics")),
+    Target("power", "power_mean", ">=", *_range(0, 1), needs_min_diff=True, at_low=_ANY_N, at_high=_ONE),
+    Target("erho2", "erho2", ">=", *_range(0, 1), reliability=True, at_low=_ANY_N, at_high=_ONE),
+    Target("phi", "phi", ">=", *_range(0, 1), reliability=True, at_low=_ANY_N, at_high=_ONE),
     Target("ci_width_p90", "ci_width_p90", "<=", *_range(0, math.inf), solvable=False),
     Target("discriminative_power", "discriminative_power", ">=", *_range(0, 1), needs_min_diff=True,
            solvable=False),

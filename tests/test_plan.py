@@ -13,6 +13,10 @@ from planner import plan
 from planner.cli import main
 from planner.errors import InputError, ParameterError
 from planner.plan import design_power, topic_set_size
+from planner.plan.allocation import exact_allocation, round_allocation
+from planner.plan.pairs import PairModel
+from planner.plan.pool import check_depths
+from planner.plan.variants import variant_pair_variance
 from planner.scores import ScoreMatrix
 
 # ----------------------------------------------------------------- classical designs
@@ -172,12 +176,12 @@ def test_swap_target_two_systems_hand_formula():
     m = _toy(seed=3, S=2, T=60)
     d = m.values[0] - m.values[1]
     dbar, sd = d.mean(), d.std(ddof=1)
-    r = plan.size_for_target(m, target="swap_rate", value=0.05, resamples=0)
+    r = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.05, resamples=0)
     swap = lambda n: 2 * stats.norm.sf(abs(dbar) * math.sqrt(n) / sd) * stats.norm.cdf(abs(dbar) * math.sqrt(n) / sd)
     n = r.n_topics
     assert swap(n) <= 0.05 < swap(n - 1)
     assert r.achieved == pytest.approx(swap(n), rel=1e-12)
-    t = plan.size_for_target(m, target="kendall_tau", value=0.9, resamples=0)
+    t = plan.size_for_target(m, method="analytic", target="kendall_tau", value=0.9, resamples=0)
     assert t.n_topics == n  # tau = 1 - 2 swap, so tau >= 0.9 <=> swap <= 0.05
 
 
@@ -206,8 +210,8 @@ def test_interval_quantiles_are_the_documented_order_statistics():
 
 def test_target_interval_deterministic_and_brackets():
     m = _toy(seed=5, S=5, T=30)
-    a = plan.size_for_target(m, target="ci_width", value=0.08, resamples=40, rng=7)
-    b = plan.size_for_target(m, target="ci_width", value=0.08, resamples=40, rng=7)
+    a = plan.size_for_target(m, method="analytic", target="ci_width", value=0.08, resamples=40, rng=7)
+    b = plan.size_for_target(m, method="analytic", target="ci_width", value=0.08, resamples=40, rng=7)
     assert a.to_dict() == b.to_dict()
     assert a.lower <= a.n_topics <= a.upper
     assert a.at_n_minus_1 > 0.08 >= a.achieved
@@ -218,7 +222,7 @@ def test_erho2_target_matches_closed_form_and_dstudy():
 
     m = _toy(seed=1)
     f = fit(m)
-    r = plan.size_for_target(m, target="erho2", value=0.9)
+    r = plan.size_for_target(m, method="analytic", target="erho2", value=0.9)
     assert r.n_topics == math.ceil(9 * f.var_e / f.var_s - 1e-12)
     need = f.topics_for(erho2=0.9, alpha=0.05)
     assert (r.lower, r.upper) == (need.lower, need.upper)
@@ -240,7 +244,7 @@ def test_pair_variances_local_equals_variance_module():
                                           ("ci_width", 0.0), ("power", 1.0), ("nope", 0.5)])
 def test_impossible_targets(target, value):
     with pytest.raises(ParameterError):
-        plan.size_for_target(_toy(), target=target, value=value, resamples=0)
+        plan.size_for_target(_toy(), method="analytic", target=target, value=value, resamples=0)
 
 
 # ------------------------------------------------------------ pool depth and budgets
@@ -261,7 +265,8 @@ def dl19_study(dl19_small):
     runs, qrels = dl19_small
     # NIST judged the DL 2019 runs to a shallower pool: 84% of these 4 runs' depth-20 pool
     with pytest.warns(DegenerateDataWarning, match=r"judge only part of the pooled documents \(84% at depth 20\)"):
-        return plan.pool_depth_study(runs, qrels, depths=[10, 20], measure="nDCG@10", target="swap_rate",
+        return plan.pool_depth_study(runs, qrels, method="analytic", depths=[10, 20], measure="nDCG@10",
+                                     target="swap_rate",
                                      value=0.05, topic_cost=5.0, judgment_cost=1.0, tau_min=0.8)
 
 
@@ -283,7 +288,7 @@ def test_pool_depth_study_meets_every_target_with_the_given_method(dl19_small):
         full = score_runs(runs, qrels, ["nDCG@10"])["nDCG@10"]
         ref = {t: plan.size_for_target(full, target=t, value=v, method="predictive", resamples=0).n_topics
                for t, v in tg}
-        ana = plan.size_for_target(full, target="reversal_rate", value=0.3, resamples=0).n_topics
+        ana = plan.size_for_target(full, method="analytic", target="reversal_rate", value=0.3, resamples=0).n_topics
     row = both.rows[0]
     assert row["n_by_target"] == {t: one[t].rows[0]["n_topics_needed"] for t in one}
     # the depth-10 pool of these 4 close runs leaves no pair clearly apart (the predictive prior's
@@ -343,7 +348,7 @@ def test_growth_curve_fits_and_is_deterministic(dl19_small):
     # all 4 runs: the fitted curve is close to the observed pool (power law, log-log fit)
     assert g1.predict(10, 4) == pytest.approx(pts[0]["judgments_per_topic"], rel=0.1)
     # one run: exactly min(k, retrieved) documents per topic on average, at most k
-    one = [p for p in g1.points if p["runs"] == 1][0]["judgments_per_topic"]
+    one = next(p for p in g1.points if p["runs"] == 1)["judgments_per_topic"]
     assert one <= 10
 
 
@@ -471,7 +476,7 @@ def test_allocation_with_costs_same_cost():
         c = rng.choice([1.0, 2.0, 3.0, 5.0, 10.0, 0.5, 7.3], 3)
         B = float(rng.uniform(8, 60) * c.mean())
         q = np.sqrt(a / c) * B / (np.sqrt(a / c) * c).sum()
-        got = plan._round_alloc_cost(q, c, B, a)
+        got = round_allocation(q, c, B, a)
         assert (got * c).sum() <= B + 1e-9 and got.min() >= 2
         assert (a / got).sum() == pytest.approx(exhaustive(a, c, B), rel=1e-12)
     # a search cut short (branch budget) keeps a feasible allocation no worse than its start
@@ -480,7 +485,7 @@ def test_allocation_with_costs_same_cost():
     start = np.array([400, 150, 300, 80, 200])
     assert (start * c).sum() <= B
     for cap in (1, 50, 10 ** 6):
-        got = plan._exact_alloc_cost(a, c, B, 2, start, max_nodes=cap)
+        got = exact_allocation(a, c, B, 2, start, max_nodes=cap)
         assert (got * c).sum() <= B and got.min() >= 2 and (a / got).sum() <= (a / start).sum()
     # very unequal costs: the greedy fill adds many cheap topics in one step (it took one step
     # per topic, 1e8 of them at a cost ratio of 1e8); still the exhaustive optimum
@@ -489,9 +494,10 @@ def test_allocation_with_costs_same_cost():
         best = min((a[0] / n1 + a[1] / n2, n1, n2) for n1 in range(2, int(B) + 1)
                    for n2 in [int((B - n1 + 1e-9) // c[1])] if n2 >= 2)
         q = np.sqrt(a / c) * B / (np.sqrt(a / c) * c).sum()
-        got = plan._round_alloc_cost(q, c, B, a)
+        got = round_allocation(q, c, B, a)
         assert (got * c).sum() <= B + 1e-9 and (a / got).sum() == pytest.approx(best[0], rel=1e-12)
-    with pytest.raises(ParameterError, match=r"buys [0-9.]+e\+151 topics in the optimal allocation, more than 10,000,000"):
+    with pytest.raises(ParameterError,
+                       match=r"buys [0-9.]+e\+151 topics in the optimal allocation, more than 10,000,000"):
         plan.allocate(m, n=60, method="optimal", costs={"a": 1, "b": 1e-300, "c": 1})
     with pytest.raises(ParameterError, match="positive and finite"):
         plan.allocate(m, n=60, method="optimal", costs={"a": 1, "b": math.inf, "c": 1})
@@ -545,7 +551,8 @@ def test_cli_size_scores_text(tmp_path, capsys):
     (["budget", "--dataset", "dl19-passage", "--tau-min", "2"], "--tau-min: only used with --runs"),
     (["budget", "--dataset", "dl19-passage", "--qrels", "q.txt"], "--qrels: only used with --runs"),
     (["budget", "--dataset", "dl19-passage", "--pool-runs", "a,b"], "--pool-runs"),
-    (["budget", "--dataset", "dl19-passage", "--bogus", "1"], "planner budget: error: unrecognized arguments: --bogus 1"),
+    (["budget", "--dataset", "dl19-passage", "--bogus", "1"],
+     "planner budget: error: unrecognized arguments: --bogus 1"),
     # repeated or empty list items (a repeated pool run was counted twice)
     (["budget", "--dataset", "dl19-passage", "--depths", "10,10"], "--depths: 10 is listed more than once"),
     (["validate", "--scores", "x.csv", "--pilot", "10", "--topics", "5", "--methods", "analytic,"],
@@ -696,7 +703,7 @@ def test_analytic_targets_equal_simulate_predict_analytic(identical, variance):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         curve = predict(m, topics=[10, 40], method="analytic", variance=variance, min_diff=0.05, rng=0)
-    mdl = plan._Model(m.values, variance)
+    mdl = PairModel(m.values, variance)
     assert mdl.identical.sum() == identical
     keys = {"swap_rate": "swap_rate_mean", "reversal_rate": "reversal_rate_mean",
             "kendall_tau": "kendall_tau_mean", "ci_width": "ci_width_median", "power": "power_mean",
@@ -719,8 +726,9 @@ def test_target_on_web2010_with_identical_systems_matches_the_curve(shared_data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         m = load_scores(shared_data / "trec-web" / "web2010_ap.csv")
-    with pytest.warns(DegenerateDataWarning, match="10 pair.s. of systems identical on every topic: each counts as a tie"):
-        r = plan.size_for_target(m, target="swap_rate", value=0.05, variance="pair", resamples=0)
+    with pytest.warns(DegenerateDataWarning,
+                      match="10 pair.s. of systems identical on every topic: each counts as a tie"):
+        r = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.05, variance="pair", resamples=0)
     assert r.identical_pairs == 10 and r.n_pairs == 3828
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
@@ -771,7 +779,6 @@ def test_predictive_interval_resolves_each_resample_with_the_same_method(method,
     # matrix, gives the n whose quantiles are the interval (not the plug-in model's n)
     import warnings
 
-    from planner._random import as_generator
     from planner.errors import DegenerateDataWarning
     from planner.simulate import predict
 
@@ -783,19 +790,19 @@ def test_predictive_interval_resolves_each_resample_with_the_same_method(method,
            "kendall_tau": "kendall_tau_mean"}[target]
     sign = 1 if target != "kendall_tau" else -1
     ns = []
-    for g in as_generator(3).spawn(B):
+    for g in np.random.default_rng(3).spawn(B):
         vb = m.values[:, g.integers(0, m.n_topics, m.n_topics)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateDataWarning)
             mb = ScoreMatrix.build(vb, list(m.systems), [str(t) for t in range(m.n_topics)])
-            n = plan.smallest_n(lambda k: sign * predict(mb, topics=[k], method=method).rows[0][key]
+            n = plan.smallest_n(lambda k, mb=mb: sign * predict(mb, topics=[k], method=method).rows[0][key]
                                  <= sign * value, 2, 5000)
         ns.append(np.inf if n is None else n)
     lo, hi = np.quantile(ns, [0.025, 0.975], method="inverted_cdf")
     conv = lambda v: None if not np.isfinite(v) else int(v)  # None: not reached up to n_max
     assert (r.lower, r.upper) == (conv(lo), conv(hi))
     assert r.lower is not None
-    an = plan.size_for_target(m, target=target, value=value, resamples=B, rng=3, n_max=5000)
+    an = plan.size_for_target(m, method="analytic", target=target, value=value, resamples=B, rng=3, n_max=5000)
     assert an.interval_method.endswith("analytic re-solve)")
     with pytest.raises(ParameterError, match="each pair's own variance"):
         plan.size_for_target(m, target=target, value=value, method=method, variance="pooled", resamples=0)
@@ -843,7 +850,7 @@ def test_cli_size_target(tmp_path, capsys):
     rc = main(["size", "--target", "ci_width:0.1", "--scores", str(path), "--resamples", "20", "--seed", "3",
                "--json"])
     out = json.loads(capsys.readouterr().out)
-    ref = plan.size_for_target(m, target="ci_width", value=0.1, resamples=20, rng=3)
+    ref = plan.size_for_target(m, method="analytic", target="ci_width", value=0.1, resamples=20, rng=3)
     assert rc == 0 and out["n_topics"] == ref.n_topics and out["lower"] == ref.lower
     assert out["variance"] == "pair" and out["seed"] == 3
     assert main(["size", "--target", "ci_width:0.1", "--sigma2", "0.1"]) == 2
@@ -851,7 +858,9 @@ def test_cli_size_target(tmp_path, capsys):
     # bad options name the command-line option, in one line, exit 2
     for argv, needle in ((["--method", "predictive-shrunk", "--variance", "pooled"], "--variance: method"),
                          (["--method", "bogus"], "--method: unknown method 'bogus'"),
-                         (["--target", "swap_rate:1.5"], "--target: a swap_rate target must be in (0, 1), got 1.5")):
+                         (["--target", "swap_rate:1.5"],
+                          "--target: a swap rate is at most 0.5 (two independent sets disagree with probability "
+                          "2p(1-p)), so a target of 1.5 says nothing")):
         args = ["size", "--target", "swap_rate:0.05", "--scores", str(path), "--resamples", "0"] + argv
         assert main(args) == 2
         err = capsys.readouterr().err.strip()
@@ -956,8 +965,8 @@ def test_sakai_initial_values():
     # tool starts from): u=1 is (z_.025 + z_.20)^2 = 7.849 by hand (ignoring the far tail, ~1e-5);
     # for u=2 the root solves the defining equation
     za, zb = stats.norm.isf(0.025), stats.norm.isf(0.2)
-    assert plan._ncx2_lambda(1, 0.05, 0.8) == pytest.approx((za + zb) ** 2, abs=1e-4)
-    lam2 = plan._ncx2_lambda(2, 0.05, 0.8)
+    assert plan.sakai_initial_n("anova", 1.0, 0.5, systems=2) == pytest.approx((za + zb) ** 2, abs=1e-4)
+    lam2 = float(plan.sakai_initial_n("anova", 1.0, 0.5, systems=3))  # n' = lambda here
     assert stats.ncx2.sf(stats.chi2.isf(0.05, 2), 2, lam2) == pytest.approx(0.8, abs=1e-10)
     # hand calculation: paired-t n' = ((z_.025 + z_.20) / (0.05/sqrt(0.02)))^2 + z_.025^2 / 2
     n0 = ((za + zb) / (0.05 / math.sqrt(0.02))) ** 2 + za ** 2 / 2
@@ -1042,7 +1051,7 @@ def test_target_with_every_pair_identical_is_an_error():
     for target, value in (("swap_rate", 0.05), ("power", 0.8), ("ci_width", 0.1)):
         with pytest.raises(InputError, match=f"every pair of systems is identical on every topic .1 pair.s..: "
                                              f"no topic count changes the {target}"):
-            plan.size_for_target(m, target=target, value=value, resamples=0)
+            plan.size_for_target(m, method="analytic", target=target, value=value, resamples=0)
 
 
 def test_pool_depth_tau_when_every_system_ties():
@@ -1058,7 +1067,8 @@ def test_pool_depth_tau_when_every_system_ties():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ds = plan.pool_depth_study(runs, qrels, depths=[1, 2], measure="nDCG@10", target="ci_width",
+        ds = plan.pool_depth_study(runs, qrels, method="analytic", depths=[1, 2], measure="nDCG@10",
+                                   target="ci_width",
                                    value=0.5, topic_cost=1, judgment_cost=1)
     assert [r["kendall_tau_vs_full"] for r in ds.rows] == [1.0, 1.0]
     assert ds.recommendation["depth"] in (1, 2) and "cheapest total cost" in ds.recommendation["reason"]
@@ -1069,7 +1079,7 @@ def test_dstudy_interval_contains_an_answer_at_the_floor():
     from planner import datasets
 
     m = datasets.load("dl19-passage")
-    r = plan.size_for_target(m, target="erho2", value=0.01, resamples=0)
+    r = plan.size_for_target(m, method="analytic", target="erho2", value=0.01, resamples=0)
     assert r.n_topics == 2 and r.lower <= 2 <= r.upper and (r.lower, r.upper) == (2, 2)
 
 
@@ -1103,8 +1113,8 @@ def test_size_for_target_keeps_resampled_counts_and_pairs_measures_by_seed():
     x = rng.normal(0.4, 0.15, (12, 1)) + rng.normal(0, 0.2, (12, 40))
     a = ScoreMatrix.build(x, [f"s{i}" for i in range(12)], [f"t{j}" for j in range(40)])
     b = ScoreMatrix.build(2 * x, a.systems, a.topics)     # the same scores on another scale
-    ra = plan.size_for_target(a, target="swap_rate", value=0.05, resamples=80, rng=9)
-    rb = plan.size_for_target(b, target="swap_rate", value=0.05, resamples=80, rng=9)
+    ra = plan.size_for_target(a, method="analytic", target="swap_rate", value=0.05, resamples=80, rng=9)
+    rb = plan.size_for_target(b, method="analytic", target="swap_rate", value=0.05, resamples=80, rng=9)
     assert ra.resampled_n.shape == (80,)
     # the interval on n is the quantiles of the kept counts
     assert (ra.lower, ra.upper) == tuple(int(v) for v in plan.interval_quantiles(ra.resampled_n, 0.95))
@@ -1112,7 +1122,7 @@ def test_size_for_target_keeps_resampled_counts_and_pairs_measures_by_seed():
     # the swap rate is scale-free and the same seed draws the same topics: equal in every resample
     d = plan.paired_difference(ra.resampled_n, rb.resampled_n)
     assert d["share_equal"] == 1 and d["lower"] == d["upper"] == 0
-    rc = plan.size_for_target(b, target="swap_rate", value=0.05, resamples=80, rng=10)
+    rc = plan.size_for_target(b, method="analytic", target="swap_rate", value=0.05, resamples=80, rng=10)
     assert plan.paired_difference(ra.resampled_n, rc.resampled_n)["share_equal"] < 0.5
 
 
@@ -1129,9 +1139,9 @@ def test_size_for_target_reads_a_dataframe_as_fit_does(tmp_path):
     import planner
 
     sm = planner.load_scores(src)
-    want = plan.size_for_target(sm, target="swap_rate", value=0.05, resamples=0)
+    want = plan.size_for_target(sm, method="analytic", target="swap_rate", value=0.05, resamples=0)
     for given in (pd.read_csv(src), str(src)):
-        r = plan.size_for_target(given, target="swap_rate", value=0.05, resamples=0)
+        r = plan.size_for_target(given, method="analytic", target="swap_rate", value=0.05, resamples=0)
         assert (r.n_topics, r.n_systems, r.n_topics_observed) == (want.n_topics, 61, 50) == (191, 61, 50)
 
 
@@ -1144,7 +1154,8 @@ def test_one_system_or_one_topic_is_an_input_error(shape):
                     topics=tuple(f"t{j}" for j in range(shape[1])))
     for target in ("swap_rate", "power", "ci_width"):
         with pytest.raises(InputError, match="need at least 2 systems and 2 topics"):
-            plan.size_for_target(m, target=target, value=0.2 if target != "power" else 0.8, resamples=0)
+            plan.size_for_target(m, method="analytic", target=target, value=0.2 if target != "power" else 0.8,
+                                 resamples=0)
 
 
 def test_subsample_target_is_searched_up_to_half_the_topics():
@@ -1183,7 +1194,7 @@ def test_exactly_tied_means_warn_and_give_no_interval_without_a_point():
     x = np.random.default_rng(0).normal(0.5, 0.1, (5, 30))
     x = x - x.mean(1, keepdims=True) + 0.5
     with pytest.warns(DegenerateDataWarning, match="exactly equal means"):
-        r = plan.size_for_target(x, target="swap_rate", value=0.05, resamples=20, rng=1)
+        r = plan.size_for_target(x, method="analytic", target="swap_rate", value=0.05, resamples=20, rng=1)
     assert r.n_topics is None and (r.lower, r.upper) == (None, None)
     assert r.interval_method.startswith("none (the target is not reached")
 
@@ -1204,8 +1215,8 @@ def test_api_options_that_would_be_ignored_are_errors():
 
 def test_depths_given_as_a_string_are_an_error_not_characters():
     with pytest.raises(ParameterError, match="depths: expected an integer or a list"):
-        plan._check_depths("10")
-    assert plan._check_depths(10) == (10,) and plan._check_depths([20, 10, 10]) == (10, 20)
+        check_depths("10")
+    assert check_depths(10) == (10,) and check_depths([20, 10, 10]) == (10, 20)
 
 
 def test_cli_size_target_names_its_statistic_and_scores_and_sizes_random_methods(capsys):
@@ -1268,7 +1279,7 @@ def test_random_intervals_without_a_seed_record_the_seed_drawn(shared_data):
         again = plan.size_for_target(m, target="swap_rate", value=0.1, method=method, resamples=40, rng=r.seed)
         assert (again.lower, again.upper, again.seed) == (r.lower, r.upper, r.seed)
     # nothing random: no seed drawn
-    assert plan.size_for_target(m, target="swap_rate", value=0.1, resamples=0, rng=None).seed is None
+    assert plan.size_for_target(m, method="analytic", target="swap_rate", value=0.1, resamples=0, rng=None).seed is None
     s = plan.topic_set_size(design="paired-t", min_diff=0.05, variance=m, variance_selector="pair", power=0.8,
                             resamples=40, rng=None)
     assert isinstance(s.seed, int)
@@ -1287,7 +1298,7 @@ def test_growth_and_pool_depth_study_record_their_seed(dl19_small):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        kw = dict(depths=[10], measure="nDCG@10", target="swap_rate", value=0.05, resamples=30)
+        kw = dict(depths=[10], measure="nDCG@10", target="swap_rate", value=0.05, resamples=30, method="analytic")
         d = plan.pool_depth_study(runs, qrels, rng=None, **kw)
         assert isinstance(d.seed, int) and d.resamples == 30
         assert d.to_dict()["seed"] == d.seed
@@ -1303,7 +1314,7 @@ def test_interval_ends_answer_to_both_names(shared_data):
     from planner.collection import load_scores
 
     m = load_scores(shared_data / "trec-adhoc" / "adhoc5_ap.csv")
-    t = plan.size_for_target(m, target="swap_rate", value=0.05, resamples=30, rng=2)
+    t = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.05, resamples=30, rng=2)
     s = plan.topic_set_size(design="paired-t", min_diff=0.05, variance=m, variance_selector="pair", power=0.8,
                             resamples=30, rng=2)
     assert (t.n_lower, t.n_upper) == (t.lower, t.upper) and t.lower is not None
@@ -1344,7 +1355,7 @@ def _clef_variants(shared_data, measure):
 
 def test_variant_pair_variance_is_the_mean_within_topic_variance_of_each_difference():
     x = np.random.default_rng(3).normal(size=(5, 7, 4))
-    got = plan._variant_pair_variance(x)
+    got = variant_pair_variance(x)
     want = [np.mean([np.var(x[a, t] - x[b, t], ddof=1) for t in range(7)])
             for a in range(5) for b in range(a + 1, 5)]
     assert got == pytest.approx(want, rel=1e-10)
@@ -1433,7 +1444,8 @@ def test_topics_for_variants_interval_on_n(shared_data):
     # to have happened (audit 2026-11-30: "topic resampling (200 ...)" over rows without one)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        far = plan.topics_for_variants(m, target="swap_rate", value=0.05, n_variants=[1, 6], n_max=100,
+        far = plan.topics_for_variants(m, method="analytic", target="swap_rate", value=0.05, n_variants=[1, 6],
+                                       n_max=100,
                                        resamples=200, rng=1)
     assert [row["n_topics"] for row in far.rows] == [None, None] and far.resamples == 0 and far.seed is None
     assert far.interval_method == "none (the target is not reached on the collection itself)"
@@ -1453,7 +1465,7 @@ def test_topics_for_variants_recovers_a_known_model():
     x = (mu[:, None, None] + rng.normal(0, 0.1, (1, T, 1)) + rng.normal(0, 0.1, (S, T, 1))
          + rng.normal(0, math.sqrt(0.02), (S, T, V)))
     m = ScoreMatrix.build(x, [f"s{i}" for i in range(S)], [f"t{j}" for j in range(T)], warn=False)
-    r = plan.topics_for_variants(m, target="swap_rate", value=0.02, n_variants=[1, 5])
+    r = plan.topics_for_variants(m, method="analytic", target="swap_rate", value=0.02, n_variants=[1, 5])
     a, b = np.triu_indices(S, 1)
     delta = np.abs(mu[a] - mu[b])
 
@@ -1469,7 +1481,7 @@ def test_topics_for_variants_recovers_a_known_model():
     for v in (1, 5):
         assert got[v] == pytest.approx(truth(v), rel=0.06)
     first = ScoreMatrix.build(x[:, :, 0], m.systems, m.topics, warn=False)
-    alone = plan.size_for_target(first, target="swap_rate", value=0.02, resamples=0).n_topics
+    alone = plan.size_for_target(first, method="analytic", target="swap_rate", value=0.02, resamples=0).n_topics
     assert got[1] == pytest.approx(alone, rel=0.06)
     assert got[1] > 1.8 * got[5]
 
@@ -1486,8 +1498,8 @@ def test_topics_for_variants_keeps_the_variant_part_when_topics_agree_exactly():
     x = np.stack([a, a - 0.01 + e])
     m = ScoreMatrix.build(x, ["a", "b"], [f"t{j}" for j in range(T)], warn=False)
     r = {row["n_variants"]: row["n_topics"] for row in
-         plan.topics_for_variants(m, target="swap_rate", value=0.05, n_variants=[1, 2, 4]).rows}
-    alone = plan.size_for_target(ScoreMatrix.build(x[:, :, 0], ["a", "b"], m.topics, warn=False),
+         plan.topics_for_variants(m, method="analytic", target="swap_rate", value=0.05, n_variants=[1, 2, 4]).rows}
+    alone = plan.size_for_target(ScoreMatrix.build(x[:, :, 0], ["a", "b"], m.topics, warn=False), method="analytic",
                                  target="swap_rate", value=0.05, resamples=0).n_topics
     assert r[4] == 2 and r[2] > 50 and r[1] == pytest.approx(alone, rel=0.25)
 
@@ -1495,22 +1507,22 @@ def test_topics_for_variants_keeps_the_variant_part_when_topics_agree_exactly():
 def test_topics_for_variants_refuses_what_it_cannot_answer(shared_data):
     m = _clef_variants(shared_data, "map")
     with pytest.raises(ParameterError, match="D-study"):
-        plan.topics_for_variants(m, target="erho2", value=0.9)
+        plan.topics_for_variants(m, method="analytic", target="erho2", value=0.9)
     with pytest.raises(ParameterError, match="no model of query variants"):
         plan.topics_for_variants(m, target="swap_rate", value=0.05, method="bootstrap")
     with pytest.raises(ParameterError, match="n_variants"):
-        plan.topics_for_variants(m, target="swap_rate", value=0.05, n_variants=[0, 2])
+        plan.topics_for_variants(m, method="analytic", target="swap_rate", value=0.05, n_variants=[0, 2])
     with pytest.raises(ParameterError, match="n_variants"):
-        plan.topics_for_variants(m, target="swap_rate", value=0.05, n_variants=[1.5])
+        plan.topics_for_variants(m, method="analytic", target="swap_rate", value=0.05, n_variants=[1.5])
     with pytest.raises(ParameterError, match="from 1 to 10,000"):     # was an OverflowError
         plan.topics_for_variants(m, target="swap_rate", value=0.05, n_variants=[10 ** 400])
     with pytest.raises(ParameterError, match="no query variants"):
-        plan.topics_for_variants(m.collapse_variants(), target="swap_rate", value=0.05)
+        plan.topics_for_variants(m.collapse_variants(), method="analytic", target="swap_rate", value=0.05)
     x = m.values.copy()
     x[0, 0, 0] = np.nan
     holed = ScoreMatrix.build(x, m.systems, m.topics, variants=m.variants, missing="keep", warn=False)
     with pytest.raises(InputError, match="missing"):
-        plan.topics_for_variants(holed, target="swap_rate", value=0.05)
+        plan.topics_for_variants(holed, method="analytic", target="swap_rate", value=0.05)
 
 
 def test_cli_size_target_with_variants(shared_data, capsys, tmp_path):
@@ -1584,7 +1596,8 @@ def test_topics_for_variants_matches_held_out_halves_with_fewer_variants(shared_
             da, db = d[:, perm[:25]].mean(axis=1), d[:, perm[25:50]].mean(axis=1)
             swaps.append(np.mean(0.5 * np.abs(np.sign(da) - np.sign(db))))
         observed = float(np.mean(swaps))
-        n = plan.topics_for_variants(m, target="swap_rate", value=observed, n_variants=[v]).rows[0]["n_topics"]
+        n = plan.topics_for_variants(m, method="analytic", target="swap_rate", value=observed,
+                                     n_variants=[v]).rows[0]["n_topics"]
         assert 22 <= n <= 29, (v, observed, n)
 
 
@@ -1597,3 +1610,33 @@ def test_cli_size_seed_and_resamples_errors(shared_data, capsys):
     assert "--resamples: must be 0 (no interval) or an integer from 2" in capsys.readouterr().err
     assert main(base + ["--resamples", "0", "--seed", "1"]) == 2
     assert "--seed: not used: nothing is drawn at random" in capsys.readouterr().err
+
+
+def test_one_default_method_for_every_function_that_takes_one():
+    # issue 22: size_for_target, pool_depth_study and topics_for_variants default to the
+    # registry's default method, as planner.predict does
+    import inspect
+
+    from planner import methods
+    from planner.simulate import predict
+
+    for f in (plan.size_for_target, plan.pool_depth_study, plan.topics_for_variants, predict):
+        assert inspect.signature(f).parameters["method"].default == methods.DEFAULT_METHOD == "predictive"
+    m = _toy(seed=6, S=6, T=30)
+    r = plan.size_for_target(m, target="swap_rate", value=0.05, resamples=0)
+    assert r.method == "predictive"
+    assert r.n_topics == plan.size_for_target(m, target="swap_rate", value=0.05, method="predictive",
+                                              resamples=0).n_topics
+
+
+def test_target_values_follow_the_registry_ranges():
+    # one rule for the CLI, the study schema and size_for_target (a kendall_tau of -1 passed here)
+    for target, value, why in (("kendall_tau", -1.0, "any topic count meets it"),
+                               ("swap_rate", 0.7, "says nothing"), ("swap_rate", 0.0, "0 needs infinitely many"),
+                               ("ci_width", 0.0, "a width of 0 needs infinitely many"),
+                               ("erho2", 1.0, "1 needs infinitely many")):
+        with pytest.raises(ParameterError, match=why):
+            plan.check_target_value(target, value)
+    with pytest.raises(ParameterError, match="unknown target 'swap'"):
+        plan.check_target_value("swap", 0.1)
+    assert plan.check_target_value("kendall_tau", -0.5) == -0.5

@@ -1,0 +1,179 @@
+"""The closed-form pair model the targets are solved on: pair differences, their variances,
+the variance components, and each target's statistic at n topics.
+
+Per pair ``(a, b)`` the observed mean difference ``dbar`` is taken as the true difference and
+``sigma_d^2`` comes from the variance selector. At ``n`` topics: ``p = Phi(-|dbar| sqrt(n) /
+sigma_d)``; reversal rate ``p``; swap rate ``2 p (1 - p)``; expected Kendall tau ``1 - 2 *
+mean swap``; interval width ``2 t_{1-alpha/2}(n-1) sigma_d / sqrt(n)`` (a quantile over pairs);
+power of the paired t at ``min_diff`` (mean over pairs); ``Erho2(n)`` and ``Phi(n)`` from the
+variance components.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from .. import methods
+from ..errors import ParameterError
+from ..scores import ScoreMatrix
+from ..variance import anova_components as _variance_anova
+from ..variance import pair_index, pair_moments, pair_variance, parse_selector, within_system
+from .checks import complete_values
+from .power import t_power_exact
+
+__all__ = ["PairModel", "anova_components", "batch_stat", "pair_variances"]
+
+
+def anova_components(vals: np.ndarray) -> dict[str, float]:
+    """Two-way ANOVA (method of moments) components ``var_s``, ``var_t``, ``var_e`` of a complete
+    (S, T) matrix."""
+    c = _variance_anova(vals)
+    return {k: c[k] for k in ("var_s", "var_t", "var_e")}
+
+
+def _variances(vals: np.ndarray, a: np.ndarray, b: np.ndarray, s2d: np.ndarray, selector: str, design: str,
+               var_e: float | None = None) -> np.ndarray:
+    """The per-pair variances of ``selector`` from the pair moments already computed (``var_e``:
+    the ANOVA residual, when already fitted)."""
+    kind, q = parse_selector(selector, parameter="variance")
+    K = len(a)
+    if design not in ("paired", "independent"):
+        raise ParameterError(f"unknown design {design!r}; expected paired or independent", parameter="design")
+    paired = design == "paired"
+    factor = 2.0 if paired else 1.0
+    if kind == "pooled":
+        ve = anova_components(vals)["var_e"] if var_e is None else var_e
+        return np.full(K, factor * ve)
+    if kind == "within-system":
+        return np.full(K, factor * within_system(vals))
+    if paired:
+        own = s2d
+    else:
+        var_sys = vals.var(axis=1, ddof=1)
+        own = (var_sys[a] + var_sys[b]) / 2
+    if kind == "pair":
+        return own
+    assert q is not None        # (parse_selector gives percentile:q its q)
+    return np.full(K, np.percentile(own, q))
+
+
+def pair_variances(scores: Any, selector: str = "pooled", *, design: str = "paired") -> np.ndarray:
+    """One variance per system pair (all pairs a < b in order), as DESIGN.md defines them.
+
+    Parameters
+    ----------
+    scores : ScoreMatrix or array
+        A ScoreMatrix goes to :func:`planner.variance.pair_variance`; a complete (S, T)
+        array (the resampling loops) is computed here with the same definitions and the
+        ANOVA residual for ``pooled``.
+    selector : str, optional
+        ``pair``, ``pooled``, ``within-system`` or ``percentile:q``.
+    design : {"paired", "independent"}, optional
+        Variances of differences, or within-system variances.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``S (S - 1) / 2`` variances.
+
+    Examples
+    --------
+    >>> x = np.array([[0.1, 0.4, 0.3], [0.2, 0.2, 0.5]])
+    >>> pair_variances(x, "pair")
+    array([0.04333333])
+    """
+    if isinstance(scores, ScoreMatrix):
+        parse_selector(selector, parameter="variance")
+        return np.asarray(pair_variance(scores, selector, design=design), dtype=float)
+    vals = complete_values(scores)
+    a, b = pair_index(vals.shape[0])
+    _, s2d = pair_moments(vals, a, b)
+    return _variances(vals, a, b, s2d, selector, design)
+
+
+class PairModel:
+    """Pair differences and variance components of a complete (S, T) matrix, computed once.
+
+    Attributes
+    ----------
+    vals : numpy.ndarray
+        The (S, T) scores.
+    dbar, var : numpy.ndarray
+        Each pair's mean difference and its variance (of the selector).
+    identical : numpy.ndarray of bool
+        Pairs identical on every topic (ties, as in :func:`planner.simulate.predict`).
+    comp : dict
+        ANOVA components ``var_s``, ``var_t``, ``var_e``.
+
+    Examples
+    --------
+    >>> m = PairModel(np.array([[0.1, 0.4, 0.3], [0.2, 0.2, 0.5]]), "pair")
+    >>> round(m.stat("swap_rate", 10, min_diff=0.05, alpha=0.05), 4)
+    0.425
+    """
+
+    def __init__(self, vals: np.ndarray, selector: str):
+        self.vals = vals
+        a, b = pair_index(vals.shape[0])
+        dbar, s2d = pair_moments(vals, a, b)
+        self.comp = anova_components(vals)
+        self.var = _variances(vals, a, b, s2d, selector, "paired", self.comp["var_e"])
+        # pairs identical on every topic are ties, as in planner.simulate.predict
+        self.identical = (s2d == 0) & (dbar == 0)
+        self.dbar = dbar
+
+    def stat(self, target: str, n: float, *, min_diff: float, alpha: float, quantile: float = 50.0) -> float:
+        """The statistic of ``target`` at ``n`` topics."""
+        comp = {k: np.array([v]) for k, v in self.comp.items()}
+        return float(batch_stat(target, np.array([float(n)]), self.dbar[None, :], self.var[None, :],
+                                comp, min_diff=min_diff, alpha=alpha, quantile=quantile)[0])
+
+
+def _pair_rate(name: str, nn: np.ndarray, dbar: np.ndarray, sd: np.ndarray, safe: np.ndarray) -> np.ndarray:
+    z = np.where(sd > 0, np.abs(dbar) * np.sqrt(nn) / safe, np.where(dbar != 0, np.inf, 0.0))
+    p = stats.norm.sf(z)
+    if name == "reversal_rate":
+        return p.mean(axis=1)
+    swap = (2 * p * (1 - p)).mean(axis=1)
+    return swap if name == "swap_rate" else 1.0 - 2.0 * swap
+
+
+def _reliability(name: str, n: np.ndarray, comp: dict) -> np.ndarray:
+    vs, vt, ve = comp["var_s"], comp["var_t"], comp["var_e"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if name == "erho2":
+            return np.where(vs + ve > 0, vs / (vs + ve / n), 0.0)
+        return np.where(vs + vt + ve > 0, vs / (vs + (vt + ve) / n), 0.0)
+
+
+def batch_stat(target: str, n: np.ndarray, dbar: np.ndarray, var: np.ndarray, comp: dict, *, min_diff: float,
+               alpha: float, quantile: float = 50.0) -> np.ndarray:
+    """The target statistic at ``n[i]`` for each of ``B`` models (rows).
+
+    ``dbar``, ``var`` are ``(B, K)``, ``comp`` holds ``(B,)`` components. A pair with
+    ``var = 0`` and ``dbar = 0`` (identical systems) is a tie: swap and reversal rate 0.5,
+    power 1, width 0.
+
+    Examples
+    --------
+    >>> comp = {"var_s": np.array([0.01]), "var_t": np.array([0.02]), "var_e": np.array([0.01])}
+    >>> batch_stat("erho2", np.array([10.0]), np.zeros((1, 1)), np.ones((1, 1)), comp, min_diff=0.05, alpha=0.05)
+    array([0.90909091])
+    """
+    t = methods.target(target, where=lambda t: t.solvable)
+    n = np.asarray(n, dtype=float)
+    if t.reliability:
+        return _reliability(t.name, n, comp)
+    nn = n[:, None]
+    sd = np.sqrt(var)
+    safe = np.where(sd > 0, sd, 1.0)
+    if t.pair_rate:
+        return _pair_rate(t.name, nn, dbar, sd, safe)
+    if t.needs_min_diff:        # power
+        pw = np.where(sd > 0, t_power_exact(nn - 1, np.sqrt(nn) * min_diff / safe, alpha), 1.0)
+        return pw.mean(axis=1)
+    w = 2 * stats.t.isf(alpha / 2, nn - 1) * sd / np.sqrt(nn)      # ci_width
+    return np.percentile(w, quantile, axis=1)

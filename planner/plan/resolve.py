@@ -1,0 +1,149 @@
+"""The interval on n of a target: topic resamples, each re-solved.
+
+The collection's topics are resampled with replacement (one child stream of the generator
+per resample); each resample's pair differences, variances and components are recomputed
+and the smallest n re-solved, all resamples together. The ends of the interval are the
+``(1 -+ interval) / 2`` quantiles of the re-solved counts (:func:`interval_quantiles`). For the
+swap, reversal and Kendall tau targets of a pilot-aware (predictive) method each resample is
+re-solved with that method's own model (its prior refitted on every resample); otherwise with
+the analytic formulas. For Erho2 and Phi the interval is the D-study's (Feldt / AJF).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import methods
+from ..errors import DegenerateDataWarning
+from ..pilot import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
+from ..scores import ScoreMatrix
+from ..variance import fit, pair_index, pair_moments
+from .pairs import PairModel, batch_stat
+from .search import interval_quantiles, smallest_n_vec
+
+__all__ = ["ResampledModels", "dstudy_interval", "predictive_batch", "resample_models", "resolve_analytic",
+           "resolve_predictive", "topic_interval"]
+
+#: float64 values of one block of resamples in the pilot-aware interval (16 quadrature
+#: scales and a pair mean per pair and resample)
+_PRED_BLOCK = 4_000_000
+
+
+@dataclass
+class ResampledModels:
+    """Pair means ``D``, variances ``V`` (``(B, K)``), components ``comp`` (``(B,)`` each) and,
+    for an integrated predictive method, kurtoses ``kurt`` of ``B`` topic resamples."""
+
+    D: np.ndarray
+    V: np.ndarray
+    comp: dict[str, np.ndarray]
+    kurt: np.ndarray | None
+
+
+def resample_models(vals: np.ndarray, variance: str, gen: np.random.Generator, resamples: int, *,
+                    kurtosis: bool) -> ResampledModels:
+    """The pair model of each of ``resamples`` topic resamples of ``vals`` (one child stream each)."""
+    S, T = vals.shape
+    K = S * (S - 1) // 2
+    out = ResampledModels(np.empty((resamples, K)), np.empty((resamples, K)),
+                          {k: np.empty(resamples) for k in ("var_s", "var_t", "var_e")},
+                          np.empty((resamples, K)) if kurtosis else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        for i, g in enumerate(gen.spawn(resamples)):
+            vb = vals[:, g.integers(0, T, T)]
+            mb = PairModel(vb, variance)
+            out.D[i], out.V[i] = mb.dbar, mb.var
+            for k in out.comp:
+                out.comp[k][i] = mb.comp[k]
+            if out.kurt is not None:
+                a_, b_ = pair_index(S)
+                out.kurt[i] = pair_moments(vb, a_, b_, kurtosis=True)[2]
+    return out
+
+
+def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray | None, n0: int,
+                     spec: methods.PredictiveSpec) -> Callable[[np.ndarray], np.ndarray]:
+    """``stat(n)`` -> the target at ``n[i]`` under the pilot-aware model of resample ``i``.
+
+    ``D``, ``V``: ``(B, P)`` pair means and own variances of ``B`` topic resamples of
+    ``n0`` topics; ``kurt``: their kurtoses (``spec.integrate``) or ``None``. As in
+    :func:`planner.simulate.predict`, pairs identical on every topic are ties (0.5).
+    Each resample's prior is fitted once, and a grid or mixture prior's posterior computed once
+    (``PairRates``); every call costs ``B`` predictive evaluations at one n each.
+    """
+    B = D.shape[0]
+    key = "reversal_rate" if target == "reversal_rate" else "swap_rate"
+    rates = []
+    for i in range(B):
+        s2m = pair_variance_model(V[i], spec.variance)
+        df = (variance_scales(variance_df(n0, kurt[i]), pairs=D.shape[1])
+              if spec.integrate and kurt is not None else None)
+        rates.append(PairRates(D[i], s2m, n0, fit_prior(D[i], s2m, n0, prior=spec.prior), key, df=df))
+
+    def stat(n: np.ndarray) -> np.ndarray:
+        out = np.empty(B)
+        for i in range(B):
+            r = np.where((D[i] == 0) & (V[i] == 0), 0.5, rates[i](int(n[i])))
+            out[i] = r.mean()
+        return 1.0 - 2.0 * out if target == "kendall_tau" else out
+    return stat
+
+
+def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0: int,
+                       spec: methods.PredictiveSpec, n_max: int) -> np.ndarray:
+    """The smallest n of each resample under the predictive model ``spec``.
+
+    Blocks of resamples, each solved on its own (the problems are independent), so what each
+    resample's model keeps is held for one block only: the chi-square quadrature of an
+    integrated variance (17 quadrature factors per pair), or the cached posteriors of a grid or
+    mixture prior (121 grid points, or 3 x about 30 components).
+    """
+    resamples, K = rs.D.shape
+    sign = 1.0 if t.direction == "<=" else -1.0
+    per_pair = {"npmle": 122, "mixture": 100}.get(spec.prior, 17)
+    step = max(1, min(resamples, _PRED_BLOCK // (per_pair * K)))
+    parts = []
+    for lo_ in range(0, resamples, step):
+        blk = slice(lo_, min(resamples, lo_ + step))
+        stat = predictive_batch(t.name, rs.D[blk], rs.V[blk], None if rs.kurt is None else rs.kurt[blk], n0,
+                                spec)
+        parts.append(smallest_n_vec(lambda n, f=stat: sign * f(n) <= sign * value,  # type: ignore[misc]
+                                    blk.stop - blk.start, 2, n_max))
+    return np.concatenate(parts)
+
+
+def resolve_analytic(t: methods.Target, value: float, rs: ResampledModels, n_max: int, *, min_diff: float,
+                     alpha: float, quantile: float) -> np.ndarray:
+    """The smallest n of each resample under the analytic formulas."""
+    sign = 1.0 if t.direction == "<=" else -1.0
+    return smallest_n_vec(lambda n: sign * batch_stat(t.name, n, rs.D, rs.V, rs.comp, min_diff=min_diff,
+                                                      alpha=alpha, quantile=quantile) <= sign * value,
+                          rs.D.shape[0], 2, n_max)
+
+
+def topic_interval(ns: np.ndarray, interval: float) -> tuple[int | None, int | None]:
+    """The interval on n of the re-solved counts ``ns`` (``None`` where unbounded)."""
+    lo, hi = interval_quantiles(ns, interval)
+    return (None if not np.isfinite(lo) else int(lo)), (None if not np.isfinite(hi) else int(hi))
+
+
+def dstudy_interval(scores: ScoreMatrix, target: str, value: float,
+                    interval: float) -> tuple[int | None, int | None, str]:
+    """The D-study interval on n of an Erho2 or Phi target (Feldt / Arteaga-Jeyaratnam-Franklin)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        need = fit(scores).topics_for(**{target: value}, alpha=1 - interval)
+    # the D-study counts from 1 topic, the answer from 2 (the least a pair's variance needs):
+    # the interval uses the answer's floor, so it always contains the answer
+
+    def conv(v: float | None) -> int | None:
+        return None if v is None or not math.isfinite(v) else max(2, int(v))
+
+    name = "Feldt" if target == "erho2" else "Arteaga-Jeyaratnam-Franklin"
+    return conv(need.lower), conv(need.upper), f"D-study interval ({name})"

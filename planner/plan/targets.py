@@ -1,0 +1,440 @@
+"""The smallest number of topics for which a statistic of the collection meets a target.
+
+:func:`size_for_target` solves on the closed-form pair model (:mod:`planner.plan.pairs`) or on
+the curve of any :func:`planner.simulate.predict` method, and gives an interval on n from topic
+resamples (:mod:`planner.plan.resolve`). The targets, their directions and ranges are the
+registry's (:data:`planner.methods.TARGETS`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import methods
+from .._random import as_generator, draw_seed, seed_of
+from ..errors import DegenerateDataWarning, InputError, ParameterError
+from ..scores import ScoreMatrix
+from ..simulate import predict
+from ..variance import check_alpha
+from .checks import (
+    as_scores,
+    check_interval_resamples,
+    check_min_diff,
+    check_prob,
+    check_quantile,
+    complete_values,
+    plain,
+)
+from .pairs import PairModel
+from .resolve import dstudy_interval, resample_models, resolve_analytic, resolve_predictive, topic_interval
+from .search import smallest_n
+
+__all__ = ["TARGETS", "FittedPairs", "TargetRequest", "TargetResult", "check_target_value", "fit_pairs",
+           "size_for_target", "solve_target", "target_request"]
+
+#: target -> (direction, the prediction row's column), for every target a size is solved for
+#: (derived from :data:`planner.methods.TARGETS`; kept for the modules that still import it)
+TARGETS = {t.name: (t.direction, t.statistic) for t in methods.TARGETS.values() if t.solvable}
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """Smallest topic count meeting a target, with an interval.
+
+    Attributes
+    ----------
+    target : str
+        A solvable target of :data:`planner.methods.TARGETS`.
+    value : float
+        The target value; ``direction`` says whether the statistic must be ``<=`` or ``>=`` it.
+    direction : str
+        ``"<="`` or ``">="``.
+    n_topics : int or None
+        Smallest n meeting it (``None`` when no n up to ``n_max`` does).
+    achieved, at_n_minus_1 : float or None
+        The statistic at ``n_topics`` and at ``n_topics - 1``.
+    lower, upper : int or None
+        Interval on n (``interval`` level) from the uncertainty of the variance estimates
+        (``interval_method`` says how; ``None`` = unbounded).
+    interval : float
+        Level of the interval.
+    interval_method : str
+        How the interval was computed (``"none ..."`` when it was not).
+    method : str
+        How the statistic was computed (a :data:`planner.methods.METHODS` name).
+    variance : str
+        The variance selector used for the pair variances.
+    min_diff, alpha : float
+        Options the statistic used (power uses min_diff; widths use alpha).
+    n_pairs, n_systems, n_topics_observed : int
+        Size of the collection it was learnt from.
+    identical_pairs : int
+        Pairs of systems identical on every topic; they count as ties, as in
+        :func:`planner.simulate.predict` (swap and reversal rate 0.5, power 1, width 0).
+    resamples : int
+        Topic resamples behind the interval on n; 0 when it came from the D-study or none was
+        computed.
+    seed : int or None
+        The integer seed, when one was given; for the random methods the seed every n was
+        simulated with (drawn from the Generator given, or fresh without one), so
+        ``rng=seed`` repeats the answer.
+    sim_resamples : int
+        The resamples of each simulated n for the random methods (what drives their n); 0 for
+        the closed-form methods.
+    resampled_n : numpy.ndarray or None
+        The smallest n of each topic resample (``inf`` where none up to ``n_max``), in resample
+        order, when the interval came from topic resampling; not in :meth:`to_dict`. Two results
+        computed with the same seed on the same topics drew the same resamples, so
+        :func:`paired_difference` can compare them resample by resample.
+
+    Examples
+    --------
+    >>> from planner import datasets, plan
+    >>> m = datasets.load("dl19-passage", measure="nDCG@10")
+    >>> r = plan.size_for_target(m, target="swap_rate", value=0.05, method="analytic", resamples=0)
+    >>> r.direction, r.n_topics is not None, r.to_dict()["target"]
+    ('<=', True, 'swap_rate')
+    """
+
+    target: str
+    value: float
+    direction: str
+    n_topics: int | None
+    achieved: float | None
+    at_n_minus_1: float | None
+    lower: int | None
+    upper: int | None
+    interval: float
+    interval_method: str
+    method: str
+    variance: str
+    min_diff: float
+    alpha: float
+    n_pairs: int
+    n_systems: int
+    n_topics_observed: int
+    identical_pairs: int
+    resamples: int
+    seed: int | None
+    sim_resamples: int = 0
+    resampled_n: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def n_lower(self) -> int | None:
+        """``lower`` under the name :class:`SizeResult` uses (not in :meth:`to_dict`)."""
+        return self.lower
+
+    @property
+    def n_upper(self) -> int | None:
+        """``upper`` under the name :class:`SizeResult` uses (not in :meth:`to_dict`)."""
+        return self.upper
+
+    def to_dict(self) -> dict:
+        """Plain fields (without ``resampled_n``)."""
+        d = asdict(self)
+        d.pop("resampled_n")
+        return plain(d)
+
+
+def check_target_value(target: str, value: object, min_diff: object = 0.05) -> float:
+    """The target value as a float, or a ParameterError saying why it cannot be met or says nothing.
+
+    The range and its explanations are the registry's (:meth:`planner.methods.Target.check_value`),
+    so ``size --target``, ``budget --target``, :func:`size_for_target` and the study schema share
+    one rule.
+
+    Parameters
+    ----------
+    target : str
+        A solvable target name.
+    value : float
+        The value to check.
+    min_diff : float, optional
+        The difference of a ``power`` target (must be positive).
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Examples
+    --------
+    >>> check_target_value("swap_rate", "0.05")
+    0.05
+    >>> check_target_value("kendall_tau", 1)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    planner.errors.ParameterError: value: a kendall_tau target must be ..., got 1 (1 needs infinitely many topics)
+    """
+    t = methods.target(target, where=lambda t: t.solvable, need="solving for n")
+    v = t.check_value(value)
+    if t.needs_min_diff:
+        check_min_diff(min_diff)
+    return v
+
+
+@dataclass(frozen=True)
+class TargetRequest:
+    """The checked arguments of one :func:`size_for_target` question."""
+
+    target: methods.Target
+    value: float
+    method: methods.Method
+    variance: str
+    min_diff: float
+    alpha: float
+    quantile: float
+    interval: float
+    resamples: int
+    n_max: int
+    sim_resamples: int
+
+    @property
+    def options(self) -> dict[str, float]:
+        """The keywords of :meth:`PairModel.stat`."""
+        return {"min_diff": self.min_diff, "alpha": self.alpha, "quantile": self.quantile}
+
+    def met(self, statistic: float) -> bool:
+        """True when ``statistic`` meets the target value."""
+        return self.target.met(statistic, self.value)
+
+
+def target_request(*, target: str, value: object, method: str, variance: str, min_diff: float, alpha: float,
+                   quantile: float, interval: float, resamples: int, n_max: int,
+                   sim_resamples: int) -> TargetRequest:
+    """Check the arguments of :func:`size_for_target` (every check before any work)."""
+    v = check_target_value(target, value, min_diff)
+    alpha = check_alpha(alpha)
+    interval = check_prob(interval, "interval")
+    quantile = check_quantile(quantile)
+    resamples = check_interval_resamples(resamples)
+    m = methods.method(method)
+    if m.engine is methods.Engine.PREDICTIVE and variance not in m.variances:
+        raise ParameterError(f"method {method!r} uses each pair's own variance (variance='pair'); "
+                             f"got {variance!r}", parameter="variance")
+    return TargetRequest(methods.TARGETS[target], v, m, variance, float(min_diff), alpha, quantile, interval,
+                         resamples, n_max, int(sim_resamples))
+
+
+@dataclass(frozen=True)
+class FittedPairs:
+    """A collection coerced once and its pair model fitted once (what every target reads)."""
+
+    scores: ScoreMatrix
+    vals: np.ndarray
+    model: PairModel
+    variance: str
+
+
+def fit_pairs(scores: Any, variance: str) -> FittedPairs:
+    """Coerce ``scores`` and fit the pair model with the ``variance`` selector."""
+    sm = as_scores(scores)
+    vals = complete_values(sm)
+    return FittedPairs(sm, vals, PairModel(vals, variance), variance)
+
+
+def _check_identical(data: FittedPairs, target: str) -> int:
+    """The number of identical pairs; an error when every pair is, a warning when some are."""
+    ident = data.model.identical
+    identical = int(ident.sum())
+    if identical and ident.all():
+        raise InputError(f"every pair of systems is identical on every topic ({identical} pair(s)): no "
+                         f"topic count changes the {target}", file=getattr(data.scores, "source", None))
+    if identical:
+        warnings.warn(f"{identical} pair(s) of systems identical on every topic: each counts as a tie in "
+                      f"the {target} target (swap and reversal rate 0.5, power 1, interval width 0), as in "
+                      "planner predict", DegenerateDataWarning, stacklevel=4)
+    return identical
+
+
+def _predict_stat(scores: ScoreMatrix, req: TargetRequest, seed: int) -> Callable[[int], float]:
+    """The target's statistic at n on the curve of ``req.method`` (memoised per n)."""
+    cache: dict[int, float] = {}
+
+    def stat(n: int) -> float:
+        if n not in cache:
+            curve = predict(scores, topics=[int(n)], method=req.method.name, min_diff=req.min_diff,
+                            alpha=req.alpha, resamples=req.sim_resamples, keep_pairs=False, rng=seed)
+            cache[n] = float(curve.rows[0][req.target.statistic])
+        return cache[n]
+    return stat
+
+
+def _simulated_point(data: FittedPairs, req: TargetRequest,
+                     seed: int) -> tuple[int | None, Callable[[int], float]]:
+    """The smallest n on a :func:`planner.simulate.predict` curve, and the curve."""
+    stat_at = _predict_stat(data.scores, req, seed)
+    top = req.n_max
+    T = data.vals.shape[1]
+    if req.method.disjoint:
+        # two disjoint sets of the collection's topics: nothing beyond T // 2 can be simulated
+        top = min(req.n_max, T // 2)
+        if top < 2:
+            raise InputError(f"method {req.method.name!r} needs at least 4 topics (two disjoint sets of 2), "
+                             f"got {T}", file=getattr(data.scores, "source", None))
+    n_star = smallest_n(lambda n: req.met(stat_at(n)), 2, top)
+    if n_star is None and top < req.n_max:
+        t = req.target.name
+        raise ParameterError(
+            f"method {req.method.name!r} cannot reach {t} {req.value:g}: it draws two disjoint topic sets "
+            f"from the collection's {T} topics, so it stops at {top} topics, where "
+            f"{t} is {stat_at(top):.4g}; use method 'analytic', 'predictive' or 'bootstrap'",
+            parameter="method")
+    return n_star, stat_at
+
+
+def _warn_tied_means(data: FittedPairs, req: TargetRequest) -> None:
+    """Pairs whose means are exactly equal (not identical systems) keep p = 0.5 at every n."""
+    model = data.model
+    tied = int(((np.abs(model.dbar) <= 1e-12) & ~model.identical).sum())
+    if tied:
+        warnings.warn(f"{tied} pair(s) of systems have exactly equal means on this collection: each "
+                      f"keeps swap and reversal rate 0.5 at every n, so the {req.target.name} target "
+                      f"{req.value:g} is out of reach; with more decimals in the scores the ties "
+                      "would break", DegenerateDataWarning, stacklevel=4)
+
+
+def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
+              gen: np.random.Generator) -> tuple[int | None, int | None, str, np.ndarray | None]:
+    """``(lower, upper, interval_method, resampled_n)`` of the answer ``n_star``."""
+    t, m = req.target, req.method
+    if n_star is None and req.resamples > 0 and not t.reliability:
+        # resamples can meet a target the collection itself does not (they break exact ties):
+        # an interval without a point would answer another question
+        return None, None, "none (the target is not reached on the collection itself)", None
+    if not m.interval_on_n and not t.reliability:
+        # the analytic re-solve of each topic resample answers for another estimator: its
+        # interval could even exclude this method's n (a parametric 251 against [101, 248])
+        return None, None, (f"none ({m.name}: an interval on n would re-run the simulation on every topic "
+                            "resample; --method analytic gives one, but for the analytic estimator, which "
+                            "can exclude this method's n)"), None
+    if t.reliability:
+        return (*dstudy_interval(data.scores, t.name, req.value, req.interval), None)
+    if req.resamples == 0:
+        return None, None, "none", None
+    # the pilot-aware methods' swap, reversal and tau are re-solved with their own model
+    spec = m.spec if t.pair_rate else None
+    rs = resample_models(data.vals, req.variance, gen, req.resamples,
+                         kurtosis=spec is not None and spec.integrate)
+    if spec is not None:
+        ns = resolve_predictive(t, req.value, rs, data.vals.shape[1], spec, req.n_max)
+    else:
+        ns = resolve_analytic(t, req.value, rs, req.n_max, **req.options)
+    lower, upper = topic_interval(ns, req.interval)
+    how = f"topic resampling ({req.resamples} resamples, {m.name if spec is not None else 'analytic'} re-solve)"
+    return lower, upper, how, ns
+
+
+def _seed(req: TargetRequest, rng: Any) -> tuple[Any, int | None]:
+    """The rng to use and its recorded seed: drawn when none is given and anything is random."""
+    if rng is None and ((req.resamples > 0 and not req.target.reliability) or req.method.random):
+        rng = draw_seed()       # recorded, so that the interval (or simulation) can be repeated
+    return rng, seed_of(rng)
+
+
+def solve_target(data: FittedPairs, req: TargetRequest, rng: Any = None) -> TargetResult:
+    """:func:`size_for_target` on a collection already coerced and fitted (:func:`fit_pairs`)."""
+    rng, seed = _seed(req, rng)
+    gen = as_generator(rng)
+    identical = _check_identical(data, req.target.name)
+    m = req.method
+    stat_at: Callable[[int], float]
+    if m.engine is methods.Engine.ANALYTIC:
+        def analytic(n: int) -> float:
+            return data.model.stat(req.target.name, n, **req.options)
+        stat_at = analytic
+        n_star = smallest_n(lambda n: req.met(stat_at(n)), 2, req.n_max)
+    else:
+        if seed is None and m.spec is None:
+            # every n is simulated from one integer seed (common random numbers); without one, draw
+            # it from the generator given (or fresh), and record it, so the answer can be repeated
+            seed = int(gen.integers(0, 2 ** 31))
+        n_star, stat_at = _simulated_point(data, req, seed if seed is not None else 0)
+    achieved = float(stat_at(n_star)) if n_star is not None else None
+    prev = float(stat_at(n_star - 1)) if n_star is not None and n_star > 2 else None
+    if n_star is None and m.engine is methods.Engine.ANALYTIC and req.target.pair_rate:
+        _warn_tied_means(data, req)
+    lower, upper, how, ns = _interval(data, req, n_star, gen)
+    return TargetResult(target=req.target.name, value=req.value, direction=req.target.direction,
+                        n_topics=n_star, achieved=achieved, at_n_minus_1=prev, lower=lower, upper=upper,
+                        interval=req.interval, interval_method=how, method=m.name,
+                        variance=m.default_variance if m.random else req.variance,
+                        min_diff=req.min_diff, alpha=req.alpha, n_pairs=int(data.model.dbar.size),
+                        n_systems=data.vals.shape[0], n_topics_observed=data.vals.shape[1],
+                        identical_pairs=identical, resamples=req.resamples if ns is not None else 0, seed=seed,
+                        sim_resamples=req.sim_resamples if m.random else 0, resampled_n=ns)
+
+
+def size_for_target(scores: Any, *, target: str, value: float, method: str = methods.DEFAULT_METHOD,
+                    variance: str = "pair", min_diff: float = 0.05, alpha: float = 0.05,
+                    quantile: float = 50.0, interval: float = 0.95, resamples: int = 200,
+                    n_max: int = 100_000, sim_resamples: int = 1000, rng: Any = None) -> TargetResult:
+    """Smallest number of topics for which a statistic of the collection meets ``value``.
+
+    Parameters
+    ----------
+    scores : ScoreMatrix, path, DataFrame or array
+        A complete collection (variants are averaged); see :func:`planner.fit`.
+    target : str
+        ``swap_rate`` / ``reversal_rate`` / ``ci_width`` (<= value), ``kendall_tau`` /
+        ``erho2`` / ``phi`` / ``power`` (>= value): :data:`planner.methods.TARGETS`.
+    value : float
+        The target value, in the target's range (:func:`check_target_value`).
+    method : str, optional
+        A :func:`planner.simulate.predict` method, whose curve is searched, or ``"analytic"``
+        (formulas in :mod:`planner.plan.pairs`). Default :data:`planner.methods.DEFAULT_METHOD`
+        (``"predictive"``), as in :func:`planner.predict`.
+    variance : str, optional
+        Pair-variance selector (``pair`` | ``pooled`` | ``within-system`` | ``percentile:q``);
+        the predictive methods take ``pair`` only, the resampling methods use the data's own.
+    min_diff : float, optional
+        True difference of the ``power`` target.
+    alpha : float, optional
+        Level of the intervals whose width is the ``ci_width`` target, and of the power test.
+    quantile : float, optional
+        The quantile over pairs of the ``ci_width`` statistic (50 = median).
+    interval, resamples : float, int, optional
+        Level and count of the topic-resampling interval on n (``resamples=0`` skips it). For
+        ``erho2``/``phi`` the interval is the D-study interval of
+        :meth:`planner.variance.VarianceComponents.topics_for` (Feldt / AJF). The interval
+        re-solves each resample with the analytic formulas, or, for the swap, reversal and
+        Kendall tau targets of a predictive method, with that method's own model (prior
+        refitted on every resample; ``predictive-integrated`` costs about 16 times more).
+    n_max : int, optional
+        Largest n searched.
+    sim_resamples : int, optional
+        ``resamples`` of each :func:`planner.simulate.predict` call (random methods); every n is
+        simulated with the same seed (common random numbers), so the search is over a fixed curve.
+    rng : int, Generator or None, optional
+        Seed or Generator for the resampling (one child stream per resample).
+
+    Returns
+    -------
+    TargetResult
+
+    Notes
+    -----
+    Memory: ``K T`` floats for the ``K = S (S-1) / 2`` pair differences of one resample, plus
+    ``3 B K`` (``B = resamples``) for the resampled pair means and variances, which are solved
+    together (a few more ``B K`` temporaries per step of the search); the pilot-aware re-solve
+    works on blocks of resamples of about 4e6 float64 values (``B K`` more for
+    ``predictive-integrated``'s kurtoses).
+
+    Examples
+    --------
+    >>> from planner import datasets
+    >>> m = datasets.load("dl19-passage", measure="nDCG@10")
+    >>> a = size_for_target(m, target="swap_rate", value=0.05, method="analytic", resamples=0)
+    >>> p = size_for_target(m, target="swap_rate", value=0.05, resamples=0)   # predictive
+    >>> p.method, a.n_topics <= p.n_topics
+    ('predictive', True)
+    """
+    req = target_request(target=target, value=value, method=method, variance=variance, min_diff=min_diff,
+                         alpha=alpha, quantile=quantile, interval=interval, resamples=resamples, n_max=n_max,
+                         sim_resamples=sim_resamples)
+    return solve_target(fit_pairs(scores, variance), req, rng)
