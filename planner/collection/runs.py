@@ -26,13 +26,17 @@ _Q0 = {"Q0", "q0", "0"}
 class Run:
     """One TREC run.
 
-    Attributes:
-        name: the run name (file name without extensions, or ``name=``).
-        frame: pandas DataFrame with columns ``query_id`` (str), ``doc_id`` (str),
-            ``score`` (float64), one row a retrieved document, in file order,
-            without duplicates.
-        source: the file it was read from, if any.
-        tags: the distinct values of the tag column.
+    Attributes
+    ----------
+    name : str
+        The run name (file name without extensions, or ``name=``).
+    frame : pandas.DataFrame
+        Columns ``query_id`` (str), ``doc_id`` (str), ``score`` (float64), one row a
+        retrieved document, in file order, without duplicates.
+    source : str or None
+        The file it was read from, if any.
+    tags : tuple of str
+        The distinct values of the tag column.
     """
 
     name: str
