@@ -63,7 +63,7 @@ def main(argv=None) -> int:
     total += dt
     ps, dt = measure("pair_stats (dbar, s2_d of all pairs)", lambda: pair_stats(m))
     total += dt
-    pv, dt = measure("pair_variance('pair') reusing pair_stats", lambda: pair_variance(m, "pair", pairs=ps))
+    _, dt = measure("pair_variance('pair') reusing pair_stats", lambda: pair_variance(m, "pair", pairs=ps))
     total += dt
     _, dt = measure("pair_variance('percentile:95')", lambda: pair_variance(m, "percentile:95", pairs=ps))
     total += dt

@@ -14,6 +14,7 @@ import hashlib
 
 import numpy as np
 
+from ._checks import check_rng
 from .errors import ParameterError
 
 
@@ -21,13 +22,7 @@ def as_generator(rng: int | np.random.Generator | None) -> np.random.Generator:
     """``np.random.default_rng(rng)``; a Generator passes through unchanged."""
     if isinstance(rng, np.random.Generator):
         return rng
-    if isinstance(rng, (np.random.SeedSequence, np.random.BitGenerator)):
-        return np.random.default_rng(rng)
-    if isinstance(rng, bool) or not (rng is None or isinstance(rng, (int, np.integer))):
-        raise ParameterError(f"expected an integer seed >= 0, a numpy Generator or None, got {rng!r}",
-                             parameter="rng")
-    if rng is not None and rng < 0:
-        raise ParameterError(f"a seed must be an integer >= 0, got {rng}", parameter="rng")
+    check_rng(rng)
     return np.random.default_rng(rng)
 
 
@@ -65,6 +60,8 @@ def keyed_stream(parent: int | np.random.Generator, key: str) -> np.random.Gener
     and in whatever order (unlike :func:`child_streams`, whose children depend on their
     position). Used where the work items are named (methods, scenarios), not numbered."""
     ss = as_generator(parent).bit_generator.seed_seq
+    if not isinstance(ss, np.random.SeedSequence):   # numpy types it as the ISeedSequence interface
+        raise ParameterError("the generator's seed sequence is not a numpy SeedSequence", parameter="rng")
     k = int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big")
     return np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, k),
                                                         pool_size=ss.pool_size))

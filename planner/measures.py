@@ -49,9 +49,12 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from ._checks import check_choice
 from .collection import Qrels, Run, files_in, read_qrels, read_run, read_runs, run_name
 from .errors import InputError, ParameterError, PlannerWarning
 from .scores import MISSING_POLICIES, ScoreMatrix
@@ -83,7 +86,6 @@ def as_runs(runs, *, duplicates: str = "error") -> dict[str, Run]:
             elif isinstance(r, (str, os.PathLike)):
                 out[str(name)] = read_run(r, duplicates=duplicates, name=str(name))
             elif isinstance(r, Mapping):
-                import pandas as pd
                 rows = [(str(t), str(d), float(s)) for t, docs in r.items() for d, s in docs.items()]
                 out[str(name)] = Run(str(name), pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]))
             else:
@@ -169,8 +171,6 @@ def _check_params(name: str, params: Mapping) -> None:
 def _order(q: np.ndarray, d: np.ndarray, score: np.ndarray, ties: str) -> np.ndarray:
     """Permutation sorting rows by topic, score descending, ties by document id
     descending (code-point order of the id, as trec_eval's strcmp) or file order."""
-    import pandas as pd
-
     qc, _ = pd.factorize(q)
     order = np.lexsort((-score, qc))  # stable: equal keys keep file order
     if ties == "file" or len(order) < 2:
@@ -195,8 +195,7 @@ def rank_frame(run: Run, *, ties: str = "trec_eval"):
     """The run's frame sorted by topic, then score descending, ties by document id
     descending (``"trec_eval"``) or file order (``"file"``), with a 0-based ``rank``
     column within each topic."""
-    if ties not in ("trec_eval", "file"):
-        raise ParameterError(f"expected 'trec_eval' or 'file', got {ties!r}", parameter="ties")
+    check_choice(ties, ("trec_eval", "file"), "ties", quote=True)
     df = run.frame
     q = df["query_id"].to_numpy(dtype=object)
     order = _order(q, df["doc_id"].to_numpy(dtype=object), df["score"].to_numpy(dtype=np.float64), ties)
@@ -215,9 +214,7 @@ def rank_frame(run: Run, *, ties: str = "trec_eval"):
 
 def _grades(q: np.ndarray, d: np.ndarray, qrels: Qrels) -> np.ndarray:
     """Grade of each (topic, doc) row from the qrels; -1 when unjudged."""
-    import pandas as pd
-
-    qf = _qrels_frame(qrels)
+    qf = qrels.cached_frame()
     nq = len(q)
     qc, _ = pd.factorize(np.concatenate([q, qf["query_id"].to_numpy(dtype=object)]))
     dc, duni = pd.factorize(np.concatenate([d, qf["doc_id"].to_numpy(dtype=object)]))
@@ -227,25 +224,12 @@ def _grades(q: np.ndarray, d: np.ndarray, qrels: Qrels) -> np.ndarray:
     return np.where(pos >= 0, g[np.maximum(pos, 0)], -1)
 
 
-def _qrels_frame(qrels: Qrels):
-    """``qrels.to_frame()``, cached on the object (keyed by its size, so that a
-    Qrels edited in place afterwards is converted again)."""
-    sig = (len(qrels), qrels.n_judgments)
-    cached = getattr(qrels, "_frame", None)
-    if cached is None or cached[0] != sig:
-        cached = (sig, qrels.to_frame())
-        qrels._frame = cached
-    return cached[1]
-
-
 # ------------------------------------------------------------------- RBP
 #: ranks RBP is summed over without a cut-off (as cwl_eval)
 RBP_DEPTH = 1000
 
 
 def _rbp(run: Run, qrels: Qrels, *, rel: int, p: float, ties: str, depth: int = RBP_DEPTH) -> dict[str, float]:
-    import pandas as pd
-
     df = rank_frame(run, ties=ties)
     df = df[df["rank"].to_numpy() < depth]
     q = df["query_id"].to_numpy(dtype=object)
@@ -276,107 +260,143 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
                ties: str = "trec_eval", warn: bool = True) -> dict[str, ScoreMatrix]:
     """Score runs against qrels: ``{measure: ScoreMatrix}`` (systems x qrels topics).
 
-    Args:
-        runs: a folder of run files, one run file, a mapping ``name -> Run | path |
-            {topic: {doc: score}}``, or an iterable of :class:`Run`.
-        qrels: a qrels path or text, or a :class:`Qrels` / ``{topic: {doc: grade}}``.
-        measures: ir_measures measure strings (one string or a list); the result is
-            keyed by the strings as given.
-        missing_topic: what a qrels topic a run lacks scores: ``"zero"`` (default,
-            trec_eval ``-c``), or a ScoreMatrix missing-cell policy (``"error"``,
-            ``"drop-topic"``, ``"drop-system"``, ``"keep"``).
-        duplicates: for reading run files (``"error"`` or ``"first"``).
-        ties: tie order for RBP (module docstring); the ir_measures measures always
-            use trec_eval's order.
+    Parameters
+    ----------
+    runs : str or os.PathLike or Mapping or iterable of Run
+        A folder of run files, one run file, a mapping ``name -> Run | path |
+        {topic: {doc: score}}``, or an iterable of :class:`Run`.
+    qrels : str or os.PathLike or Qrels or Mapping
+        A qrels path or text, or a :class:`Qrels` / ``{topic: {doc: grade}}``.
+    measures : str or list of str
+        ir_measures measure strings; the result is keyed by the strings as given.
+    missing_topic : str
+        What a qrels topic a run lacks scores: ``"zero"`` (default, trec_eval ``-c``),
+        or a ScoreMatrix missing-cell policy (``"error"``, ``"drop-topic"``,
+        ``"drop-system"``, ``"keep"``).
+    duplicates : {"error", "first"}
+        For reading run files.
+    ties : {"trec_eval", "file"}
+        Tie order for RBP (module docstring); the ir_measures measures always use
+        trec_eval's order.
+    warn : bool
+        Warn about cells filled with 0 and degenerate matrices.
 
-    Topics are the qrels topics (sorted as strings), systems in the order given
-    (folders: file-name order). ``ScoreMatrix.meta["report"]`` holds, per run,
-    ``filled`` (qrels topics the run lacks) and ``dropped`` (run topics the qrels
-    lack). Raises InputError when no run shares a topic with the qrels.
+    Returns
+    -------
+    dict of str to ScoreMatrix
+        Topics are the qrels topics (sorted as strings), systems in the order given
+        (folders: file-name order). ``ScoreMatrix.meta["report"]`` holds, per run,
+        ``filled`` (qrels topics the run lacks) and ``dropped`` (run topics the qrels lack).
+
+    Raises
+    ------
+    InputError
+        When no run shares a topic with the qrels.
+
+    Examples
+    --------
+    >>> runs = {"a": {"101": {"d1": 2.0, "d2": 1.0}, "102": {"d3": 1.0}},
+    ...         "b": {"101": {"d2": 2.0, "d1": 1.0}, "102": {"d3": 1.0}}}
+    >>> qrels = {"101": {"d1": 1, "d2": 0}, "102": {"d3": 1}}
+    >>> m = score_runs(runs, qrels, "RR")["RR"]
+    >>> m.values.tolist()
+    [[1.0, 1.0], [0.5, 1.0]]
     """
-    import ir_measures
-
-    if missing_topic not in MISSING_POLICIES:
-        raise ParameterError(f"unknown policy {missing_topic!r}; expected one of "
-                             + ", ".join(MISSING_POLICIES), parameter="missing_topic")
+    check_choice(missing_topic, MISSING_POLICIES, "missing_topic", noun="policy")
     parsed = parse_measures(measures)
     qrels = read_qrels(qrels)
     names, get_run = _lazy_runs(runs, duplicates=duplicates)
     topics = sorted(qrels)
-    tpos = {t: j for j, t in enumerate(topics)}
-
     native = {k: m for k, m in parsed.items() if _is_rbp(m)}
-    irm = {k: m for k, m in parsed.items() if k not in native}
-    evaluator = None
-    if irm:
-        try:
-            evaluator = ir_measures.evaluator(list(dict.fromkeys(irm.values())), dict(qrels))
-        except ValueError as exc:
-            raise ParameterError(f"cannot compute {', '.join(irm)}: {str(exc).splitlines()[0]}",
-                                 parameter="measures") from None
-    by_measure_obj = {}
-    for k, m in irm.items():
-        by_measure_obj.setdefault(m, []).append(k)
-
+    scorer = _Scorer(qrels, topics, {k: m for k, m in parsed.items() if k not in native}, native, ties)
     vals = {k: np.full((len(names), len(topics)), np.nan) for k in parsed}
     report: dict[str, dict] = {}
-    any_common = False
     for i, name in enumerate(names):
-        run = get_run(name)
-        run_topics = set(run.frame["query_id"].unique().tolist())
-        common = run_topics & set(topics)
-        any_common = any_common or bool(common)
-        report[name] = {"filled": sorted(set(topics) - run_topics),
-                        "dropped": sorted(run_topics - set(topics))}
-        if not common:
-            continue
-        if evaluator is not None:
-            topic_docs = run.topics
-            sub = {t: topic_docs[t] for t in common}
-            for metric in evaluator.iter_calc(sub):
-                qid = str(metric.query_id)
-                if qid not in common:  # ir_measures yields 0 for qrels topics the run lacks
-                    continue
-                j = tpos[qid]
-                for k in by_measure_obj.get(metric.measure, ()):
-                    vals[k][i, j] = metric.value
-        for k, m in native.items():
-            rel, p, depth = _rbp_params(m)
-            for t, v in _rbp(run, qrels, rel=rel, p=p, ties=ties, depth=depth).items():
-                vals[k][i, tpos[t]] = v
-            # a run that retrieves nothing relevant for a topic it has scores 0
-            for t in common:
-                if np.isnan(vals[k][i, tpos[t]]):
-                    vals[k][i, tpos[t]] = 0.0
-    if not any_common:
+        report[name] = scorer.score(get_run(name), vals, i)
+    if not any(r["common"] for r in report.values()):
         src = getattr(qrels, "source", None)
         raise InputError("runs and qrels have no topic in common (qrels topics: "
                          + ", ".join(topics[:5]) + ("..." if len(topics) > 5 else "") + ")", file=src)
-    # ir_measures measures: a topic the run has but with no output (no relevant docs etc.) is 0
-    for k in irm:
-        for i, name in enumerate(names):
-            missing_cols = set(report[name]["filled"])
-            for j, t in enumerate(topics):
-                if np.isnan(vals[k][i, j]) and t not in missing_cols:
-                    vals[k][i, j] = 0.0
+    for r in report.values():
+        del r["common"]
+    scorer.zero_unscored(vals, names, report)
     n_filled = sum(len(r["filled"]) for r in report.values())
-    n_dropped = sum(len(r["dropped"]) for r in report.values())
     if warn and n_filled and missing_topic == "zero":
         worst = [n for n in names if report[n]["filled"]]
         warnings.warn(f"{n_filled} (run, topic) cells scored 0 because the run lacks a judged topic "
                       f"(runs: {', '.join(worst[:5])}{'...' if len(worst) > 5 else ''})",
                       PlannerWarning, stacklevel=2)
-    meta = {"report": report, "n_filled": n_filled, "n_dropped": n_dropped,
+    meta = {"report": report, "n_filled": n_filled, "n_dropped": sum(len(r["dropped"]) for r in report.values()),
             "qrels": getattr(qrels, "source", None)}
-    source = None
-    if isinstance(runs, (str, os.PathLike)):
-        source = str(runs)
+    source = str(runs) if isinstance(runs, (str, os.PathLike)) else None
     out = {}
     for k in parsed:
         m = ScoreMatrix.build(vals[k], names, topics, measure=k, missing=missing_topic,
                               source=source, warn=warn)
         out[k] = replace(m, meta=meta)
     return out
+
+
+class _Scorer:
+    """Scores one run at a time into the rows of per-measure arrays: the ir_measures
+    measures through one evaluator, RBP (``native``) here."""
+
+    def __init__(self, qrels: Qrels, topics: list[str], irm: dict[str, Any], native: dict[str, Any],
+                 ties: str) -> None:
+        self.qrels, self.topics, self.irm, self.native, self.ties = qrels, topics, irm, native, ties
+        self.tpos = {t: j for j, t in enumerate(topics)}
+        self.evaluator = _evaluator(irm, qrels) if irm else None
+        self.keys_of: dict[Any, list[str]] = {}
+        for k, m in irm.items():
+            self.keys_of.setdefault(m, []).append(k)
+
+    def score(self, run: Run, vals: dict[str, np.ndarray], i: int) -> dict:
+        """Fill row ``i`` of ``vals`` with ``run``'s scores; its report (``filled``,
+        ``dropped``, and ``common``: whether it shares a topic with the qrels)."""
+        run_topics = set(run.frame["query_id"].unique().tolist())
+        common = run_topics & set(self.topics)
+        report = {"filled": sorted(set(self.topics) - run_topics),
+                  "dropped": sorted(run_topics - set(self.topics)), "common": bool(common)}
+        if not common:
+            return report
+        if self.evaluator is not None:
+            topic_docs = run.topics
+            for metric in self.evaluator.iter_calc({t: topic_docs[t] for t in common}):
+                qid = str(metric.query_id)
+                if qid not in common:  # ir_measures yields 0 for qrels topics the run lacks
+                    continue
+                for k in self.keys_of.get(metric.measure, ()):
+                    vals[k][i, self.tpos[qid]] = metric.value
+        for k, m in self.native.items():
+            rel, p, depth = _rbp_params(m)
+            for t, v in _rbp(run, self.qrels, rel=rel, p=p, ties=self.ties, depth=depth).items():
+                vals[k][i, self.tpos[t]] = v
+            # a run that retrieves nothing relevant for a topic it has scores 0
+            for t in common:
+                if np.isnan(vals[k][i, self.tpos[t]]):
+                    vals[k][i, self.tpos[t]] = 0.0
+        return report
+
+    def zero_unscored(self, vals: dict[str, np.ndarray], names: list[str], report: dict) -> None:
+        """ir_measures measures: a topic the run has but with no output (no relevant docs
+        etc.) is 0."""
+        for k in self.irm:
+            for i, name in enumerate(names):
+                missing_cols = set(report[name]["filled"])
+                for j, t in enumerate(self.topics):
+                    if np.isnan(vals[k][i, j]) and t not in missing_cols:
+                        vals[k][i, j] = 0.0
+
+
+def _evaluator(irm: dict[str, Any], qrels: Qrels):
+    """One ir_measures evaluator for the measures ``irm`` (ParameterError when it refuses them)."""
+    import ir_measures  # heavy (pytrec_eval): imported when runs are scored
+
+    try:
+        return ir_measures.evaluator(list(dict.fromkeys(irm.values())), dict(qrels))
+    except ValueError as exc:
+        raise ParameterError(f"cannot compute {', '.join(irm)}: {str(exc).splitlines()[0]}",
+                             parameter="measures") from None
 
 
 # ------------------------------------------------------------------ pools
@@ -402,9 +422,9 @@ class PoolStats:
 
     depths: tuple[int, ...]
     pool_runs: tuple[str, ...]
-    topics: object
-    runs: object
-    per_run_topic: object = field(repr=False, default=None)
+    topics: pd.DataFrame
+    runs: pd.DataFrame
+    per_run_topic: pd.DataFrame | None = field(repr=False, default=None)
     qrels_judgments: int = 0
 
     def summary(self):
@@ -426,9 +446,9 @@ class PoolStats:
         """``kind``: ``"topics"`` (default), ``"runs"``, ``"run_topics"`` or ``"summary"``."""
         frames = {"topics": self.topics, "runs": self.runs, "run_topics": self.per_run_topic,
                   "summary": None}
-        if kind not in frames:
-            raise ParameterError(f"expected one of {', '.join(frames)}, got {kind!r}", parameter="kind")
-        return self.summary() if kind == "summary" else frames[kind].copy()
+        check_choice(kind, tuple(frames), "kind")
+        frame = self.summary() if kind == "summary" else frames[kind]
+        return pd.DataFrame() if frame is None else frame.copy()
 
     def to_dict(self) -> dict:
         def recs(df):
@@ -443,8 +463,6 @@ class PoolStats:
 def _ranked_all(names: Sequence[str], get_run, topics: set[str], max_depth: int):
     """Top ``max_depth`` of every run on the given topics (trec_eval order), one
     frame (run, query_id, doc_id, rank); runs are read one at a time."""
-    import pandas as pd
-
     parts = []
     for name in names:
         df = rank_frame(get_run(name))
@@ -482,11 +500,30 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
                duplicates: str = "error") -> PoolStats:
     """Pool statistics (module docstring) at each depth in ``depths``.
 
-    ``runs``: as for :func:`score_runs`; ``pool_runs``: names of the runs that form
-    the pool (default all). Only qrels topics are counted.
-    """
-    import pandas as pd
+    Parameters
+    ----------
+    runs
+        As for :func:`score_runs`.
+    qrels
+        As for :func:`score_runs`; only qrels topics are counted.
+    depths : int or iterable of int
+        Pool depths ``k >= 1``.
+    pool_runs : sequence of str, optional
+        Names of the runs that form the pool (default all).
+    duplicates : {"error", "first"}
+        For reading run files.
 
+    Returns
+    -------
+    PoolStats
+
+    Examples
+    --------
+    >>> runs = {"a": {"101": {"d1": 2.0, "d2": 1.0}}, "b": {"101": {"d3": 2.0, "d1": 1.0}}}
+    >>> ps = pool_stats(runs, {"101": {"d1": 1, "d3": 0}}, depths=[1, 2])
+    >>> ps.summary()[["depth", "pool_size_total", "judged_total"]].values.tolist()
+    [[1, 2, 2], [2, 3, 2]]
+    """
     depths = _check_depths(depths)
     qrels = read_qrels(qrels)
     all_names, get_run = _lazy_runs(runs, duplicates=duplicates)
@@ -499,37 +536,54 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
     allr["judged"] = g >= 0
     allr["relevant"] = g >= 1
     in_pool = allr["run"].isin(names).to_numpy()
-    topic_rows, run_rows, rt_rows = [], [], []
-    tlist = sorted(topics)
+    topic_rows: list[dict] = []
+    run_rows: list[dict] = []
+    rt_rows = []
     for k in depths:
-        top = allr[allr["rank"].to_numpy() < k]
-        pool = top[in_pool[allr["rank"].to_numpy() < k]].drop_duplicates(["query_id", "doc_id"])
-        g = pool.groupby("query_id").agg(pool_size=("doc_id", "size"), judged=("judged", "sum"),
-                                         relevant=("relevant", "sum"))
-        g = g.reindex(tlist, fill_value=0)
-        for t, r in g.iterrows():
-            topic_rows.append({"depth": k, "topic": t, "pool_size": int(r["pool_size"]),
-                               "judged": int(r["judged"]), "relevant": int(r["relevant"]),
-                               "unjudged": int(r["pool_size"] - r["judged"])})
-        rt = top.groupby(["run", "query_id"], sort=False).agg(retrieved=("doc_id", "size"),
-                                                              judged=("judged", "sum")).reset_index()
-        rt["judged_share"] = rt["judged"] / rt["retrieved"]
-        rt.insert(0, "depth", k)
+        at_k = allr["rank"].to_numpy() < k
+        topic_rows += _pool_topics(allr[at_k & in_pool], sorted(topics), k)
+        rt = _run_topic_shares(allr[at_k], k)
         rt_rows.append(rt.rename(columns={"query_id": "topic"}))
-        agg = rt.groupby("run", sort=False)["judged_share"].agg(["mean", "min", "size"])
-        for name in all_names:
-            if name in agg.index:
-                a = agg.loc[name]
-                run_rows.append({"depth": k, "run": name, "in_pool": name in names,
-                                 "judged_share": float(a["mean"]), "judged_share_min": float(a["min"]),
-                                 "n_topics": int(a["size"])})
-            else:
-                run_rows.append({"depth": k, "run": name, "in_pool": name in names,
-                                 "judged_share": float("nan"), "judged_share_min": float("nan"),
-                                 "n_topics": 0})
+        run_rows += _run_shares(rt, all_names, names, k)
     return PoolStats(depths=depths, pool_runs=tuple(names), topics=pd.DataFrame(topic_rows),
                      runs=pd.DataFrame(run_rows), per_run_topic=pd.concat(rt_rows, ignore_index=True),
                      qrels_judgments=qrels.n_judgments)
+
+
+def _pool_topics(pooled: pd.DataFrame, topics: list[str], k: int) -> list[dict]:
+    """One row a topic at depth ``k``: pool size, judged, relevant, unjudged."""
+    pool = pooled.drop_duplicates(["query_id", "doc_id"])
+    g = pool.groupby("query_id").agg(pool_size=("doc_id", "size"), judged=("judged", "sum"),
+                                     relevant=("relevant", "sum"))
+    g = g.reindex(topics, fill_value=0)
+    return [{"depth": k, "topic": t, "pool_size": int(r["pool_size"]), "judged": int(r["judged"]),
+             "relevant": int(r["relevant"]), "unjudged": int(r["pool_size"] - r["judged"])}
+            for t, r in g.iterrows()]
+
+
+def _run_topic_shares(top: pd.DataFrame, k: int) -> pd.DataFrame:
+    """One row a (run, topic) at depth ``k``: retrieved, judged, judged share."""
+    rt = top.groupby(["run", "query_id"], sort=False).agg(retrieved=("doc_id", "size"),
+                                                          judged=("judged", "sum")).reset_index()
+    rt["judged_share"] = rt["judged"] / rt["retrieved"]
+    rt.insert(0, "depth", k)
+    return rt
+
+
+def _run_shares(rt: pd.DataFrame, all_names: list[str], pool_names: list[str], k: int) -> list[dict]:
+    """One row a run at depth ``k``: mean and worst judged share over its topics."""
+    agg = rt.groupby("run", sort=False)["judged_share"].agg(["mean", "min", "size"])
+    rows = []
+    for name in all_names:
+        if name in agg.index:
+            a = agg.loc[name]
+            rows.append({"depth": k, "run": name, "in_pool": name in pool_names,
+                         "judged_share": float(a["mean"]), "judged_share_min": float(a["min"]),
+                         "n_topics": int(a["size"])})
+        else:
+            rows.append({"depth": k, "run": name, "in_pool": name in pool_names,
+                         "judged_share": float("nan"), "judged_share_min": float("nan"), "n_topics": 0})
+    return rows
 
 
 def restrict_qrels(qrels, runs, *, depth: int, pool_runs: Sequence[str] | None = None,

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._checks import check_choice
 from .errors import DegenerateDataWarning, InputError, ParameterError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,14 +41,37 @@ MAX_ABS_SCORE = 1e50
 class ScoreMatrix:
     """Per-topic scores: ``values[s, t]`` or ``values[s, t, v]``.
 
-    Attributes:
-        values: float64 array, shape ``(S, T)`` or ``(S, T, V)``; read-only.
-        systems: the ``S`` system (run) names.
-        topics: the ``T`` topic ids, as strings.
-        measure: the measure the scores are of (``"nDCG@10"``), if known.
-        strata: one stratum label per topic, or ``None``.
-        variants: the ``V`` variant (or seed) labels of the third axis, or ``None``.
-        source: where the scores came from (a path or a data set name), for provenance.
+    Build one with :meth:`build` (validates, applies the missing-cell policy),
+    :meth:`from_frame`, :func:`planner.load_scores` or :func:`planner.score_runs`.
+
+    Attributes
+    ----------
+    values : numpy.ndarray
+        float64 array, shape ``(S, T)`` or ``(S, T, V)``; read-only.
+    systems : tuple of str
+        The ``S`` system (run) names.
+    topics : tuple of str
+        The ``T`` topic ids, as strings.
+    measure : str or None
+        The measure the scores are of (``"nDCG@10"``), if known.
+    strata : tuple of str or None
+        One stratum label per topic, or ``None``.
+    variants : tuple of str or None
+        The ``V`` variant (or seed) labels of the third axis, or ``None``.
+    source : str or None
+        Where the scores came from (a path or a data set name), for provenance.
+    meta : Mapping
+        Extra records (the scoring report of :func:`planner.score_runs`, a data set's
+        attribution).
+
+    Examples
+    --------
+    >>> import planner
+    >>> m = planner.datasets.load("dl19-passage", measure="nDCG@10")
+    >>> m
+    ScoreMatrix(nDCG@10: 37 systems x 43 topics)
+    >>> m.take(systems=m.systems[:2]).n_systems
+    2
     """
 
     values: np.ndarray
@@ -69,6 +93,14 @@ class ScoreMatrix:
             object.__setattr__(self, "strata", tuple(str(k) for k in self.strata))
         if self.variants is not None:
             object.__setattr__(self, "variants", tuple(str(v) for v in self.variants))
+        self._check_labels(vals)
+        if np.isinf(vals).any():
+            s, t = np.argwhere(np.isinf(vals))[0][:2]
+            raise InputError(f"infinite score for system {self.systems[s]!r}, topic {self.topics[t]!r}",
+                             file=self.source)
+
+    def _check_labels(self, vals: np.ndarray) -> None:
+        """Labels that match the shape of ``vals``, unique; default variant labels ``1..V``."""
         if vals.ndim not in (2, 3):
             raise ParameterError(f"values must be 2- or 3-dimensional, got shape {vals.shape}",
                                  parameter="values")
@@ -90,10 +122,6 @@ class ScoreMatrix:
             raise ParameterError("variant labels given for a 2-dimensional matrix", parameter="variants")
         if self.strata is not None and len(self.strata) != T:
             raise ParameterError(f"{len(self.strata)} strata for {T} topics", parameter="strata")
-        if np.isinf(vals).any():
-            s, t = np.argwhere(np.isinf(vals))[0][:2]
-            raise InputError(f"infinite score for system {self.systems[s]!r}, topic {self.topics[t]!r}",
-                             file=self.source)
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -103,53 +131,50 @@ class ScoreMatrix:
               source: str | None = None, warn: bool = True) -> ScoreMatrix:
         """Validate scores and apply the missing-cell policy (module docstring).
 
-        ``NaN`` cells in ``values`` are missing cells. Raises :class:`InputError`
-        (naming ``source``) for fewer than 2 systems or 2 topics after the policy,
-        infinite values or values beyond ``MAX_ABS_SCORE`` (1e50) in absolute value,
-        or a missing cell under ``missing="error"``. Warns
-        (:class:`DegenerateDataWarning`) for values outside [0, 1] and for systems
-        identical on every topic.
+        Parameters
+        ----------
+        values : array_like
+            ``(S, T)`` or ``(S, T, V)`` scores; ``NaN`` cells are missing cells.
+        systems, topics : sequence of str
+            The labels of the first two axes.
+        measure, strata, variants, source
+            As the attributes of the same names.
+        missing : str
+            The missing-cell policy: ``"error"``, ``"zero"``, ``"drop-topic"``,
+            ``"drop-system"`` or ``"keep"``.
+        warn : bool
+            Warn (:class:`DegenerateDataWarning`) for values outside [0, 1] and for
+            systems identical on every topic.
+
+        Returns
+        -------
+        ScoreMatrix
+
+        Raises
+        ------
+        InputError
+            (naming ``source``) for fewer than 2 systems or 2 topics after the policy,
+            infinite values or values beyond ``MAX_ABS_SCORE`` (1e50) in absolute value,
+            or a missing cell under ``missing="error"``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> m = ScoreMatrix.build(np.array([[0.2, np.nan], [0.4, 0.5]]), ["a", "b"], ["1", "2"],
+        ...                       missing="zero")
+        >>> m.values.tolist()
+        [[0.2, 0.0], [0.4, 0.5]]
         """
-        if missing not in MISSING_POLICIES:
-            raise ParameterError(f"unknown missing-cell policy {missing!r}; expected one of "
-                                 + ", ".join(MISSING_POLICIES), parameter="missing")
+        check_choice(missing, MISSING_POLICIES, "missing", noun="missing-cell policy")
         vals = np.array(values, dtype=np.float64, copy=True)
         systems = [str(s) for s in systems]
         topics = [str(t) for t in topics]
         strata_l = None if strata is None else [str(k) for k in strata]
-        if vals.ndim in (2, 3) and np.isinf(vals).any():
-            s, t = np.argwhere(np.isinf(vals))[0][:2]
-            raise InputError(f"infinite score for system {systems[s]!r}, topic {topics[t]!r}", file=source)
-        if vals.ndim in (2, 3) and np.nanmax(np.abs(vals), initial=0.0) > MAX_ABS_SCORE:
-            s, t = np.argwhere(np.abs(vals) > MAX_ABS_SCORE)[0][:2]
-            raise InputError(f"score {vals[(s, t)].flat[0]:.4g} for system {systems[s]!r}, topic "
-                             f"{topics[t]!r} is too large to analyse (|score| at most {MAX_ABS_SCORE:g}: "
-                             "fourth powers of differences must stay finite; rescale the measure)",
-                             file=source)
-        if vals.ndim in (2, 3) and vals.shape[:2] == (len(systems), len(topics)):
-            miss = np.isnan(vals)
-            if vals.ndim == 3:
-                miss = miss.any(axis=2)
-            if miss.any():
-                if missing == "error":
-                    s, t = np.argwhere(miss)[0]
-                    raise InputError(
-                        f"{int(miss.sum())} missing cell(s), first: system {systems[s]!r}, "
-                        f"topic {topics[t]!r} (choose a missing-cell policy: zero, drop-topic, "
-                        "drop-system, keep)", file=source)
-                if missing == "zero":
-                    vals = np.where(np.isnan(vals), 0.0, vals)
-                elif missing == "drop-topic":
-                    keep = ~miss.any(axis=0)
-                    vals = vals[:, keep]
-                    topics = [t for t, k in zip(topics, keep) if k]
-                    if strata_l is not None:
-                        strata_l = [x for x, k in zip(strata_l, keep) if k]
-                elif missing == "drop-system":
-                    keep = ~miss.any(axis=1)
-                    vals = vals[keep]
-                    systems = [s for s, k in zip(systems, keep) if k]
         if vals.ndim in (2, 3):
+            _check_magnitude(vals, systems, topics, source)
+            if vals.shape[:2] == (len(systems), len(topics)):
+                vals, systems, topics, strata_l = _apply_missing(vals, systems, topics, strata_l,
+                                                                 missing, source)
             if vals.shape[0] < 2:
                 raise InputError(f"need at least 2 systems, got {vals.shape[0]}", file=source)
             if vals.shape[1] < 2:
@@ -158,10 +183,12 @@ class ScoreMatrix:
                 strata=None if strata_l is None else tuple(strata_l),
                 variants=None if variants is None else tuple(variants), source=source)
         if warn:
-            m._warn_degenerate()
+            m.warn_degenerate()
         return m
 
-    def _warn_degenerate(self) -> None:
+    def warn_degenerate(self) -> None:
+        """Warn (:class:`DegenerateDataWarning`) for values outside [0, 1] and for systems
+        identical on every topic (what :meth:`build` does with ``warn=True``)."""
         v = self.values
         finite = v[~np.isnan(v)]
         if finite.size and (finite.min() < 0 or finite.max() > 1):
@@ -289,24 +316,8 @@ class ScoreMatrix:
                                      parameter=what)
             return np.flatnonzero(arr)
         if positional:
-            arr = arr.reshape(-1).astype(np.intp)
-            bad = arr[(arr < 0) | (arr >= len(labels))]
-            if bad.size:
-                raise ParameterError(f"position {int(bad[0])} out of range for {len(labels)} {what} "
-                                     "(a range or NumPy integer array selects by position; a list "
-                                     "selects labels)", parameter=what)
-            return arr
-        pos = {lab: i for i, lab in enumerate(labels)}
-        out = []
-        for lab in sel:
-            if str(lab) not in pos:
-                hint = ""
-                if isinstance(lab, (int, np.integer)):
-                    hint = (" (integers in a list are labels; select positions with a range or a "
-                            "NumPy integer array)")
-                raise ParameterError(f"unknown {what[:-1]} {lab!r}{hint}", parameter=what)
-            out.append(pos[str(lab)])
-        return np.asarray(out, dtype=np.intp)
+            return _positions(arr, len(labels), what)
+        return _label_positions(sel, labels, what)
 
     def with_strata(self, strata: Mapping[str, str] | Sequence[str] | None, *,
                     source: str | None = None) -> ScoreMatrix:
@@ -369,52 +380,60 @@ class ScoreMatrix:
     def from_frame(cls, df: pd.DataFrame, *, measure: str | None = None,
                    missing: str = "error", source: str | None = None) -> ScoreMatrix:
         """From a wide frame (index topics, columns systems) or a tidy frame with
-        ``system``, ``topic`` and ``value`` columns (optional ``variant``, ``stratum``)."""
+        ``system``, ``topic`` and ``value`` columns (optional ``variant``, ``stratum``).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"system": ["a", "a", "b", "b"], "topic": ["1", "2", "1", "2"],
+        ...                    "value": [0.1, 0.3, 0.2, 0.6]})
+        >>> ScoreMatrix.from_frame(df, measure="AP")
+        ScoreMatrix(AP: 2 systems x 2 topics)
+        """
         if {"system", "topic", "value"} <= set(df.columns):
-            has_var = "variant" in df.columns
-            keys = ["system", "topic"] + (["variant"] if has_var else [])
-            dup = df.duplicated(subset=keys)
-            if dup.any():
-                row = df[dup].iloc[0]
-                raise InputError("repeated cell: " + ", ".join(f"{k} {row[k]!r}" for k in keys),
-                                 file=source)
-            systems = list(dict.fromkeys(df["system"].astype(str)))
-            topics = list(dict.fromkeys(df["topic"].astype(str)))
-            s_pos = {s: i for i, s in enumerate(systems)}
-            t_pos = {t: i for i, t in enumerate(topics)}
-            si = df["system"].astype(str).map(s_pos).to_numpy()
-            ti = df["topic"].astype(str).map(t_pos).to_numpy()
-            variants = None
-            if has_var:
-                variants = list(dict.fromkeys(df["variant"].astype(str)))
-                v_pos = {v: i for i, v in enumerate(variants)}
-                vi = df["variant"].astype(str).map(v_pos).to_numpy()
-                vals = np.full((len(systems), len(topics), len(variants)), np.nan)
-                vals[si, ti, vi] = df["value"].to_numpy(dtype=float)
-            else:
-                vals = np.full((len(systems), len(topics)), np.nan)
-                vals[si, ti] = df["value"].to_numpy(dtype=float)
-            strata = None
-            if "stratum" in df.columns:
-                first = df.drop_duplicates("topic").set_index(df.drop_duplicates("topic")["topic"].astype(str))
-                strata = [str(first.loc[t, "stratum"]) for t in topics]
-            if measure is None and "measure" in df.columns:
-                ms = df["measure"].astype(str).unique()
-                if len(ms) > 1:
-                    raise InputError(f"several measures in one table ({', '.join(ms[:4])}); "
-                                     "select one", file=source)
-                measure = ms[0] if len(ms) else None
-            return cls.build(vals, systems, topics, measure=measure, strata=strata,
-                             variants=variants, missing=missing, source=source)
+            return cls._from_tidy(df, measure=measure, missing=missing, source=source)
         return cls.build(df.to_numpy(dtype=float).T, [str(c) for c in df.columns],
                          [str(i) for i in df.index], measure=measure, missing=missing, source=source)
 
     @classmethod
-    def from_runs(cls, runs, qrels, measure: str, **kwargs) -> ScoreMatrix:
-        """Score runs (a folder or mapping of runs) against qrels with one ir_measures measure."""
-        from .measures import score_runs
+    def _from_tidy(cls, df: pd.DataFrame, *, measure: str | None, missing: str,
+                   source: str | None) -> ScoreMatrix:
+        has_var = "variant" in df.columns
+        keys = ["system", "topic"] + (["variant"] if has_var else [])
+        dup = df.duplicated(subset=keys)
+        if dup.any():
+            row = df[dup].iloc[0]
+            raise InputError("repeated cell: " + ", ".join(f"{k} {row[k]!r}" for k in keys),
+                             file=source)
+        systems, si = _codes(df["system"])
+        topics, ti = _codes(df["topic"])
+        variants = None
+        if has_var:
+            variants, vi = _codes(df["variant"])
+            vals = np.full((len(systems), len(topics), len(variants)), np.nan)
+            vals[si, ti, vi] = df["value"].to_numpy(dtype=float)
+        else:
+            vals = np.full((len(systems), len(topics)), np.nan)
+            vals[si, ti] = df["value"].to_numpy(dtype=float)
+        strata = None
+        if "stratum" in df.columns:
+            first = df.drop_duplicates("topic").set_index(df.drop_duplicates("topic")["topic"].astype(str))
+            strata = [str(first.loc[t, "stratum"]) for t in topics]
+        if measure is None and "measure" in df.columns:
+            ms = df["measure"].astype(str).unique()
+            if len(ms) > 1:
+                raise InputError(f"several measures in one table ({', '.join(ms[:4])}); "
+                                 "select one", file=source)
+            measure = ms[0] if len(ms) else None
+        return cls.build(vals, systems, topics, measure=measure, strata=strata,
+                         variants=variants, missing=missing, source=source)
 
-        return score_runs(runs, qrels, [measure], **kwargs)[measure]
+
+def _codes(col: pd.Series) -> tuple[list[str], np.ndarray]:
+    """(distinct labels in order of first appearance, the position of each row's label)."""
+    labels = list(dict.fromkeys(col.astype(str)))
+    pos = {lab: i for i, lab in enumerate(labels)}
+    return labels, col.astype(str).map(pos).to_numpy()
 
 
 def _check_unique(labels: tuple[str, ...], what: str) -> None:
@@ -424,3 +443,72 @@ def _check_unique(labels: tuple[str, ...], what: str) -> None:
             if lab in seen:
                 raise ParameterError(f"repeated label {lab!r}", parameter=what)
             seen.add(lab)
+
+
+def _check_magnitude(vals: np.ndarray, systems: list[str], topics: list[str], source: str | None) -> None:
+    """InputError naming the first infinite score or score beyond ``MAX_ABS_SCORE``."""
+    if np.isinf(vals).any():
+        s, t = np.argwhere(np.isinf(vals))[0][:2]
+        raise InputError(f"infinite score for system {systems[s]!r}, topic {topics[t]!r}", file=source)
+    if np.nanmax(np.abs(vals), initial=0.0) > MAX_ABS_SCORE:
+        s, t = np.argwhere(np.abs(vals) > MAX_ABS_SCORE)[0][:2]
+        raise InputError(f"score {vals[(s, t)].flat[0]:.4g} for system {systems[s]!r}, topic "
+                         f"{topics[t]!r} is too large to analyse (|score| at most {MAX_ABS_SCORE:g}: "
+                         "fourth powers of differences must stay finite; rescale the measure)",
+                         file=source)
+
+
+def _apply_missing(vals: np.ndarray, systems: list[str], topics: list[str], strata: list[str] | None,
+                   missing: str, source: str | None
+                   ) -> tuple[np.ndarray, list[str], list[str], list[str] | None]:
+    """``(values, systems, topics, strata)`` after the missing-cell policy ``missing``."""
+    miss = np.isnan(vals)
+    if vals.ndim == 3:
+        miss = miss.any(axis=2)
+    if not miss.any():
+        return vals, systems, topics, strata
+    if missing == "error":
+        s, t = np.argwhere(miss)[0]
+        raise InputError(
+            f"{int(miss.sum())} missing cell(s), first: system {systems[s]!r}, "
+            f"topic {topics[t]!r} (choose a missing-cell policy: zero, drop-topic, "
+            "drop-system, keep)", file=source)
+    if missing == "zero":
+        vals = np.where(np.isnan(vals), 0.0, vals)
+    elif missing == "drop-topic":
+        keep = ~miss.any(axis=0)
+        vals = vals[:, keep]
+        topics = [t for t, k in zip(topics, keep.tolist()) if k]
+        if strata is not None:
+            strata = [x for x, k in zip(strata, keep.tolist()) if k]
+    elif missing == "drop-system":
+        keep = ~miss.any(axis=1)
+        vals = vals[keep]
+        systems = [s for s, k in zip(systems, keep.tolist()) if k]
+    return vals, systems, topics, strata
+
+
+def _positions(arr: np.ndarray, n: int, what: str) -> np.ndarray:
+    """Integer positions ``0 <= i < n``, else a ParameterError naming ``what``."""
+    arr = arr.reshape(-1).astype(np.intp)
+    bad = arr[(arr < 0) | (arr >= n)]
+    if bad.size:
+        raise ParameterError(f"position {int(bad[0])} out of range for {n} {what} "
+                             "(a range or NumPy integer array selects by position; a list "
+                             "selects labels)", parameter=what)
+    return arr
+
+
+def _label_positions(sel, labels: tuple[str, ...], what: str) -> np.ndarray:
+    """Positions of the labels in ``sel`` (matched by their string form)."""
+    pos = {lab: i for i, lab in enumerate(labels)}
+    out = []
+    for lab in sel:
+        if str(lab) not in pos:
+            hint = ""
+            if isinstance(lab, (int, np.integer)):
+                hint = (" (integers in a list are labels; select positions with a range or a "
+                        "NumPy integer array)")
+            raise ParameterError(f"unknown {what[:-1]} {lab!r}{hint}", parameter=what)
+        out.append(pos[str(lab)])
+    return np.asarray(out, dtype=np.intp)

@@ -186,3 +186,16 @@ def test_submodules_reachable_after_plain_import():
 
     with pytest.raises(AttributeError, match="no attribute 'plann'"):
         planner.plann
+
+
+def test_layers_reexport_and_scoring_lives_in_score_runs():
+    # issue 22: the reader layer owns input coercion and variant stacking (planner.variance
+    # re-exports them), and runs are scored by planner.score_runs, not by ScoreMatrix
+    import planner.collection
+    import planner.variance
+
+    assert planner.variance.as_matrix is planner.collection.as_matrix
+    assert planner.variance.stack_variants is planner.collection.stack_variants
+    assert not hasattr(ScoreMatrix, "from_runs")
+    with pytest.raises(ParameterError, match="missing: unknown missing-cell policy 'nope'; expected one of error"):
+        ScoreMatrix.build([[0.1, 0.2], [0.3, 0.4]], ["a", "b"], ["1", "2"], missing="nope")

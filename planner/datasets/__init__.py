@@ -28,9 +28,14 @@ from __future__ import annotations
 import gzip
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
+
 from ..errors import ParameterError
+from ..measures import PoolStats
+from ..scores import ScoreMatrix
 
 __all__ = [
     "COLLECTIONS",
@@ -62,7 +67,7 @@ MEASURE_ALIASES = {
     "RBP": "RBP(rel=2,p=0.8)", "RBP(rel=2)": "RBP(rel=2,p=0.8)", "RBP(p=0.8,rel=2)": "RBP(rel=2,p=0.8)",
 }
 
-_CACHE: dict[str, object] = {}
+_CACHE: dict[str, pd.DataFrame] = {}
 
 
 def available() -> list[str]:
@@ -94,9 +99,7 @@ def info(name: str | None = None) -> dict:
     return idx if name is None else idx[_check_name(name)]
 
 
-def _read_csv(fname: str):
-    import pandas as pd
-
+def _read_csv(fname: str) -> pd.DataFrame:
     path = DATA_DIR / fname
     data = path.read_bytes()
     if fname.endswith(".gz"):
@@ -104,13 +107,30 @@ def _read_csv(fname: str):
     return pd.read_csv(io.BytesIO(data), dtype={"topic": str, "system": str, "run": str, "measure": str})
 
 
-def load(name: str, *, measure: str = "nDCG@10"):
+def load(name: str, *, measure: str = "nDCG@10") -> ScoreMatrix:
     """The ScoreMatrix (systems x judged topics) of data set ``name`` for ``measure``.
 
-    ``ScoreMatrix.source`` is ``"planner.datasets:<name>"`` and ``meta`` holds the
-    attribution and the generation record."""
-    from ..scores import ScoreMatrix
+    Parameters
+    ----------
+    name : str
+        One of :func:`available` (``"dl19-passage"``, ``"dl20-passage"``).
+    measure : str
+        A shipped measure (:data:`MEASURES`) or an alias (``MEASURE_ALIASES``).
 
+    Returns
+    -------
+    ScoreMatrix
+        ``source`` is ``"planner.datasets:<name>"``; ``meta`` holds the attribution and
+        the generation record.
+
+    Examples
+    --------
+    >>> m = load("dl19-passage", measure="AP")
+    >>> m
+    ScoreMatrix(AP(rel=2): 37 systems x 43 topics)
+    >>> m.source
+    'planner.datasets:dl19-passage'
+    """
     name = _check_name(name)
     m = canonical_measure(measure)
     key = f"{name}.scores"
@@ -119,15 +139,11 @@ def load(name: str, *, measure: str = "nDCG@10"):
     df = _CACHE[key]
     sub = df[df["measure"] == m][["system", "topic", "value"]]
     mat = ScoreMatrix.from_frame(sub, measure=m, source=f"planner.datasets:{name}")
-    from dataclasses import replace
-
     return replace(mat, meta={"dataset": name, "attribution": attribution(), "generated": info(name)})
 
 
-def load_pool(name: str):
+def load_pool(name: str) -> PoolStats:
     """Pool statistics of data set ``name`` at depths 10, 20, 50, 100 (PoolStats)."""
-    from ..measures import PoolStats
-
     name = _check_name(name)
     topics = _read_csv(f"{name}.pool-topics.csv")
     runs = _read_csv(f"{name}.pool-runs.csv")

@@ -1,0 +1,378 @@
+"""Pairs of systems: per-pair mean and variance of per-topic differences, and the variance
+selectors (``pair``, ``pooled``, ``within-system``, ``percentile:q``) of :func:`pair_variance`."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._checks import check_choice
+from ..collection import as_matrix
+from ..errors import DegenerateDataWarning, InputError, ParameterError
+from ..scores import ScoreMatrix
+from .common import check_size, label
+from .fit import fit
+
+#: floats of differences per chunk in pair_moments (16 MB)
+PAIR_BLOCK = 2_000_000
+
+
+@dataclass(frozen=True)
+class PairStats:
+    """Per-pair mean and variance of per-topic differences, all ``S (S - 1) / 2`` pairs.
+
+    Attributes
+    ----------
+    a, b : numpy.ndarray
+        System indices of each pair (``a < b``, row-major order of ``np.triu_indices``).
+    dbar : numpy.ndarray
+        Mean over topics of ``x[a, t] - x[b, t]``.
+    s2_d : numpy.ndarray
+        Variance (``ddof=1``) of those differences.
+    n_topics : int
+        Number of topics ``T``.
+    systems : tuple of str
+        The system names.
+    var_system : numpy.ndarray
+        Per-system variance over topics (``ddof=1``), shape ``(S,)``.
+    n_common : numpy.ndarray or None
+        Topics observed for both systems of each pair (only with missing cells, else ``None``).
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    dbar: np.ndarray
+    s2_d: np.ndarray
+    n_topics: int
+    systems: tuple[str, ...]
+    var_system: np.ndarray
+    n_common: np.ndarray | None = None
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.a.size)
+
+    def to_frame(self) -> pd.DataFrame:
+        names = np.array(self.systems, dtype=object)
+        d = {"system_a": names[self.a], "system_b": names[self.b], "dbar": self.dbar, "s2_d": self.s2_d}
+        if self.n_common is not None:
+            d["n_common"] = self.n_common
+        return pd.DataFrame(d)
+
+    def to_dict(self) -> dict:
+        return {"n_topics": int(self.n_topics), "systems": list(self.systems), "a": self.a.tolist(),
+                "b": self.b.tolist(), "dbar": self.dbar.tolist(), "s2_d": self.s2_d.tolist()}
+
+
+def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs ``a < b`` in row-major order (``numpy.triu_indices(S, 1)``), as ``intp``.
+
+    The one pair order every module uses (pair_stats, planner.simulate, planner.pilot).
+    """
+    a, b = np.triu_indices(n_systems, 1)
+    return a.astype(np.intp), b.astype(np.intp)
+
+
+def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *, kurtosis: bool = False,
+                 block: int = PAIR_BLOCK):
+    """``dbar`` and ``s2_d`` (ddof=1) of ``d[t] = x[a,t] - x[b,t]`` for every pair.
+
+    Computed from the differences themselves (so identical systems give exactly
+    0), in chunks of ``block // T`` pairs (at least one): memory about ``3 * max(block, T)``
+    float64 values (the differences and two temporaries, with or without ``kurtosis``;
+    ``block`` defaults to ``2e6``). Per pair the same numbers as one unchunked
+    ``d.mean(axis=1)``, ``d.var(axis=1, ddof=1)``; used by planner.pilot,
+    planner.plan and the direct path of ``planner.simulate.pair_moments``.
+
+    With ``kurtosis=True`` a third array is returned: each pair's sample excess
+    kurtosis ``m4 / m2^2 - 3`` of the differences (``m2``, ``m4`` central moments
+    with divisor ``T``, as ``scipy.stats.kurtosis(d, axis=1, bias=True)``), 0 for
+    pairs whose differences are constant.
+    """
+    T = x.shape[1]
+    dbar = np.empty(a.size)
+    s2 = np.empty(a.size)
+    kurt = np.empty(a.size) if kurtosis else None
+    chunk = max(1, int(block) // max(1, T))
+    for lo in range(0, a.size, chunk):
+        d = x[a[lo:lo + chunk]] - x[b[lo:lo + chunk]]
+        dbar[lo:lo + chunk] = d.mean(axis=1)
+        s2[lo:lo + chunk] = d.var(axis=1, ddof=1)
+        if kurt is not None:
+            kurt[lo:lo + chunk] = _excess_kurtosis(d, dbar[lo:lo + chunk])
+    return (dbar, s2, kurt) if kurt is not None else (dbar, s2)
+
+
+def _excess_kurtosis(d: np.ndarray, dbar: np.ndarray) -> np.ndarray:
+    """Each row's ``m4 / m2^2 - 3`` (central moments with divisor ``T``); 0 for a constant row."""
+    c = d - dbar[:, None]
+    c *= c
+    m2 = c.mean(axis=1)
+    m4 = (c * c).mean(axis=1)
+    ok = m2 > 0
+    return np.where(ok, m4 / np.where(ok, m2 * m2, 1.0) - 3.0, 0.0)
+
+
+def score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
+    """Scores as integers on a grid, ``(q, unit)`` with ``x ~= q * unit``, for exact sums.
+
+    Decimal scores (e.g. trec_eval's 4 decimals) use ``unit = 10^-k``, the
+    fewest decimals that represent every score within ``1e-6 unit``: then
+    sums of decimals that are equal, e.g. 0.3 + 0.5 and 0.4 + 0.4, are equal.
+    Other scores use ``unit = 2^-k``, ``k`` the largest such that
+    ``n_max max|x| / unit < 2^50`` (each score moves by at most
+    ``2^-50 n_max max|x|``, ~4e-14 for n = 50 and scores in [0, 1]). Either way
+    any sum of at most ``n_max`` scores with integer weights is an integer
+    below ``2^50``, exact in float64 whatever order a matrix product adds it in.
+    """
+    amax = float(np.max(np.abs(xg))) if xg.size else 0.0
+    if amax == 0.0:
+        return np.zeros_like(xg), 1.0
+    for k in range(10):
+        if amax * 10.0 ** k * n_max >= 2.0 ** 50:
+            break
+        y = xg * 10.0 ** k
+        q = np.rint(y)
+        if np.max(np.abs(y - q)) <= 1e-6:
+            return q, 10.0 ** -k
+    k = 50 - math.frexp(amax * n_max)[1]
+    return np.rint(np.ldexp(xg, k)), math.ldexp(1.0, -k)
+
+
+def exact_dbar(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each pair's observed mean difference, from the scores' integer grid (:func:`score_grid`).
+
+    Every system's total is an exact integer there, so pairs with equal totals get exactly 0
+    (a tie: reversal 0.5) and, on a decimal grid, a difference is the double nearest its
+    decimal value (one rounding), so that e.g. 0.02 falls in the bin ``[0.02, 0.03)``. The
+    float mean of the differences can instead be 1e-18 for a tie, or 0.019999999999999987
+    (TREC-6 P@10). On a binary grid the value moves by at most ``2^-50 max|x|``.
+    """
+    T = x.shape[1]
+    q, unit = score_grid(x, T)
+    tot = q.sum(axis=1)                      # exact integers below 2^50
+    diff = tot[a] - tot[b]
+    if unit <= 1.0:
+        return diff / (T * float(round(1.0 / unit)))
+    return diff * unit / T
+
+
+def pair_stats(scores) -> PairStats:
+    """Mean and variance of per-topic differences for every pair of systems.
+
+    Complete matrices use the Gram matrix of topic-centred scores (memory in
+    :mod:`planner.variance`) and the exact mean differences of :func:`exact_dbar` (equal
+    totals give 0, as in :func:`planner.simulate.predict`); with missing cells each pair
+    uses the topics both systems have (needs >= 2 such topics, else ``NaN`` with a warning).
+
+    Parameters
+    ----------
+    scores : ScoreMatrix or path or DataFrame or array_like
+        The scores (:func:`planner.collection.as_matrix`); variants are averaged.
+
+    Returns
+    -------
+    PairStats
+
+    Examples
+    --------
+    >>> ps = pair_stats([[0.2, 0.4, 0.6], [0.3, 0.6, 0.6], [0.1, 0.1, 0.4]])
+    >>> ps.n_pairs, ps.dbar.round(3).tolist()
+    (3, [-0.1, 0.2, 0.3])
+    >>> ps.s2_d.round(3).tolist()
+    [0.01, 0.01, 0.03]
+    """
+    m = as_matrix(scores)
+    x = m.topic_scores()
+    check_size(x, m)
+    a, b = pair_index(x.shape[0])
+    if not np.isnan(x).any():
+        dbar, s2, v = _complete_pairs(x, a, b)
+        n_common = None
+    else:
+        dbar, s2, v, n_common = _pairs_with_missing(x, a, b, m)
+    zero = np.flatnonzero(s2 == 0)
+    if zero.size:
+        k = zero[0]
+        warnings.warn(f"{label(m)}: {zero.size} pair(s) with zero variance of per-topic differences "
+                      f"(first: {m.systems[a[k]]!r} vs {m.systems[b[k]]!r}); tests and intervals "
+                      "for them are degenerate", DegenerateDataWarning, stacklevel=2)
+    return PairStats(a=a, b=b, dbar=dbar, s2_d=s2, n_topics=x.shape[1], systems=m.systems,
+                     var_system=v, n_common=n_common)
+
+
+def _complete_pairs(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dbar, s2_d, per-system variance) of a complete matrix, from the Gram matrix."""
+    T = x.shape[1]
+    mean = x.mean(axis=1)
+    xc = x - mean[:, None]
+    gram = xc @ xc.T
+    gram /= (T - 1)
+    v = np.diagonal(gram).copy()
+    cov = gram[a, b]
+    del gram
+    s2 = v[a] + v[b] - 2.0 * cov
+    # rounding noise around 0 for (nearly) identical systems
+    tiny = 64 * np.finfo(float).eps * (v[a] + v[b])
+    s2[s2 < tiny] = 0.0
+    # on the scores' integer grid, as planner.simulate.predict: equal totals are an exact
+    # tie (0), not the 1e-18 that the float means can leave
+    return exact_dbar(x, a, b), s2, v
+
+
+def _pairs_with_missing(x: np.ndarray, a: np.ndarray, b: np.ndarray, m: ScoreMatrix
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(dbar, s2_d, per-system variance, common topics) over each pair's common topics."""
+    mask = (~np.isnan(x)).astype(float)
+    x0 = np.where(np.isnan(x), 0.0, x)
+    n = mask @ mask.T
+    sx = x0 @ mask.T            # sum over common topics of x_a
+    sxx = (x0 * x0) @ mask.T
+    cross = x0 @ x0.T
+    nab = n[a, b]
+    sum_d = sx[a, b] - sx[b, a]
+    sum_d2 = sxx[a, b] + sxx[b, a] - 2 * cross[a, b]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dbar = sum_d / nab
+        s2 = (sum_d2 - sum_d * dbar) / (nab - 1)
+    s2[nab < 2] = np.nan
+    s2 = np.where(s2 < 0, 0.0, s2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        v = np.nanvar(x, axis=1, ddof=1)
+    few = int((nab < 2).sum())
+    if few:
+        warnings.warn(f"{label(m)}: {few} pair(s) share fewer than 2 topics; their s2_d is NaN",
+                      DegenerateDataWarning, stacklevel=3)
+    return dbar, s2, v, nab.astype(int)
+
+
+def within_system_variance(scores) -> float:
+    """``V_E1``: residual of the one-way ANOVA with systems as the factor (module docstring)."""
+    m = as_matrix(scores)
+    x = m.topic_scores()
+    check_size(x, m)
+    v = within_system(x)
+    if not math.isfinite(v):
+        raise InputError("no system has 2 observed topics", file=m.source)
+    return v
+
+
+def within_system(x: np.ndarray) -> float:
+    """``V_E1`` of an (S, T) array, missing cells as NaN (nan when no system has 2
+    observed topics); for complete arrays the mean of the per-system variances."""
+    obs = ~np.isnan(x)
+    n_s = obs.sum(axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(x, axis=1)
+    ss = float(np.nansum((x - mean[:, None]) ** 2))
+    dof = int(np.sum(np.maximum(n_s - 1, 0)))
+    return ss / dof if dof > 0 else math.nan
+
+
+def parse_selector(selector: str, *, parameter: str = "selector") -> tuple[str, float | None]:
+    """``"pair" | "pooled" | "within-system" | "percentile:q"`` -> (kind, q), ``0 < q <= 100``
+    (``percentile:100`` is the largest pair variance; 0 would be the smallest, often 0).
+
+    The one parser of variance selectors (planner.plan and planner.simulate use it
+    with ``parameter="variance"``, the name of their option)."""
+    if not isinstance(selector, str):
+        raise ParameterError(f"expected a variance selector string, got {selector!r}", parameter=parameter)
+    s = selector.strip().lower()
+    if s in ("pair", "pooled", "within-system"):
+        return s, None
+    if s.startswith("percentile:"):
+        try:
+            q = float(s.split(":", 1)[1])
+        except ValueError:
+            q = math.nan
+        if not 0 < q <= 100:
+            raise ParameterError(f"percentile must be in (0, 100], got {selector!r}", parameter=parameter)
+        return "percentile", q
+    raise ParameterError(f"unknown variance selector {selector!r}; expected pair, pooled, "
+                         "within-system or percentile:q", parameter=parameter)
+
+
+def pair_variance(scores, selector: str = "pair", *, design: str = "paired",
+                  pairs: PairStats | None = None) -> np.ndarray:
+    """The variance each pair's computation uses, one value per pair (the table in
+    :mod:`planner.variance`).
+
+    Parameters
+    ----------
+    scores : ScoreMatrix or path or DataFrame or array_like
+        The scores (:func:`planner.collection.as_matrix`).
+    selector : str
+        ``"pair"``, ``"pooled"``, ``"within-system"`` or ``"percentile:q"`` (``0 < q <= 100``).
+    design : {"paired", "independent"}
+        ``"paired"``: variance of per-topic differences; ``"independent"``: the
+        within-system variance.
+    pairs : PairStats, optional
+        A :func:`pair_stats` result to reuse.
+
+    Returns
+    -------
+    numpy.ndarray
+        One variance a pair, in :func:`pair_index` order.
+
+    Examples
+    --------
+    >>> x = [[0.2, 0.4, 0.6], [0.3, 0.6, 0.6], [0.1, 0.1, 0.4]]
+    >>> pair_variance(x, "pair").round(3).tolist()
+    [0.01, 0.01, 0.03]
+    >>> pair_variance(x, "percentile:100").round(3).tolist()
+    [0.03, 0.03, 0.03]
+    """
+    kind, q = parse_selector(selector)
+    check_choice(design, ("paired", "independent"), "design", noun="design")
+    m = as_matrix(scores)
+    S = m.n_systems
+    n_pairs = S * (S - 1) // 2
+    factor = 2.0 if design == "paired" else 1.0
+    if kind == "pooled":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            var_e = fit(m).var_e
+        return np.full(n_pairs, factor * var_e)
+    if kind == "within-system":
+        return np.full(n_pairs, factor * within_system_variance(m))
+    ps = pairs if pairs is not None else pair_stats(m)
+    if design == "paired":
+        per = ps.s2_d
+    else:
+        per = (ps.var_system[ps.a] + ps.var_system[ps.b]) / 2
+    if q is None:       # "pair"
+        return np.array(per, dtype=float)
+    return np.full(n_pairs, float(np.nanpercentile(per, q)))
+
+
+def pair_variance_summary(scores, *, pairs: PairStats | None = None) -> dict:
+    """Summary of the variance of per-topic differences and of each selector's value.
+
+    Keys: ``pair`` (mean, median, p90, p95, max and p95/mean of ``s2_d``), ``pooled``
+    (``2 var_e``), ``within-system`` (``2 V_E1``), ``percentile:95``, ``n_pairs``.
+    """
+    m = as_matrix(scores)
+    ps = pairs if pairs is not None else pair_stats(m)
+    s2 = ps.s2_d[np.isfinite(ps.s2_d)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        pooled = 2 * fit(m).var_e
+    mean = float(s2.mean())
+    return {
+        "design": "paired",
+        "n_pairs": int(ps.n_pairs),
+        "pair": {"mean": mean, "median": float(np.median(s2)), "p90": float(np.percentile(s2, 90)),
+                 "p95": float(np.percentile(s2, 95)), "max": float(s2.max()),
+                 "p95_over_mean": float(np.percentile(s2, 95) / mean) if mean > 0 else math.nan},
+        "pooled": float(pooled),
+        "within-system": float(2 * within_system_variance(m)),
+        "percentile:95": float(np.percentile(s2, 95)),
+    }
+
+
