@@ -45,14 +45,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special, stats
 
+from . import methods
 from .plan import smallest_n as _smallest_n
 from .simulate import allocate_counts
 from .variance import anova_components
 
-__all__ = ["StackedPoint", "StackedStrata", "allocate", "resampled_n"]
+__all__ = ["STACK_TARGETS", "StackedPoint", "StackedStrata", "allocate", "resampled_n"]
 
-#: the targets a stack answers (they depend on the strata's components only)
-STACK_TARGETS = ("ci_width", "power", "erho2", "phi")
+#: the targets a stack answers: those that depend on the strata's components only (no pair rates,
+#: which need systems common to all strata)
+STACK_TARGETS = methods.target_names(lambda t: t.solvable and not t.pair_rate)
 
 
 def allocate(n: int, share: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -227,14 +229,16 @@ class StackedStrata:
         first n meeting the target from a little below (allocation rounding can make the
         criterion flicker near the answer). ``None`` when not reached up to 100,000.
         """
-        if target in ("erho2", "phi"):
+        tgt = methods.target(target, where=lambda t: t.name in STACK_TARGETS, need="stacked strata")
+        if tgt.reliability:
+            # Phi's error term holds the topic component too, Erho2's does not
             vs = self.weighted("var_s")
-            num = self.weighted("var_e") + (self.weighted("var_t") if target == "phi" else 0.0)
+            num = self.weighted("var_e") + (self.weighted("var_t") if tgt.statistic == "phi" else 0.0)
             return int(np.ceil(value / (1 - value) * num / vs)) if vs > 0 else None
 
         def ok(n: int) -> bool:
             _, w, p = self.width_power(allocate(n, self.weights))
-            return bool(w <= value if target == "ci_width" else p >= value)
+            return tgt.met({"ci_width_median": w, "power_mean": p}[tgt.statistic], value)
 
         lo = max(2 * len(self.weights), 2)
         n0 = _smallest_n(ok, lo, 100_000)

@@ -14,6 +14,7 @@ from typing import cast
 from .. import methods
 from ..plan import MAX_COST, MAX_VARIANTS
 from ..simulate import MAX_TOPICS as _SIM_MAX_TOPICS
+from ..stacked import STACK_TARGETS
 
 __all__ = ["DEFAULTS", "DEFAULT_TOPICS", "EXPECTED", "GRID_KEYS", "MAX_TOPICS", "METHODS", "SCENARIO_KEYS",
            "SCHEMA", "SETTINGS_KEYS", "STACK_KEYS", "STACK_TARGETS", "TARGETS", "TARGET_RANGES",
@@ -24,8 +25,6 @@ _MAX_COST_TXT = f"{MAX_COST:.0e}".replace("e+", "e")      # 1e15
 METHODS = list(methods.method_names())
 #: the targets a study may set: those planner.plan.size_for_target solves for
 TARGETS = list(methods.target_names(lambda t: t.solvable))
-#: what a stack of collections (strata with their own systems) can solve for: no pair rates
-STACK_TARGETS = methods.target_names(lambda t: t.solvable and not t.pair_rate)
 GRID_KEYS = ("collection", "measure", "method", "variance", "min_diff", "strata", "filter")
 DEFAULT_TOPICS = [10, 20, 30, 40, 50, 75, 100, 150, 200]
 
