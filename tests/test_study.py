@@ -1516,3 +1516,37 @@ def test_variant_divisor_errors_name_the_config_key(tmp_path):
                           "strata": {q: ("x" if q == "102002" else "y") for q in qids}}}
     with pytest.raises(ConfigError, match=r"collection\.strata: topic 102 has variants in two strata"):
         run_study(doc, quiet=True, write=False)
+
+
+def test_typed_results_are_what_results_json_holds(tmp_path, small_scores):
+    # the scenario results, their targets, the honest statement and the answer are frozen
+    # dataclasses; results.json holds exactly their to_dict() (after jsonable)
+    from dataclasses import FrozenInstanceError
+
+    from planner.report import jsonable
+    from planner.results import IntervalMethod
+    from planner.study import SolveKind
+
+    doc = {"collection": {"scores": str(_three_measures(tmp_path, small_scores))}, "method": "analytic",
+           "topics": [5, 10, 20], "seed": 2, "measure": ["A", "C"], "resamples": 30,
+           "targets": [{"target": "swap_rate", "value": 0.1}, {"target": "erho2", "value": 0.8}]}
+    res = run_study(doc, quiet=True, write=False)
+    scens = res.scenario_results
+    assert [jsonable(s.to_dict()) for s in scens] == res.results["scenarios"]
+    assert jsonable(res.answer_result.to_dict()) == res.answer
+    s = scens[0]
+    swap, erho = s.targets
+    assert (swap.kind, swap.interval) == (SolveKind.CLOSED_FORM, IntervalMethod.TOPIC_RESAMPLING)
+    assert (erho.kind, erho.interval) == (SolveKind.DSTUDY, IntervalMethod.ANALYTIC)
+    assert swap.resampled_n is not None and len(swap.resampled_n) == 200     # kept for the pairing
+    assert s.need() == max(swap.n_topics, erho.n_topics) == res.answer["n_topics"]
+    assert s.binding().n_topics == s.need()
+    assert s.at(s.data.n_topics)["n_topics"] == s.data.n_topics
+    assert s.honest.paired.n_topics == s.data.n_topics and s.honest.judged_share is None
+    # the two measures of the same topics are compared resample by resample, with a typed verdict
+    from planner.study import Verdict
+
+    (pr,) = res.results["paired"]
+    assert pr["target"] == "swap_rate" and pr["verdict"] in {v.value for v in Verdict}
+    with pytest.raises(FrozenInstanceError):
+        s.name = "x"  # type: ignore[misc]
