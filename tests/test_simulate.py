@@ -544,7 +544,7 @@ def test_allocate_counts_rounds_the_bounded_quotas():
 def test_one_rounding_rule_for_every_allocation(adhoc5_small):
     # plan.allocate, the study's stacked strata and the simulator share allocate_counts
     from planner import plan
-    from planner.study import _allocate
+    from planner.stacked import allocate as _allocate
 
     m = adhoc5_small.with_strata(["a" if i % 3 else "b" for i in range(adhoc5_small.n_topics)])
     for n in (9, 17, 40):

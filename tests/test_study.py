@@ -15,7 +15,8 @@ import yaml
 
 from planner import cli
 from planner.errors import ConfigError
-from planner.study import SCHEMA, _from_curve, _honest, _solve_exact, load_config, run_study, schema
+from planner.paired_bootstrap import paired_bootstrap
+from planner.study import SCHEMA, from_curve, load_config, run_study, schema, solve_exact
 
 
 # ----------------------------------------------------------------- fixtures
@@ -58,7 +59,7 @@ ERROR_CASES = [
     ({"collection": {"dataset": "dl19-passage", "bar": 2}}, "collection.bar", "unknown key 'bar'"),
     ({"collection": {"dataset": "x", "scores": "y"}}, "collection", "exactly one source"),
     ({"collection": {"runs": "x"}}, "collection", "exactly one source"),
-    ({**BASE, "method": "magic"}, "method", "expected one of analytic"),
+    ({**BASE, "method": "magic"}, "method", "expected one of predictive, analytic"),
     ({**BASE, "scenarios": [{"method": ["analytic", "magic"]}]}, "scenarios[0].method", "expected one of"),
     ({**BASE, "variance": "percentile:150"}, "variance", "percentile:Q"),
     ({**BASE, "variance": "percentile:0"}, "variance", "0 < Q <= 100"),
@@ -224,7 +225,8 @@ def test_measure_to_score_runs_with_is_checked_when_the_config_loads(tmp_path):
     (tmp_path / "qrels.txt").write_text("1 0 d1 1\n2 0 d2 1\n")
     coll = {"runs": str(runs), "qrels": str(tmp_path / "qrels.txt")}
     for doc, key, words in (
-            ({"collection": coll, "measure": "nDCG@0"}, "measure", "measure 'nDCG@0': the cut-off must be an integer >= 1"),
+            ({"collection": coll, "measure": "nDCG@0"}, "measure",
+             "measure 'nDCG@0': the cut-off must be an integer >= 1"),
             ({"collection": coll, "measure": ["nDCG@10", "P@0"]}, "measure", "measure 'P@0': the cut-off"),
             ({"collection": coll, "scenarios": [{"measure": "P@5"}, {"measure": "FOO@3"}]}, "scenarios[1].measure",
              "unknown measure 'FOO@3'")):
@@ -321,13 +323,13 @@ def test_from_curve_interpolates_and_rounds_up():
             {"n_topics": 20, "swap_rate_mean": 0.1, "power_mean": 0.6},
             {"n_topics": 40, "swap_rate_mean": 0.05, "power_mean": 0.9}]
     # hand calculation: swap 0.15 lies halfway between n=10 (0.2) and n=20 (0.1) -> 15
-    assert _from_curve(rows, "swap_rate", 0.15)[0] == 15
+    assert from_curve(rows, "swap_rate", 0.15)[0] == 15
     # 0.08 between 20 (0.1) and 40 (0.05): 20 + (0.02 / 0.05) * 20 = 28
-    assert _from_curve(rows, "swap_rate", 0.08)[0] == 28
+    assert from_curve(rows, "swap_rate", 0.08)[0] == 28
     # power 0.8 between 20 (0.6) and 40 (0.9): 20 + (0.2/0.3)*20 = 33.33 -> 34
-    assert _from_curve(rows, "power", 0.8)[0] == 34
-    assert _from_curve(rows, "swap_rate", 0.3)[0] == 10
-    assert _from_curve(rows, "swap_rate", 0.01)[0] is None
+    assert from_curve(rows, "power", 0.8)[0] == 34
+    assert from_curve(rows, "swap_rate", 0.3)[0] == 10
+    assert from_curve(rows, "swap_rate", 0.01)[0] is None
 
 
 def test_honest_paired_bootstrap_on_hand_made_scores():
@@ -337,16 +339,16 @@ def test_honest_paired_bootstrap_on_hand_made_scores():
     # interval [0.1, 0.1], reversal rate 0; a and c are identical -> reversal counts half
     x = np.array([[0.5, 0.6, 0.7, 0.8, 0.9], [0.4, 0.5, 0.6, 0.7, 0.8], [0.5, 0.6, 0.7, 0.8, 0.9]])
     m = ScoreMatrix.build(x, ["a", "b", "c"], list("12345"), warn=False)
-    h = _honest(m, np.random.default_rng(1), 200, 0.05)
+    h = paired_bootstrap(m, n_resamples=200, alpha=0.05, rng=np.random.default_rng(1))
     # c is identical to the best on every topic: skipped as "the second" (report audit), named
-    assert h["best_system"] == "a" and h["second_system"] == "b" and h["identical_to_best"] == ["c"]
-    assert h["reversal_top2"] == 0.0
-    assert h["reversal_mean_pairs"] == pytest.approx(0.5 / 3)   # the a = c tie counts half
+    assert h.best_system == "a" and h.second_system == "b" and h.identical_to_best == ("c",)
+    assert h.reversal_top2 == 0.0
+    assert h.reversal_mean_pairs == pytest.approx(0.5 / 3)   # the a = c tie counts half
     mb = m.take(systems=["a", "b"])
-    h2 = _honest(mb, np.random.default_rng(1), 200, 0.05)
-    assert h2["diff_top2_lo"] == pytest.approx(0.1) and h2["diff_top2_hi"] == pytest.approx(0.1)
-    assert h2["reversal_top2"] == 0.0
-    assert h2["n_topics"] == 5 and h2["grand_mean"] == pytest.approx(x[:2].mean())
+    h2 = paired_bootstrap(mb, n_resamples=200, alpha=0.05, rng=np.random.default_rng(1))
+    assert h2.diff_top2_lo == pytest.approx(0.1) and h2.diff_top2_hi == pytest.approx(0.1)
+    assert h2.reversal_top2 == 0.0
+    assert h2.n_topics == 5 and h2.grand_mean == pytest.approx(x[:2].mean())
 
 
 # ----------------------------------------------------------------- run_study
@@ -395,7 +397,7 @@ def test_study_writes_every_artifact(tmp_path, small_scores):
     assert results["config"]["scenarios"][0]["filter"] == {"lo": 0.0, "hi": 1.0, "min_spread": 0.05}
     assert len(results["scenarios"]) == 2
     # analytic swap-rate size: exact n (plan.size_for_target) with an interval from topic resamples
-    sw = [t for t in results["scenarios"][0]["targets"] if t["target"] == "swap_rate"][0]
+    sw = next(t for t in results["scenarios"][0]["targets"] if t["target"] == "swap_rate")
     from planner.collection import load_scores
     from planner.plan import size_for_target
     from planner.simulate import filter_informative
@@ -495,7 +497,7 @@ def test_missing_input_file_is_one_line_exit_2(tmp_path, capsys):
 
 
 def test_allocate_largest_remainder_minimum_two():
-    from planner.study import _allocate
+    from planner.stacked import allocate as _allocate
 
     # hand calculations
     assert _allocate(10, np.array([0.5, 0.5])).tolist() == [5, 5]
@@ -615,7 +617,7 @@ def test_runs_and_qrels_pool_study(tmp_path, shared_data):
 
 def test_filter_lists_dropped_topics_with_reason():
     from planner.scores import ScoreMatrix
-    from planner.study import _apply_filter
+    from planner.study.inputs import apply_filter as _apply_filter
 
     # hand-made: topic 1 all zero (<= lo), topic 2 all one (>= hi), topic 3 range 0.02
     x = np.array([[0.0, 1.0, 0.50, 0.2, 0.9], [0.0, 1.0, 0.52, 0.6, 0.1], [0.0, 1.0, 0.51, 0.4, 0.5]])
@@ -736,8 +738,8 @@ def test_topic_strata_resampled_within_strata(tmp_path, small_scores):
     assert any(comp["scenario"].str.endswith("stratum A")) and any(comp["scenario"].str.endswith("stratum B"))
     # stratified without strata is a config error naming the key
     with pytest.raises(ConfigError, match="'stratified' needs topic strata: give collection.strata") as ei:
-        run_study({"collection": {"scores": str(small_scores)}, "strata": "stratified", "topics": [6]},
-                  quiet=True, write=False)
+        run_study({"collection": {"scores": str(small_scores)}, "strata": "stratified", "topics": [6],
+                   "method": "analytic"}, quiet=True, write=False)
     # (it named scenarios[0].strata in a file without scenarios)
     assert str(ei.value).startswith("s01 [dl19_small.csv analytic]: strata: 'stratified' needs")
 
@@ -799,12 +801,12 @@ def test_study_takes_a_validated_predictive_variant(small_scores):
 # ----------------------------------------------------------------- audit fixes
 def test_cli_bad_target_value_fails_up_front(tmp_path, capsys, monkeypatch):
     # a bad target used to crash after the whole run; now one line before anything runs
-    import planner.study as study
+    import planner.study.run as study_run
 
     def must_not_run(*a, **k):
         raise AssertionError("the study ran")
 
-    monkeypatch.setattr(study, "_run_scenario", must_not_run)
+    monkeypatch.setattr(study_run, "run_scenario", must_not_run)
     f = tmp_path / "bad.yaml"
     f.write_text("collection: {dataset: dl19-passage}\ntargets: [{target: swap_rate, value: 2}]\n")
     assert cli.main(["study", str(f), "-o", str(tmp_path / "out"), "--quiet"]) == 2
@@ -861,7 +863,7 @@ def _replayed(doc, i: int = 0):
     """The curve stream of scenario i of the study ``doc`` (a fresh copy each call): keyed on the
     study seed and the scenario's settings."""
     from planner._random import keyed_stream
-    from planner.study import _scenario_key
+    from planner.study import scenario_key as _scenario_key
 
     cfg = load_config(doc)
     return keyed_stream(cfg.seed, _scenario_key(cfg.scenarios[i])).spawn(3)[0]
@@ -939,27 +941,29 @@ def test_solve_exact_bisects_and_says_when_it_interpolates():
         calls.append(n)
         return {"n_topics": n, "swap_rate_mean": 2.0 / n}
 
-    sol = _solve_exact(rows, "swap_rate", 0.05, at)
-    assert sol["n_topics"] == 40 and not sol["interpolated"] and sol["bracket"] == [10, 100]
+    sol = solve_exact(rows, "swap_rate", 0.05, at)
+    assert sol.n_topics == 40 and not sol.interpolated and sol.bracket == (10, 100)
     assert max(calls) < 100 and len(calls) <= 7            # bisection, not a scan
     # met at the smallest studied count: searched below it
-    assert _solve_exact(rows, "swap_rate", 0.5, at)["n_topics"] == 4
-    assert _solve_exact(rows, "swap_rate", 0.001, at)["n_topics"] is None
+    assert solve_exact(rows, "swap_rate", 0.5, at).n_topics == 4
+    assert solve_exact(rows, "swap_rate", 0.001, at).n_topics is None
     # the method cannot be evaluated inside the bracket: interpolated, and said so
-    sol = _solve_exact(rows, "swap_rate", 0.05, lambda n: None)
-    assert sol["interpolated"] and sol["bracket"] == [10, 100]
-    assert sol["n_topics"] == _from_curve(rows, "swap_rate", 0.05)[0]
-    assert "interpolated linearly between the studied counts 10 and 100" in sol["how"]
+    sol = solve_exact(rows, "swap_rate", 0.05, lambda n: None)
+    assert sol.interpolated and sol.bracket == (10, 100)
+    assert sol.n_topics == from_curve(rows, "swap_rate", 0.05)[0]
+    assert "interpolated linearly between the studied counts 10 and 100" in sol.how
 
 
 def test_answer_states_an_interpolated_count_and_its_bracket():
-    from planner.study import _answer
+    from dataclasses import replace
+
+    from planner.study import answer
 
     doc = {"collection": {"dataset": "dl19-passage"}, "method": "analytic", "topics": [10, 50],
            "resamples": 20, "targets": [{"target": "erho2", "value": 0.9}]}
-    s = run_study(doc, quiet=True, write=False).results["scenarios"][0]
-    s["targets"][0].update(interpolated=True, bracket=[10, 50])
-    text = _answer([s])["text"]
+    s = run_study(doc, quiet=True, write=False).scenario_results[0]
+    s = replace(s, targets=(replace(s.targets[0], bracket=(10, 50)),))
+    text = answer([s]).text
     assert "The count for erho2 0.9 is interpolated between the studied counts 10 and 50" in text
 
 
@@ -983,7 +987,8 @@ def test_stacked_answer_figures_at_the_topic_count(tmp_path, small_scores):
     sigma2 = 2 * fit(load_scores(small_scores)).var_e
     n_a = -(-n // 2)
     width = 2 * stats.t.ppf(0.975, n - 2) * np.sqrt(sigma2 / 4 * (1 / n_a + 1 / (n - n_a)))
-    assert any(f": {width:.3f} (a pair's difference known to +-" in b and "interval width" in b for b in res.answer["buys"])
+    assert any(f": {width:.3f} (a pair's difference known to +-" in b and "interval width" in b
+               for b in res.answer["buys"])
 
 
 def test_score_file_without_measure_key_is_not_labelled_ndcg(tmp_path, small_scores):
@@ -1164,7 +1169,8 @@ def test_scenarios_with_the_same_data_get_the_same_honest_statement(small_scores
 def test_identical_systems_are_warned_once_per_scenario():
     # the curve and every closed-form target each warned about the same identical pairs
     # (DL 2019 RR(rel=2): TUA1-1 = test1 and idst_bert_p1 = idst_bert_p2)
-    doc = {"collection": {"dataset": "dl19-passage"}, "measure": "RR(rel=2)", "method": "analytic", "topics": [20, 43], "resamples": 10,
+    doc = {"collection": {"dataset": "dl19-passage"}, "measure": "RR(rel=2)", "method": "analytic",
+           "topics": [20, 43], "resamples": 10,
            "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "kendall_tau", "value": 0.9}]}
     w = run_study(doc, quiet=True, write=False).results["warnings"]
     ties = [x for x in w if "identical on every topic" in x and "tie" in x]
@@ -1239,7 +1245,8 @@ def test_answer_range_counts_only_the_scenarios_that_reach_their_targets():
     r = run_study(cfg, write=False, quiet=True)
     reached = r.tables["scenarios"]["topics_needed"].notna().sum()
     assert 0 < reached < 4
-    assert f"Across the {reached} of the 4 scenarios that reach every target the topics needed range" in r.answer["text"]
+    assert (f"Across the {reached} of the 4 scenarios that reach every target the topics needed range"
+            in r.answer["text"])
 
 
 def test_run_study_out_without_writing_is_an_error():
@@ -1273,13 +1280,16 @@ def test_answer_names_its_scenario_as_the_grid_s_first_and_what_its_power_target
 def test_pool_answer_names_the_other_scenarios_at_the_chosen_depth():
     # dl19-budget recommended depth 10 for nDCG@10 while AP needs 141 topics there and fails
     # tau_min (report audit); the cheapest depth serving both is 20 with 106 topics
-    from planner.study import _pool_others
+    from types import SimpleNamespace
+
+    from planner.study.narrative import pool_others as _pool_others
 
     def scen(name, rows):
-        return {"name": name, "pool": {"tau_min": 0.9, "choice": {"depth": 10, "n_topics_needed": rows[0][1]},
-                                       "depths": [{"depth": d, "n_topics_needed": n, "kendall_tau_vs_full": t,
-                                                   "tau_ok": t >= 0.9, "cost_per_topic": c}
-                                                  for d, n, t, c in rows]}}
+        # the two fields the pool sentence reads of a ScenarioResult
+        return SimpleNamespace(name=name, pool={
+            "tau_min": 0.9, "choice": {"depth": 10, "n_topics_needed": rows[0][1]},
+            "depths": [{"depth": d, "n_topics_needed": n, "kendall_tau_vs_full": t, "tau_ok": t >= 0.9,
+                        "cost_per_topic": c} for d, n, t, c in rows]})
     s0 = scen("nDCG@10", [(10, 107, 0.985, 58.0), (20, 106, 0.99, 114.6)])
     ap = scen("AP(rel=2)", [(10, 141, 0.874, 58.0), (20, 84, 0.922, 114.6)])
     text = _pool_others(s0, [s0, ap], 10)
@@ -1288,9 +1298,12 @@ def test_pool_answer_names_the_other_scenarios_at_the_chosen_depth():
 
 
 def test_topics_to_build_and_counts_beyond_the_studied_range(small_scores):
-    from planner.study import _to_build
+    from types import SimpleNamespace
 
-    s = {"targets": [{"n_topics": 92}], "data": {"n_topics": 33, "n_topics_before_filter": 43}}
+    from planner.study.narrative import to_build as _to_build
+
+    # what topics_to_build reads of a ScenarioResult: its count and its topics before and after
+    s = SimpleNamespace(need=lambda: 92, data=SimpleNamespace(n_topics=33, n_topics_before_filter=43))
     assert _to_build(s) == 120                                     # ceil(92 * 43 / 33)
     doc = {"collection": {"scores": str(small_scores)}, "method": "analytic", "topics": [5, 10], "seed": 3,
            "targets": [{"target": "swap_rate", "value": 0.01}]}
@@ -1318,15 +1331,15 @@ def test_honest_statement_skips_a_runner_up_identical_to_the_best():
 
     with pytest.warns(Warning):
         m = datasets.load("dl19-passage", measure="RR(rel=2)")
-    h = _honest(m, np.random.default_rng(1), 200, 0.05)
-    assert h["best_system"] == "idst_bert_p1" and h["identical_to_best"] == ["idst_bert_p2"]
-    assert h["second_system"] not in ("idst_bert_p1", "idst_bert_p2") and h["diff_top2"] > 0
+    h = paired_bootstrap(m, n_resamples=200, alpha=0.05, rng=np.random.default_rng(1))
+    assert h.best_system == "idst_bert_p1" and h.identical_to_best == ("idst_bert_p2",)
+    assert h.second_system not in ("idst_bert_p1", "idst_bert_p2") and h.diff_top2 > 0
     # the per-scenario table names the skipped run and the second compared (report audit)
     doc = {"collection": {"dataset": "dl19-passage"}, "measure": "RR(rel=2)", "method": "analytic",
            "topics": [20, 40], "resamples": 50, "targets": [{"target": "erho2", "value": 0.9}]}
     with pytest.warns(Warning):
         row = run_study(doc, quiet=True, write=False).tables["honest"].iloc[0]
-    assert row["identical_to_best"] == "idst_bert_p2" and row["second"] == h["second_system"]
+    assert row["identical_to_best"] == "idst_bert_p2" and row["second"] == h.second_system
 
 
 def test_answer_gives_the_count_without_duplicate_runs(tmp_path, small_scores):
@@ -1348,11 +1361,12 @@ def test_answer_gives_the_count_without_duplicate_runs(tmp_path, small_scores):
                            target="swap_rate", value=0.1, resamples=0).n_topics
     assert t["identical_pairs"] == 1 and t["duplicate_runs"] == ["copy_of_first"]
     assert t["n_without_duplicates"] == want != t["n_topics"]
-    assert ("1 pair(s) of systems score the same on every topic under" in res.answer["text"]
-            and f"the target needs {want} topics" in res.answer["text"])
     # its interval on n comes from the same topic resamples as the target's own
     lo, hi = t["n_without_duplicates_lower"], t["n_without_duplicates_upper"]
     assert lo is not None and hi is not None and lo <= want <= hi and (lo, hi) != (t["lower"], t["upper"])
+    dup = res.scenario_results[0].targets[0].duplicates
+    assert (dup.identical_pairs, dup.duplicate_runs, dup.n_topics, dup.lower, dup.upper) == \
+        (1, ("copy_of_first",), want, lo, hi)
     assert f"the target needs {want} topics (95% interval on n: {lo} to {hi})" in res.answer["text"]
     again = run_study(doc, quiet=True, write=False).results["scenarios"][0]["targets"][0]
     assert (again["n_without_duplicates_lower"], again["n_without_duplicates_upper"]) == (lo, hi)
@@ -1388,7 +1402,8 @@ def test_answer_gives_the_other_measure_minus_this_one_as_paired_difference_does
     # what paired_difference gives ([-69, +79] against [-70, +78] on DL 2019; statistics audit)
     import planner
     from planner.plan import paired_difference, size_for_target
-    from planner.study import INTERVAL_RESAMPLES, _topics_stream
+    from planner.study import INTERVAL_RESAMPLES
+    from planner.study.inputs import topics_stream as _topics_stream
 
     f = _three_measures(tmp_path, small_scores)
     # C first: the answer's paired sentence compares it with the measure that is not the
@@ -1459,7 +1474,7 @@ def test_scenario_key_ignores_settings_added_later_at_their_default():
     # costs.variant (added 2026-11-30) at its default 0 changes no draw: studies written before
     # it keep their streams (the quick start's bootstrap counts did not move); any other value,
     # or another costs key, is part of the key
-    from planner.study import _scenario_key
+    from planner.study import scenario_key as _scenario_key
 
     sc = {"id": "s01", "name": "x", "method": "bootstrap", "costs": {"topic": 0.0, "judgment": 1.0, "budget": None}}
     assert _scenario_key({**sc, "costs": {**sc["costs"], "variant": 0.0}}) == _scenario_key(sc)
@@ -1502,3 +1517,37 @@ def test_variant_divisor_errors_name_the_config_key(tmp_path):
                           "strata": {q: ("x" if q == "102002" else "y") for q in qids}}}
     with pytest.raises(ConfigError, match=r"collection\.strata: topic 102 has variants in two strata"):
         run_study(doc, quiet=True, write=False)
+
+
+def test_typed_results_are_what_results_json_holds(tmp_path, small_scores):
+    # the scenario results, their targets, the honest statement and the answer are frozen
+    # dataclasses; results.json holds exactly their to_dict() (after jsonable)
+    from dataclasses import FrozenInstanceError
+
+    from planner.report import jsonable
+    from planner.results import IntervalMethod
+    from planner.study import SolveKind
+
+    doc = {"collection": {"scores": str(_three_measures(tmp_path, small_scores))}, "method": "analytic",
+           "topics": [5, 10, 20], "seed": 2, "measure": ["A", "C"], "resamples": 30,
+           "targets": [{"target": "swap_rate", "value": 0.1}, {"target": "erho2", "value": 0.8}]}
+    res = run_study(doc, quiet=True, write=False)
+    scens = res.scenario_results
+    assert [jsonable(s.to_dict()) for s in scens] == res.results["scenarios"]
+    assert jsonable(res.answer_result.to_dict()) == res.answer
+    s = scens[0]
+    swap, erho = s.targets
+    assert (swap.kind, swap.interval) == (SolveKind.CLOSED_FORM, IntervalMethod.TOPIC_RESAMPLING)
+    assert (erho.kind, erho.interval) == (SolveKind.DSTUDY, IntervalMethod.ANALYTIC)
+    assert swap.resampled_n is not None and len(swap.resampled_n) == 200     # kept for the pairing
+    assert s.need() == max(swap.n_topics, erho.n_topics) == res.answer["n_topics"]
+    assert s.binding().n_topics == s.need()
+    assert s.at(s.data.n_topics)["n_topics"] == s.data.n_topics
+    assert s.honest.paired.n_topics == s.data.n_topics and s.honest.judged_share is None
+    # the two measures of the same topics are compared resample by resample, with a typed verdict
+    from planner.study import Verdict
+
+    (pr,) = res.results["paired"]
+    assert pr["target"] == "swap_rate" and pr["verdict"] in {v.value for v in Verdict}
+    with pytest.raises(FrozenInstanceError):
+        s.name = "x"  # type: ignore[misc]

@@ -1,0 +1,160 @@
+"""The honest statement in words: mean and topics, the sampling error from paired resampling,
+pool bias, and what the intervals on n are (the caveat on counts far beyond the collection)."""
+
+from __future__ import annotations
+
+from .. import methods
+from .results import HonestStatement, JudgedShare, ScenarioResult, ScenarioTarget
+from .targets import INTERVAL_RESAMPLES
+
+__all__ = ["honest_paragraphs", "interval_caveat"]
+
+#: the largest multiple of a sample's topics that benchmarks/bench_coverage.py checked
+COVERAGE_CHECKED = 4.7
+
+
+def _predictive(s: ScenarioResult) -> bool:
+    return methods.method(s.settings["method"]).engine is methods.Engine.PREDICTIVE
+
+
+def _far_targets(s: ScenarioResult) -> list[tuple[ScenarioTarget, float]]:
+    """A scenario's targets whose count comes with an interval from topic resampling, each with
+    the count's multiple of the collection's topics."""
+    T = s.data.n_topics or 0
+    return [(t, t.n_topics / T) for t in s.targets
+            if T and t.n_topics is not None and t.resampled_interval]
+
+
+def _stacked_caveat(s: ScenarioResult, t: ScenarioTarget, ratio: float) -> str:
+    """Stacked strata: width, power, Erho2 and Phi only, from the strata's variance estimates."""
+    return (f"**Intervals on n.** The 95% intervals on n re-solve each target on resamples of the topics "
+            "within each stratum (the strata's weights kept): they show how much the count moves with the "
+            "topics, not a calibrated confidence interval for the count a larger topic set would show. "
+            "These targets (interval width, power, Erho2, Phi) depend on the strata's variance estimates "
+            "only, not on the pairs' mean differences, and no coverage check has been made for them (the "
+            "one for swap rates, docs/planning.md, found those intervals low far beyond the collection's "
+            f"size). The farthest here: {t.target} {t.value:g} needs {t.n_topics} topics in "
+            f"{s.name}, {ratio:.1f} times the stack's {s.data.n_topics} topics. The ends also carry Monte Carlo "
+            f"error from the {INTERVAL_RESAMPLES} resamples.")
+
+
+def interval_caveat(scens: list[ScenarioResult]) -> list[str]:
+    """What the intervals on n from topic resampling are, and what a coverage check found, when a
+    scenario's answer has one; names the count farthest beyond its collection's topics."""
+    far = [(s, t, r) for s in scens for t, r in _far_targets(s)]
+    if not far:
+        return []
+    s, t, ratio = max(far, key=lambda x: x[2])
+    if all(x.stacked for x, _, _ in far):
+        return [_stacked_caveat(s, t, ratio)]
+    here = ""
+    if ratio >= 1.5:
+        here = (f" The farthest here: {t.target} {t.value:g} needs {t.n_topics} topics in "
+                f"{s.name}, {ratio:.1f} times the collection's {s.data.n_topics}"
+                + (f", beyond the {COVERAGE_CHECKED:g} times that check reached, so its miss rate is "
+                   "unmeasured and probably higher." if ratio > COVERAGE_CHECKED else "."))
+    return [f"**Intervals on n.** The 95% intervals on n re-solve the target on resamples of the "
+            "collection's own topics: they show how much the count moves with the topics, not a calibrated "
+            "confidence interval for the count a larger topic set would show. When the count is several "
+            "times the collection's size, the count and its interval both tend to run low: in a coverage "
+            "check of the swap_rate 0.05 target on TREC 2006 Terabyte AP (benchmarks/bench_coverage.py, "
+            f"docs/planning.md), when the count was {COVERAGE_CHECKED:g} times the sample's topics the true "
+            "count lay above the interval in 26% (analytic) to 43% (predictive) of the samples, and when it "
+            "was 2 times, in 13% to 21%; it never lay below. The ends also carry Monte Carlo error: with "
+            f"the {INTERVAL_RESAMPLES} resamples a study draws, the upper end moves by about 5-10% from one "
+            "seed to another (DL 2019 nDCG@10, swap_rate 0.05: 153 to 196 over 20 seeds)." + here
+            + " Plan towards the upper end, or pilot more topics."]
+
+
+def _mean_and_topics(s0: ScenarioResult, h: HonestStatement) -> str:
+    d, p = s0.data, h.paired
+    where = h.stratum or s0.settings["collection"]["label"]
+    filtered = ""
+    if not h.stratum and d.filtered:
+        filtered = (f" (after filtering {d.n_topics_before_filter - d.n_topics} of "
+                    f"{d.n_topics_before_filter})")
+    return (f"**Mean and topics.** On {where} ({d.measure}), {p.n_systems} systems were "
+            f"scored on **{p.n_topics} topics**{filtered}; the mean score over systems and "
+            f"topics is {p.grand_mean:.3f}, the best system ({p.best_system}) has mean "
+            f"{p.best_mean:.3f}.")
+
+
+def _sampling_error(s0: ScenarioResult, h: HonestStatement) -> str:
+    p = h.paired
+    same = p.identical_to_best
+    dup = (f" ({', '.join(same)}, identical to the best on every topic, {'is' if len(same) == 1 else 'are'} "
+           "skipped)" if same else "")
+    return (f"**Sampling error (paired resampling of topics).** The best system leads the second"
+            f"{dup} ({p.second_system}, {p.second_mean:.3f}) by {p.diff_top2:.3f}, "
+            f"{h.interval} [{p.diff_top2_lo:.3f}, {p.diff_top2_hi:.3f}]; "
+            f"reversal rate of that pair {p.reversal_top2:.3f}. Over all pairs the mean bootstrap "
+            f"reversal rate at {p.n_topics} topics (the share of topic resamples that order a pair "
+            "against the collection, whose order is taken as given here"
+            + (", unlike the predictive curves" if _predictive(s0) else "")
+            + f") is {p.reversal_mean_pairs:.3f}, and "
+            f"{100 * p.pairs_reversal_over_5pct:.0f}% of pairs reverse in more than 5% of resamples.")
+
+
+def _pool_bias(js: JudgedShare | None) -> str:
+    if js is None:
+        return ("**Pool bias.** Unknown: this input gives per-topic scores only, so whether the "
+                "evaluated runs contributed to the judgment pool (the judged share of their top k) "
+                "cannot be checked; give runs + qrels to see it.")
+    if js.min >= 0.999:
+        verdict = ("every evaluated run's top {k} is judged, so unjudged documents cannot bias "
+                   "these scores at this depth")
+    elif js.min >= 0.95:
+        verdict = ("the runs' top {k} is almost fully judged (unjudged documents count as "
+                   "non-relevant), so pool bias at this depth is small")
+    else:
+        verdict = ("some runs have many unjudged documents in their top {k}, counted as "
+                   "non-relevant: those runs did not fully contribute to the pool and their "
+                   "scores may be biased low")
+    contrib = ""
+    if js.runs_in_pool is not None and js.runs_in_pool < js.runs:
+        contrib = (f"{js.runs_in_pool} of the {js.runs} evaluated runs formed the pool "
+                   "(pool_runs); the others did not contribute to it. ")
+    return (f"**Pool bias.** {contrib}Judged share of the evaluated runs' top {js.depth}: mean "
+            f"{js.mean:.3f}, lowest {js.min:.3f}" + (f" ({js.lowest_run})" if js.lowest_run else "")
+            + "; " + verdict.format(k=js.depth) + ".")
+
+
+def _other_pool_bias(scens: list[ScenarioResult]) -> list[str]:
+    """The other collections of the grid: their pool bias can differ from the first one's."""
+    out = []
+    seen = {scens[0].settings["collection"].get("label")}
+    for s in scens[1:]:
+        lab = s.settings["collection"].get("label")
+        js = s.honest.judged_share
+        if lab in seen or s.stacked:
+            continue
+        seen.add(lab)
+        if js and js.min is not None and js.min < 0.95:
+            out.append(f"**Pool bias on {lab}.** Judged share of the evaluated runs' top {js.depth}: mean "
+                       f"{js.mean:.3f}, lowest {js.min:.3f}" + (f" ({js.lowest_run})" if js.lowest_run else "")
+                       + f"; runs with many unjudged documents in their top {js.depth} count them as "
+                         "non-relevant, so their scores may be biased low.")
+    return out
+
+
+def honest_paragraphs(scens: list[ScenarioResult]) -> list[str]:
+    """The honest statement of the grid's first scenario (of each stratum of a stack), with the
+    caveat on intervals on n and the pool bias of the grid's other collections."""
+    out = []
+    s0 = scens[0]
+    for h in s0.honest_strata or (s0.honest,):
+        out.append(_mean_and_topics(s0, h))
+        out.append(_sampling_error(s0, h))
+        if not s0.stacked:
+            out.extend(interval_caveat(scens))
+        out.append(_pool_bias(h.judged_share))
+    if s0.stacked:
+        out.extend(interval_caveat(scens))     # after every stratum's paragraphs: it is about the stack
+    out.extend(_other_pool_bias(scens))
+    if len(scens) > 1:
+        out.append("The table below gives the same statement for every scenario. Compare systems "
+                   "with per-topic (paired) differences, never with two means computed separately.")
+    else:
+        out.append("Compare systems with per-topic (paired) differences, never with two means "
+                   "computed separately.")
+    return out

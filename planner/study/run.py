@@ -1,0 +1,214 @@
+"""Running a study: a random stream per scenario, the worker pool, and the results put together."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from .._random import keyed_stream
+from ..errors import ConfigError, DegenerateDataWarning, ParameterError
+from ..report import check_target, jsonable, versions, write_report
+from .config import StudyConfig, load_config
+from .honest import honest_paragraphs
+from .inputs import sha256_file
+from .narrative import answer
+from .paired import paired_measures
+from .results import ScenarioResult, StudyResult
+from .scenario import run_scenario
+from .tables import tables
+
+__all__ = ["run_study", "scenario_key"]
+
+#: (key, sub-key) -> default of settings added later (see :func:`scenario_key`)
+_KEY_LATER_DEFAULTS = {("costs", "variant"): 0.0}
+
+
+def _worker(args) -> ScenarioResult:
+    sc, rng, resamples, seed = args
+    try:
+        return run_scenario(sc, rng, resamples, seed)
+    except (ParameterError, ConfigError) as exc:
+        # name the scenario: "s03 [dl19-passage, RR(rel=2)]: measure: ..."
+        raise ConfigError(str(exc), key=f"{sc['id']} [{sc['name']}]") from None
+
+
+def _plain(v, key=None):
+    if isinstance(v, Mapping):
+        return {str(k): _plain(x, str(k)) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if key in ("scores", "runs", "qrels", "strata") and isinstance(v, str):
+        return os.path.basename(os.path.normpath(v))
+    return v
+
+
+def scenario_key(sc: Mapping) -> str:
+    """The settings that define a scenario's computation, as canonical JSON.
+
+    Not its id, name or position in the grid, and each input file by its name only (the
+    resolved paths differ between checkouts, the numbers must not). Settings added after
+    studies were published, at their default (which changes no draw), stay out of the key, so
+    that those studies keep their streams and numbers. A scenario's random stream is
+    :func:`planner._random.keyed_stream` of the study seed and this key.
+
+    Examples
+    --------
+    >>> scenario_key({"id": "s01", "name": "x", "method": "analytic", "costs": {"variant": 0.0}})
+    '{"costs": {}, "method": "analytic"}'
+    """
+    kept = {k: _plain(v, k) for k, v in sc.items() if k not in ("id", "name", "index")}
+    for (k, sub), default in _KEY_LATER_DEFAULTS.items():
+        if isinstance(kept.get(k), dict) and kept[k].get(sub) == default:
+            kept[k] = {a: b for a, b in kept[k].items() if a != sub}
+    return json.dumps(kept, sort_keys=True, default=str)
+
+
+def _input_paths(cfg: StudyConfig) -> list[str]:
+    """The study file and every file or folder its scenarios read (collections, strata)."""
+    paths = [cfg.source] if cfg.source else []
+    for sc in cfg.scenarios:
+        coll = sc["collection"]
+        for c in coll.get("stack", [coll]):
+            paths += [c[k] for k in ("scores", "runs", "qrels", "strata") if isinstance(c.get(k), str)]
+    return list(dict.fromkeys(paths))
+
+
+def _run_all(tasks: list, jobs: int, quiet: bool, name: str) -> list[ScenarioResult]:
+    """Every scenario, in order; in ``jobs`` processes when there are several."""
+    # only on a terminal (disable=None), where leave=False erases it: logs and captured stderr
+    # get no bar, and a failing study leaves only its error line
+    bar = tqdm(total=len(tasks), desc=f"study {name}", unit="scenario", file=sys.stderr,
+               disable=True if quiet else None, leave=False)
+    scens: list[ScenarioResult | None] = [None] * len(tasks)
+    try:
+        if jobs == 1 or len(tasks) == 1:
+            for i, t in enumerate(tasks):
+                scens[i] = _worker(t)
+                bar.update(1)
+        else:
+            ctx = mp.get_context("spawn") if sys.platform == "win32" else mp.get_context("fork")
+            with cf.ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx) as ex:
+                futs = {ex.submit(_worker, t): i for i, t in enumerate(tasks)}
+                for f in cf.as_completed(futs):
+                    scens[futs[f]] = f.result()
+                    bar.update(1)
+    finally:
+        bar.close()
+    return [s for s in scens if s is not None]
+
+
+def _unique(items) -> list:
+    out: list = []
+    for x in items:
+        if x not in out:
+            out.append(x)
+    return out
+
+
+def _check_args(jobs, write: bool, out) -> None:
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
+        raise ParameterError(f"expected an integer >= 1, got {jobs!r}", parameter="jobs")
+    if not write and out is not None:
+        raise ParameterError("not used with write=False (no report folder is written)", parameter="out")
+
+
+def _provenance(cfg: StudyConfig, vers: dict, inputs: list, jobs: int, command: str | None) -> dict:
+    return {"planner_version": vers["planner"], "versions": vers, "seed": cfg.seed,
+            "resamples": cfg.resamples, "jobs": int(jobs), "inputs": inputs, "config": cfg.raw,
+            "study_file": cfg.source,
+            "study_file_sha256": sha256_file(Path(cfg.source)) if cfg.source else None,
+            "command": command, "platform": sys.platform,
+            "finished_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+            "elapsed_seconds": None}
+
+
+def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | os.PathLike | None = None,
+              force: bool = False, seed: int | None = None, jobs: int = 1, quiet: bool = False,
+              write: bool = True, command: str | None = None) -> StudyResult:
+    """Run a study and (unless ``write=False``) write its report folder.
+
+    Parameters
+    ----------
+    config : str, os.PathLike, Mapping or None
+        A study YAML path, a mapping, or ``None`` for the embedded quick start (DL 2019
+        passage, nDCG@10).
+    out : str or os.PathLike, optional
+        Report folder (default ``reports/<study name>`` under the current folder); an error
+        with ``write=False``.
+    force : bool, optional
+        Replace an existing report folder.
+    seed : int, optional
+        Overrides the study's seed.
+    jobs : int, optional
+        Scenarios run in parallel processes; results are identical for any ``jobs`` (each
+        scenario has its own random stream, keyed on its settings).
+    quiet : bool, optional
+        No progress bar (otherwise tqdm on stderr when stderr is a terminal).
+    write : bool, optional
+        Write the report folder.
+    command : str, optional
+        The command line, recorded in the provenance.
+
+    Returns
+    -------
+    StudyResult
+        Raises :class:`~planner.errors.ConfigError` (key path) for a bad study,
+        :class:`~planner.errors.InputError` for missing files or an existing report folder.
+
+    Examples
+    --------
+    >>> doc = {"collection": {"dataset": "dl19-passage"}, "method": "analytic", "topics": [10, 50],
+    ...        "resamples": 20, "targets": [{"target": "erho2", "value": 0.9}]}
+    >>> res = run_study(doc, quiet=True, write=False)
+    >>> res.answer["n_topics"]
+    12
+    >>> res.scenario_results[0].targets[0].interval
+    <IntervalMethod.ANALYTIC: 'analytic'>
+    """
+    t0 = time.perf_counter()
+    _check_args(jobs, write, out)
+    cfg = load_config(config, seed=seed)
+    target = None
+    if write:
+        target = Path(out) if out is not None else Path("reports") / cfg.name
+        check_target(target, force=force, keep=_input_paths(cfg))
+    # a stream per scenario keyed on its settings: adding, removing or reordering other
+    # scenarios leaves a scenario's numbers unchanged (and any --jobs gives the same)
+    tasks = [(dict(sc), keyed_stream(cfg.seed, scenario_key(sc)), cfg.resamples, cfg.seed)
+             for sc in cfg.scenarios]
+    scens = _run_all(tasks, jobs, quiet, cfg.name)
+    all_warn = _unique(w for s in scens for w in s.warnings)
+    for w in all_warn:
+        warnings.warn(w, DegenerateDataWarning, stacklevel=2)
+    vers = versions()
+    inputs = _unique(i for s in scens for i in s.inputs)
+    paired = paired_measures(scens)
+    ans = answer(scens, paired)
+    results = jsonable({
+        "study": cfg.name, "description": cfg.description, "seed": cfg.seed, "resamples": cfg.resamples,
+        "planner_version": vers["planner"], "versions": vers, "inputs": inputs, "config": cfg.raw,
+        "answer": ans.to_dict(), "scenarios": [s.to_dict() for s in scens],
+        "paired": [p.to_dict() for p in paired], "honest": {"paragraphs": honest_paragraphs(scens)},
+        "warnings": all_warn})
+    prov = _provenance(cfg, vers, inputs, jobs, command)
+    result = StudyResult(name=cfg.name, config=cfg.raw, results=results,
+                         tables=tables(scens, results["paired"]), provenance=prov, out=None,
+                         elapsed=time.perf_counter() - t0, scenario_results=tuple(scens), answer_result=ans)
+    if target is not None:
+        prov["elapsed_seconds"] = round(time.perf_counter() - t0, 2)
+        prov["_t0"] = t0          # write_report times the study up to its finished figures
+        path = write_report(result, target, force=force)
+        prov.pop("_t0", None)
+        object.__setattr__(result, "out", str(path))
+        object.__setattr__(result, "elapsed", time.perf_counter() - t0)
+    return result

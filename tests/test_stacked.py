@@ -1,0 +1,127 @@
+"""Tests of planner.stacked (stratified width, power and allocation over stacked collections) and
+planner.paired_bootstrap (the paired topic bootstrap), through their public API."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from planner.paired_bootstrap import paired_bootstrap
+from planner.scores import ScoreMatrix
+from planner.stacked import StackedStrata, allocate, resampled_n
+from planner.variance import anova_components
+
+
+# ------------------------------------------------------------------ allocation
+def test_allocate_hand_cases():
+    # largest remainder: 100 * (43, 54) / 97 = 44.33, 55.67 -> 44, 56; at least 2 per stratum
+    assert allocate(100, [43 / 97, 54 / 97]).tolist() == [44, 56]
+    assert allocate(10, [0.95, 0.05]).tolist() == [8, 2]
+    assert allocate(3, [0.9, 0.1]).tolist() == [2, 2]                  # below 2 K: 2 each
+    assert allocate(7, np.array([1.0, 1.0, 1.0])).sum() == 7
+
+
+# ------------------------------------------------------------ width and power
+def test_width_and_power_by_hand():
+    # W = (0.4, 0.6), sigma^2 = 2 var_e = (0.02, 0.04); n_k = (4, 6):
+    # V = 0.16 * 0.02 / 4 + 0.36 * 0.04 / 6 = 0.0008 + 0.0024 = 0.0032
+    st = StackedStrata.from_components([(0.001, 0.01, 0.01), (0.002, 0.02, 0.02)], [40, 60],
+                                       alpha=0.05, min_diff=0.05)
+    v, width, power = st.width_power(np.array([4, 6]))
+    assert v == pytest.approx(0.0032, rel=1e-12)
+    # t_{0.975}(10 - 2 strata) = 2.306004135 (R: qt(0.975, 8))
+    assert width == pytest.approx(2 * 2.306004135 * math.sqrt(0.0032), rel=1e-8)
+    z = stats.norm.ppf(0.975)
+    want = special.ndtr(0.05 / math.sqrt(0.0032) - z) + special.ndtr(-0.05 / math.sqrt(0.0032) - z)
+    assert power == pytest.approx(want, rel=1e-12)
+
+
+def test_weighted_dstudy_and_its_closed_form_count():
+    st = StackedStrata.from_components([(0.004, 0.02, 0.01), (0.002, 0.01, 0.03)], [25, 75])
+    vs, vt, ve = 0.25 * 0.004 + 0.75 * 0.002, 0.25 * 0.02 + 0.75 * 0.01, 0.25 * 0.01 + 0.75 * 0.03
+    assert st.weighted("var_s") == pytest.approx(vs)
+    assert st.erho2(50) == pytest.approx(vs / (vs + ve / 50))
+    assert st.phi(50) == pytest.approx(vs / (vs + (vt + ve) / 50))
+    # Erho2(n) >= v  <=>  n >= v / (1 - v) * ve / vs: 0.85 / 0.15 * 10 = 56.7 -> 57
+    assert st.smallest_n("erho2", 0.85) == 57
+    # Phi: (vt + ve) / vs = 15; 0.72 / 0.28 * 15 = 38.6 -> 39
+    assert st.smallest_n("phi", 0.72) == 39
+
+
+@pytest.mark.parametrize("target,value", [("ci_width", 0.08), ("power", 0.8)])
+def test_smallest_n_meets_the_target_and_one_less_does_not(target, value):
+    st = StackedStrata.from_components([(0.001, 0.01, 0.01), (0.002, 0.02, 0.02)], [43, 54])
+    n = st.smallest_n(target, value)
+
+    def ok(k):
+        _, w, p = st.width_power(allocate(k, st.weights))
+        return w <= value if target == "ci_width" else p >= value
+
+    assert n is not None and ok(n) and not ok(n - 1)
+    p = st.at(n)
+    assert p.n_proportional.sum() == n and p.n_optimal.sum() == n
+    # uniform sampling with no between-strata spread: the width of the mixed variance over n
+    w_u = 2 * stats.t.ppf(0.975, n - 1) * math.sqrt((0.43 * 0.02 + 0.54 * 0.04) / 0.97 / n)
+    assert p.width_uniform_lower_bound == pytest.approx(w_u)
+
+
+def test_resampled_counts_follow_the_documented_draws():
+    rng = np.random.default_rng(7)
+    mats = [rng.normal(0.5, 0.1, (5, 20)), rng.normal(0.4, 0.15, (4, 30))]
+    comps = [anova_components(x) for x in mats]
+    st = StackedStrata.from_components([(c["var_s"], c["var_t"], c["var_e"]) for c in comps], [20, 30])
+    targets = [("ci_width", 0.1), ("erho2", 0.8)]
+    got = resampled_n(st, mats, targets, np.random.default_rng(3), 15)
+    # an independent loop: child r of rng.spawn(15) draws each stratum's topics in order
+    for r, g in enumerate(np.random.default_rng(3).spawn(15)):
+        rs = [x[:, g.integers(0, x.shape[1], x.shape[1])] for x in mats]
+        cs = [anova_components(x) for x in rs]
+        sr = StackedStrata(st.weights, np.array([c["var_s"] for c in cs]), np.array([c["var_t"] for c in cs]),
+                           np.array([c["var_e"] for c in cs]), alpha=st.alpha, min_diff=st.min_diff)
+        for j, (t, v) in enumerate(targets):
+            want = sr.smallest_n(t, v)
+            assert got[j][r] == (np.inf if want is None else want)
+    again = resampled_n(st, mats, targets, np.random.default_rng(3), 15)
+    assert all(np.array_equal(a, b) for a, b in zip(got, again))
+
+
+# ------------------------------------------------------------ paired bootstrap
+def _matrix(x):
+    x = np.asarray(x, dtype=float)
+    return ScoreMatrix.build(x, [f"s{i}" for i in range(x.shape[0])], [str(t) for t in range(x.shape[1])],
+                             warn=False)
+
+
+def test_paired_bootstrap_hand_case():
+    # s0 beats s1 by 0.1 on every topic: every resample's difference is 0.1, interval [0.1, 0.1],
+    # reversal 0; s2 equals s0 on every topic: skipped as the second, its tie counts half
+    m = _matrix([[0.5, 0.6, 0.7, 0.8], [0.4, 0.5, 0.6, 0.7], [0.5, 0.6, 0.7, 0.8]])
+    b = paired_bootstrap(m, n_resamples=100, alpha=0.05, rng=1)
+    assert (b.best_system, b.second_system, b.identical_to_best) == ("s0", "s1", ("s2",))
+    assert b.diff_top2 == pytest.approx(0.1) and b.diff_top2_lo == pytest.approx(0.1)
+    assert b.reversal_top2 == 0.0 and b.reversal_mean_pairs == pytest.approx(0.5 / 3)
+    assert b.pairs_reversal_over_5pct == pytest.approx(1 / 3)
+
+
+def test_paired_bootstrap_against_a_plain_loop():
+    rng = np.random.default_rng(11)
+    x = rng.normal(0.5, 0.1, (5, 30)) + np.linspace(0, 0.04, 5)[:, None]
+    m = _matrix(x)
+    b = paired_bootstrap(m, n_resamples=300, alpha=0.1, rng=np.random.default_rng(4))
+    idx = np.random.default_rng(4).integers(0, 30, size=(300, 30))
+    means = x.mean(axis=1)
+    rev = []
+    for i in range(5):
+        for j in range(i + 1, 5):
+            d = np.array([x[i, r].mean() - x[j, r].mean() for r in idx])
+            obs = np.sign(means[i] - means[j])
+            rev.append(np.mean(np.sign(d) == -obs) + 0.5 * np.mean(d == 0))
+    assert b.reversal_mean_pairs == pytest.approx(np.mean(rev), abs=1e-12)
+    best, second = np.argsort(-means, kind="stable")[:2]
+    d = np.array([x[best, r].mean() - x[second, r].mean() for r in idx])
+    assert (b.diff_top2_lo, b.diff_top2_hi) == pytest.approx(tuple(np.quantile(d, [0.05, 0.95])), abs=1e-12)
+    # the same seed gives the same numbers
+    assert paired_bootstrap(m, n_resamples=300, alpha=0.1, rng=np.random.default_rng(4)) == b
