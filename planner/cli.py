@@ -1178,7 +1178,7 @@ def _add_validate(subparsers) -> None:
 
 
 def _cmd_validate(args) -> int:
-    from .pilot import validate
+    from .validation import validate
 
     topics = parse_int_list(args.topics, option="--topics", minimum=1)
     methods = parse_name_list(args.methods, option="--methods")

@@ -105,6 +105,10 @@ class Method:
         Solves the topics-against-query-variants trade-off.
     spec : PredictiveSpec or None
         The assumptions of a predictive method.
+    disjoint : bool
+        Draws pairs of disjoint topic sets without replacement (Voorhees & Buckley's
+        subsample): counts up to ``T / 2`` are simulated, larger ones extrapolated, and
+        the swap rate is the share of set pairs that disagree.
     """
 
     name: str
@@ -115,6 +119,7 @@ class Method:
     interval_on_n: bool
     variants: bool
     spec: PredictiveSpec | None = None
+    disjoint: bool = False
 
     @property
     def random(self) -> bool:
@@ -152,7 +157,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("bootstrap", Engine.RESAMPLING, "topics resampled with replacement",
            ("empirical",), strata=True, interval_on_n=False, variants=False),
     Method("subsample", Engine.RESAMPLING, "disjoint topic subsets drawn without replacement",
-           ("empirical",), strata=True, interval_on_n=False, variants=False),
+           ("empirical",), strata=True, interval_on_n=False, variants=False, disjoint=True),
     Method("parametric", Engine.PARAMETRIC, "score matrices simulated from the variance components",
            ("pooled",), strata=False, interval_on_n=False, variants=False),
     _predictive("predictive-integrated", "predictive, averaged over each pair's variance",

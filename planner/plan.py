@@ -82,7 +82,7 @@ from scipy import optimize, special, stats
 from ._json import plain
 from ._random import as_generator, draw_seed, seed_of, seed_to_use
 from .errors import DegenerateDataWarning, InputError, ParameterError
-from .pilot import INTERNAL_METHODS as _PILOT_METHODS
+from .simulate import INTERNAL_METHODS as _PILOT_METHODS
 from .simulate import MAX_TOPICS, allocate_counts
 from .variance import anova_components as _variance_anova
 from .variance import check_alpha, pair_index, pair_moments, parse_selector, within_system
@@ -987,7 +987,7 @@ def _predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt, n0: int, 
     Each resample's prior is fitted once, and a grid or mixture prior's posterior computed once
     (:class:`planner.pilot.PairRates`); every call costs ``B`` predictive evaluations at one n each.
     """
-    from .pilot import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
+    from .simulate import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
 
     kind, pvar, integrate = spec
     B = D.shape[0]
@@ -1310,7 +1310,7 @@ def _variant_solve(x: np.ndarray, target: str, value: float, direction: str, vs:
     spec = _PILOT_METHODS.get(method) if method != "analytic" else None
     prior = s2m = None
     if spec is not None:
-        from .pilot import fit_prior, pair_variance_model
+        from .simulate import fit_prior, pair_variance_model
 
         s2m = pair_variance_model(s2d, spec[1])
         prior = fit_prior(dbar, s2m, T, prior="normal")
@@ -1328,7 +1328,7 @@ def _variant_solve(x: np.ndarray, target: str, value: float, direction: str, vs:
             if spec is None or target not in ("swap_rate", "reversal_rate", "kendall_tau"):
                 return float(_batch_stat(target, np.array([n]), dbar[None, :], var_v[None, :], comp,
                                          **opts)[0])
-            from .pilot import predictive_pair_rates
+            from .simulate import predictive_pair_rates
 
             pr = predictive_pair_rates(dbar, s2m, T, [int(n)], prior=prior, future_scale=rv)
             r = np.where(model.identical, 0.5,
