@@ -26,7 +26,8 @@ from .simulate import predict
 from .simulate.rates import STATISTICS, plugin_pair_rates, predictive_pair_rates, variance_df
 from .variance import as_matrix, pair_index, pair_moments
 
-__all__ = ["MEDIAN_SE_RESAMPLES", "TIE_TOL", "Validation", "median_se", "observed_rates", "validate"]
+__all__ = ["MEDIAN_SE_RESAMPLES", "TIE_TOL", "Validation", "median_se", "observed_rates", "tie_sign",
+           "validate"]
 
 # bound on the number of float64 values of one working block (permutations x scores)
 BLOCK = 2_000_000
@@ -36,7 +37,8 @@ BLOCK = 2_000_000
 TIE_TOL = 1e-12
 
 
-def _sign(d: np.ndarray) -> np.ndarray:
+def tie_sign(d: np.ndarray) -> np.ndarray:
+    """``sign(d)``, with ``|d| <= TIE_TOL`` a tie (0)."""
     return np.where(np.abs(d) <= TIE_TOL, 0.0, np.sign(d))
 
 
@@ -45,7 +47,7 @@ def _disagree(u: np.ndarray, v: np.ndarray) -> np.ndarray:
 
     Signs are taken with :data:`TIE_TOL`: ``|d| <= 1e-12`` counts as a tie.
     """
-    return 0.5 * np.abs(_sign(u) - _sign(v))
+    return 0.5 * np.abs(tie_sign(u) - tie_sign(v))
 
 
 def observed_rates(x: np.ndarray, topics: np.ndarray, ref_sign: np.ndarray, *, subsets: int,
@@ -190,7 +192,7 @@ class Validation:
         med = {m: np.array([r["rel_error_median"] for r in rows if r["method"] == m]) for m in self.methods}
         se = {m: np.array([r["rel_error_median_se"] for r in rows if r["method"] == m]) for m in self.methods}
         ok = [m for m in self.methods if np.all(np.isfinite(med[m]))]
-        out = {"statistic": statistic, "method": None, "rule": None, "clear": False, "close": [],
+        out: dict = {"statistic": statistic, "method": None, "rule": None, "clear": False, "close": [],
                "median_errors": {m: [float(v) for v in med[m]] for m in self.methods}}
         if not ok:
             return out
@@ -314,7 +316,7 @@ class _Run:
             dbar, s2, kurt = pair_moments(xp, a, b, kurtosis=True)
         else:
             (dbar, s2), kurt = pair_moments(xp, a, b), None
-        o = observed_rates(self.x[:, hi], self.topics, _sign(dbar), subsets=self.subsets, rng=g_obs)
+        o = observed_rates(self.x[:, hi], self.topics, tie_sign(dbar), subsets=self.subsets, rng=g_obs)
         for k in STATISTICS:
             self.observed[k][r] = o[k]
         pilot_sm = None

@@ -12,6 +12,7 @@ from scipy import stats
 
 from planner.cli import main
 from planner.errors import ParameterError
+from planner.scores import ScoreMatrix
 from planner.simulate import (
     MIN_DF,
     fit_prior,
@@ -22,7 +23,6 @@ from planner.simulate import (
 )
 from planner.validation import observed_rates, validate
 from planner.variance import pair_index, pair_moments
-from planner.scores import ScoreMatrix
 
 
 # --------------------------------------------------------------- pair rates
@@ -225,7 +225,7 @@ def test_integrated_variance_equals_quadrature_over_chi2():
     r = predictive_pair_rates(dbar, s2, n0, [10, 40], df=nu, quantiles=400)
     for i in (0, 11, 29):
         for j, n in enumerate((10, 40)):
-            def f(x, key):
+            def f(x, key, i=i, n=n):
                 one = predictive_pair_rates(dbar[i:i + 1], [s2[i] * nu[i] / x], n0, [n], prior=pr)
                 return one[key][0, 0] * stats.chi2.pdf(x, nu[i])
             for key in ("swap_rate", "reversal_rate"):
@@ -278,9 +278,9 @@ def test_observed_rates_equal_plain_loop():
         sw = rv = 0.0
         for perm in perms:
             s1, s2 = perm[:n], perm[n:2 * n]
-            for k, (i, l) in enumerate(zip(a, b)):
-                d1 = x[i, s1].mean() - x[l, s1].mean()
-                d2 = x[i, s2].mean() - x[l, s2].mean()
+            for k, (i, h) in enumerate(zip(a, b)):
+                d1 = x[i, s1].mean() - x[h, s1].mean()
+                d2 = x[i, s2].mean() - x[h, s2].mean()
                 # documented tie rule: |mean difference| <= 1e-12 is a tie (rounding of equal means)
                 g1 = 0.0 if abs(d1) <= 1e-12 else np.sign(d1)
                 g2 = 0.0 if abs(d2) <= 1e-12 else np.sign(d2)

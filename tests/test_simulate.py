@@ -13,9 +13,9 @@ import pytest
 from scipy import stats
 
 from planner import simulate
-from planner.simulate import analytic, extrapolation, kernels, pairs
 from planner.errors import DegenerateDataWarning, ParameterError
 from planner.scores import ScoreMatrix
+from planner.simulate import analytic, extrapolation, kernels, pairs
 
 Z975 = stats.norm.ppf(0.975)
 

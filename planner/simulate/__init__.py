@@ -15,7 +15,8 @@ The package, one module a concern:
   :mod:`~planner.simulate.scenarios`, :mod:`~planner.simulate.pairs`, :mod:`~planner.simulate.checks`.
 
 :func:`predict` takes a :class:`~planner.scores.ScoreMatrix` (``S`` systems x
-``T`` topics; or what :func:`planner.fit` reads: a path, a wide DataFrame, an array) and a list of topic counts ``n`` and returns a :class:`Curve`:
+``T`` topics; or what :func:`planner.fit` reads: a path, a wide DataFrame, an array) and a
+list of topic counts ``n`` and returns a :class:`Curve`:
 for every ``n``, per pair of systems and summarised over pairs, the statistics
 defined in ``docs/simulate.md`` (from the project's design notes).
 

@@ -14,7 +14,7 @@ Examples
 >>> import numpy as np
 >>> from planner.simulate.analytic import t_power
 >>> t_power(np.array([0.0, 3.0]), 19, 2.093).round(3).tolist()
-[0.05, 0.816]
+[0.05, 0.812]
 """
 
 from __future__ import annotations

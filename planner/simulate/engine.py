@@ -32,11 +32,11 @@ import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import ContextManager
 
 import numpy as np
 
-from ..methods import Method, method as _registered
+from ..methods import Method
+from ..methods import method as _registered
 from ..variance import pair_index, pair_moments
 
 __all__ = ["PAIR_STATS", "PairEngine", "Setup"]
@@ -152,7 +152,7 @@ class PairEngine(ABC):
         """``(per, fixed)``: bytes per pair of a chunk and bytes independent of the chunk."""
         return 8 * (12 + 6 * max(1, setup.n_strata)), 0
 
-    def context(self) -> ContextManager[object]:
+    def context(self) -> contextlib.AbstractContextManager[object]:
         """A context the whole computation runs in (none by default)."""
         return contextlib.nullcontext()
 

@@ -45,7 +45,7 @@ def filter_informative(scores, *, lo: float = 0.0, hi: float = 1.0,
     >>> x = np.array([[0.0, 0.4, 1.0, 0.6], [0.0, 0.2, 1.0, 0.5]])
     >>> m, removed = filter_informative(x)
     >>> m.topics, removed
-    (('2', '4'), ('1', '3'))
+    (('t2', 't4'), ('t1', 't3'))
     """
     m = complete_matrix(scores)     # what predict accepts (a ScoreMatrix, path, DataFrame or array)
     for name, v in (("lo", lo), ("hi", hi), ("min_spread", min_spread)):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -139,24 +139,24 @@ def linear_quantiles(v: np.ndarray, qs: Sequence[float]) -> list[np.ndarray]:
     as the minimum of what lies above. Exact order statistics; interpolated in
     float64 as ``a_l + (a_{l+1} - a_l) f``.
     """
-    c, R = v.shape
+    R = v.shape[1]
     vals: dict[int, np.ndarray] = {}
     done = 0  # ranks < done are in place
     res = []
     for q in qs:
         p = q * (R - 1)
-        l = int(math.floor(p))
-        if l not in vals:
-            v[:, done:].partition(l - done, axis=1)
-            vals[l] = v[:, l].astype(np.float64)
-            done = l + 1
-        f = p - l
-        if f == 0 or l + 1 >= R:
-            res.append(vals[l])
+        lo = int(math.floor(p))
+        if lo not in vals:
+            v[:, done:].partition(lo - done, axis=1)
+            vals[lo] = v[:, lo].astype(np.float64)
+            done = lo + 1
+        f = p - lo
+        if f == 0 or lo + 1 >= R:
+            res.append(vals[lo])
             continue
-        if l + 1 not in vals:
-            vals[l + 1] = v[:, l + 1:].min(axis=1).astype(np.float64)
-        res.append(vals[l] + (vals[l + 1] - vals[l]) * f)
+        if lo + 1 not in vals:
+            vals[lo + 1] = v[:, lo + 1:].min(axis=1).astype(np.float64)
+        res.append(vals[lo] + (vals[lo + 1] - vals[lo]) * f)
     return res
 
 

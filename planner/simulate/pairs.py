@@ -9,6 +9,7 @@ the per-pair variance a closed-form method uses under a ``variance=`` selector
 from __future__ import annotations
 
 import warnings
+from typing import cast
 
 import numpy as np
 
@@ -31,7 +32,7 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *,
     min(P * T, max(T, block))`` for the direct way (differences in blocks of ``block``
     values; the numbers do not depend on ``block``).
     """
-    S, T = x.shape
+    T = x.shape[1]
     P = a.size
     if P * T <= 4_000_000:
         return _direct_pair_moments(x, a, b, block=block)
@@ -69,4 +70,4 @@ def select_variance(selector: str, s2: np.ndarray, x: np.ndarray) -> np.ndarray:
         return np.full_like(s2, 2.0 * anova_components(x)["var_e"])
     if kind == "within-system":
         return np.full_like(s2, 2.0 * within_system(x))
-    return np.full_like(s2, np.percentile(s2, q))
+    return np.full_like(s2, np.percentile(s2, cast(float, q)))  # percentile:q always has its q

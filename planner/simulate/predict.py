@@ -13,8 +13,10 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
+from numpy.random import SeedSequence
 
 from .._random import as_generator, seed_of
 from ..errors import DegenerateDataWarning, ParameterError
@@ -52,7 +54,7 @@ class Options:
     matrix: ScoreMatrix
     topics: tuple[int, ...]
     method: Method
-    rng: object
+    rng: int | np.random.Generator
     variance: str
     min_diff: float
     alpha: float
@@ -167,7 +169,8 @@ def setup(o: Options) -> Setup:
     comps = components(m)
     _warn_degenerate(comps, dbar, s2)
     allocs = _allocations(o, x, groups, W, labels)
-    base = as_generator(o.rng).bit_generator.seed_seq.spawn(1)[0] if o.method.random else None
+    # (the stubs type seed_seq as the ISeedSequence protocol; a Generator's is a SeedSequence)
+    base = cast(SeedSequence, as_generator(o.rng).bit_generator.seed_seq).spawn(1)[0] if o.method.random else None
     return Setup(o.method, x, a, b, dbar, s2, labels, groups, W, o.topics, allocs, variance=o.variance,
                  alpha=o.alpha, min_diff=o.min_diff, resamples=o.resamples, t_tests=bool(o.t_tests),
                  components=comps, pair_block=pblock, base=base)
@@ -268,7 +271,7 @@ def predict(scores, *, topics, method: str = "predictive", variance: str | None 
     >>> curve = planner.predict(scores, topics=[25, 50], method="bootstrap", resamples=200, rng=1)
     >>> [r["n_topics"] for r in curve.rows], curve.seed
     ([25, 50], 1)
-    >>> curve.row(50)["swap_rate_mean"] < curve.row(25)["swap_rate_mean"]
+    >>> bool(curve.row(50)["swap_rate_mean"] < curve.row(25)["swap_rate_mean"])
     True
     """
     o = predict_iv(scores, topics=topics, method=method, variance=variance, min_diff=min_diff, alpha=alpha,

@@ -17,7 +17,7 @@ Examples
 >>> engine.prior_info["kind"], engine.prior_info["variance"]
 ('normal', 'pair')
 >>> engine.chunk(0, slice(0, 3))["swap_rate"].round(3).tolist()
-[0.003, 0.0, 0.0]
+[0.157, 0.001, 0.0]
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Examples
 >>> from planner.simulate.priors import fit_prior
 >>> p = fit_prior([0.1, -0.05, 0.02, 0.0], [0.01, 0.02, 0.01, 0.03], 25)
 >>> p.kind, round(p.tau2, 6)
-('normal', 0.002625)
+('normal', 0.002525)
 """
 
 from __future__ import annotations

@@ -88,13 +88,14 @@ Examples
 >>> from planner.simulate.rates import predictive_pair_rates
 >>> r = predictive_pair_rates([0.05, 0.01], [0.02, 0.01], 25, [25, 100])
 >>> r["swap_rate"].round(3).tolist()
-[[0.073, 0.006], [0.389, 0.237]]
+[[0.304, 0.165], [0.36, 0.231]]
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -417,7 +418,7 @@ class PairRates:
             raise ParameterError(f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}",
                                  parameter="statistic")
         self.dbar, self.s2_d, self.n0, self.prior, self.statistic, self.df = dbar, s2_d, n0, prior, statistic, df
-        self._cache = None
+        self._cache: tuple[np.ndarray, tuple[Any, ...]] | None = None
         if df is None and prior.kind in ("mixture", "npmle"):
             idx = np.flatnonzero(s2_d > 0)
             keep = prior.weights > 0
@@ -438,7 +439,8 @@ class PairRates:
         out = np.zeros(self.dbar.size)
         want = (self.statistic,)
         if self.prior.kind == "mixture":
-            swap, rev = _mixture_rates(*post, self.s2_d[idx], int(n), self.dbar[idx], want)
+            weights, mean, var = post
+            swap, rev = _mixture_rates(weights, mean, var, self.s2_d[idx], int(n), self.dbar[idx], want)
         else:
             p, grid, sd, sgn = post
             swap, rev = _grid_rates(p, grid, sd, math.sqrt(int(n)), sgn, want)

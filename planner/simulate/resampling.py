@@ -20,13 +20,13 @@ Examples
 >>> [(j, s.start, s.stop) for j, s in engine.pieces(chunk=512)]
 [(0, 0, 3)]
 >>> engine.chunk(0, slice(0, 3))["reversal_rate"].tolist()
-[0.0275, 0.0, 0.0]
+[0.09, 0.0, 0.0]
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
-from typing import ContextManager
 
 import numpy as np
 from scipy import stats
@@ -180,7 +180,7 @@ class ResamplingEngine(PairEngine):
         K, S, T = setup.n_strata, setup.x.shape[0], setup.x.shape[1]
         return 8 * (6 * r_tot + 2 * T), 8 * r_tot * (T + (K * S if K > 1 else 0))
 
-    def context(self) -> ContextManager[object]:
+    def context(self) -> contextlib.AbstractContextManager[object]:
         return one_blas_thread()
 
     def pieces(self, chunk: int) -> Iterator[tuple[int, slice]]:

@@ -9,9 +9,9 @@ Examples
 >>> import planner
 >>> from planner.simulate import topics_needed
 >>> scores = planner.datasets.load("dl19-passage", measure="nDCG@10")
->>> curve = planner.predict(scores, topics=[10, 20, 40, 80], method="analytic")
+>>> curve = planner.predict(scores, topics=[10, 20, 40, 80, 160], method="analytic")
 >>> topics_needed(curve, target="swap_rate", value=0.05)
-40
+160
 """
 
 from __future__ import annotations
@@ -210,9 +210,9 @@ def compare_measures(scores_by_measure: Mapping[str, ScoreMatrix], *, target: st
     >>> import planner
     >>> from planner.simulate import compare_measures
     >>> ndcg = planner.datasets.load("dl19-passage", measure="nDCG@10")
-    >>> table = compare_measures({"nDCG@10": ndcg}, target="swap_rate", value=0.05, topics=[10, 40, 80])
+    >>> table = compare_measures({"nDCG@10": ndcg}, target="swap_rate", value=0.05, topics=[40, 80, 160])
     >>> [(r["scenario"], r["topics_needed"]) for r in table.rows]
-    [('nDCG@10', 40)]
+    [('nDCG@10', 160)]
     """
     check_target(target, value)
     _predict_options(options, "compare_measures", ("topics", "method", "rng", "keep_pairs"))
@@ -289,6 +289,7 @@ def scenarios(scores, *, target: str = "swap_rate", value: float = 0.05,
     rng = seed_to_use(rng, meth)
     base = as_generator(rng).spawn(1)[0]
     rows, curves = [], {}
+    removed: tuple[str, ...]
     for f in filters:
         if f is None:
             mat, removed = m, ()

@@ -31,7 +31,7 @@ __all__ = ["STRATA_MODES", "allocate_counts", "allocation", "strata_plan", "stra
 STRATA_MODES = ("uniform", "stratified", "proportional", "optimal")
 
 
-def allocate_counts(n: int, weights: Sequence[float], *, minimum: int = 2,
+def allocate_counts(n: int, weights: Sequence[float] | np.ndarray, *, minimum: int = 2,
                     maximum: Sequence[int] | None = None, parameter: str = "topics") -> np.ndarray:
     """Integer ``n_k`` summing to ``n``, proportional to ``weights`` within the bounds
     ``min(minimum, maximum[k]) <= n_k <= maximum[k]``.
