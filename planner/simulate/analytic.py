@@ -111,6 +111,11 @@ class AnalyticEngine(PairEngine):
                         for g in s.groups] if K > 1 else None
         self._cached: tuple[tuple[int, int], object] | None = None
 
+    @staticmethod
+    def memory(setup: Setup) -> tuple[int, int]:
+        # about 12 + 6 K float64 values per pair (measured by benchmarks/bench_bootstrap.py)
+        return 8 * (12 + 6 * max(1, setup.n_strata)), 0
+
     def per_chunk(self, pairs: slice):
         """Work done once per chunk and reused at every n (here the variances ``(C, K)``)."""
         return self.stratum_variances(pairs)

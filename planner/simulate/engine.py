@@ -131,9 +131,9 @@ class Setup:
 class PairEngine(ABC):
     """How one family of methods computes the pair statistics (:data:`PAIR_STATS`).
 
-    Subclasses implement :meth:`chunk`; they may override :meth:`prepare` (work done once
-    per call), :meth:`pieces` (the order of the blocks), :meth:`memory` (the chunk plan)
-    and :meth:`context`.
+    Subclasses implement :meth:`chunk` and :meth:`memory` (the chunk plan); they may
+    override :meth:`prepare` (work done once per call), :meth:`pieces` (the order of the
+    blocks) and :meth:`context`.
     """
 
     #: the fitted prior of a predictive engine (:attr:`planner.simulate.Curve.prior`)
@@ -148,9 +148,10 @@ class PairEngine(ABC):
         return cls(setup)
 
     @staticmethod
+    @abstractmethod
     def memory(setup: Setup) -> tuple[int, int]:
-        """``(per, fixed)``: bytes per pair of a chunk and bytes independent of the chunk."""
-        return 8 * (12 + 6 * max(1, setup.n_strata)), 0
+        """``(per, fixed)``: bytes per pair of a chunk and bytes independent of the chunk
+        (:func:`planner.simulate.predict.chunk_size` fits the chunks in ``max_memory``)."""
 
     def context(self) -> contextlib.AbstractContextManager[object]:
         """A context the whole computation runs in (none by default)."""

@@ -100,11 +100,16 @@ def fit_prior(dbar, s2_d, n0, *, prior: str = "normal", grid: int = 121, max_fit
         return _fit_mixture(d, se2, n0, max_iter=max_iter, tol=tol)
     if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 3:
         raise ParameterError(f"grid must be an integer >= 3, got {grid!r}", parameter="grid")
+    return _fit_npmle(d, se2, n0, int(grid), max_iter=max_iter, tol=tol)
+
+
+def _fit_npmle(d: np.ndarray, se2: np.ndarray, n0: int, grid: int, *, max_iter: int, tol: float) -> Prior:
+    """The NPMLE prior on a symmetric grid of ``grid`` points (odd), by EM on ``d`` and ``-d``."""
     se = np.sqrt(se2)
     top = float(np.max(np.abs(d)))
     if top == 0.0:
         return Prior("npmle", np.zeros(1), np.ones(1), 0.0, n0, int(d.size))
-    g = np.linspace(-top, top, int(grid) | 1)  # odd count: 0 is a grid point
+    g = np.linspace(-top, top, grid | 1)  # odd count: 0 is a grid point
     # log-likelihood of each observation at each grid point, rescaled per row
     ll = -0.5 * ((d[:, None] - g[None, :]) / se[:, None]) ** 2
     ll -= ll.max(axis=1, keepdims=True)

@@ -359,38 +359,32 @@ def _grid_rates(post, g, sd, sn, sgn, want=STATISTICS):
     return swap, rev
 
 
-def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior, future_scale=None) -> dict[str, np.ndarray]:
-    """Predictive rates of :func:`predictive_pair_rates` for given variances and prior
-    (``future_scale``: normal prior only, checked by the caller)."""
-    P = dbar.size
-    swap = np.zeros((P, t.size))
-    rev = np.zeros((P, t.size))
-    ok = s2_d > 0
-    idx = np.flatnonzero(ok)
+def _normal_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, future_scale, swap, rev) -> None:
+    d = dbar[idx]
+    se2 = s2_d[idx] / n0
+    tau2 = pr.tau2
+    m = d * tau2 / (tau2 + se2)
+    v = tau2 * se2 / (tau2 + se2)
+    # a future set of n topics with variance scale f is one of n / f topics at scale 1
+    nn = t[None, :] if future_scale is None else t[None, :] / future_scale[idx][:, None]
+    swap[idx], rev[idx] = _normal_rates(m[:, None], v[:, None], s2_d[idx][:, None], nn, d)
+
+
+def _mixture_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, swap, rev) -> None:
+    sds = pr.grid[pr.weights > 0]
+    logw = np.log(pr.weights[pr.weights > 0])
+    chunk = max(1, _BLOCK // max(1, sds.size * 4))
+    for lo in range(0, idx.size, chunk):
+        ii = idx[lo:lo + chunk]
+        post, m, v = _mixture_posterior(dbar[ii], s2_d[ii] / n0, sds, logw)
+        for j, n in enumerate(t):
+            swap[ii, j], rev[ii, j] = _mixture_rates(post, m, v, s2_d[ii], n, dbar[ii])
+
+
+def _grid_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, swap, rev) -> None:
     sqrt_n = np.sqrt(t.astype(np.float64))
-    if pr.kind == "normal":
-        d = dbar[idx]
-        se2 = s2_d[idx] / n0
-        tau2 = pr.tau2
-        m = d * tau2 / (tau2 + se2)
-        v = tau2 * se2 / (tau2 + se2)
-        # a future set of n topics with variance scale f is one of n / f topics at scale 1
-        nn = t[None, :] if future_scale is None else t[None, :] / future_scale[idx][:, None]
-        swap[idx], rev[idx] = _normal_rates(m[:, None], v[:, None], s2_d[idx][:, None], nn, d)
-        return {"swap_rate": swap, "reversal_rate": rev}
-    if pr.kind == "mixture":
-        sds = pr.grid[pr.weights > 0]
-        logw = np.log(pr.weights[pr.weights > 0])
-        chunk = max(1, _BLOCK // max(1, sds.size * 4))
-        for lo in range(0, idx.size, chunk):
-            ii = idx[lo:lo + chunk]
-            post, m, v = _mixture_posterior(dbar[ii], s2_d[ii] / n0, sds, logw)
-            for j, n in enumerate(t):
-                swap[ii, j], rev[ii, j] = _mixture_rates(post, m, v, s2_d[ii], n, dbar[ii])
-        return {"swap_rate": swap, "reversal_rate": rev}
-    g, w = pr.grid, pr.weights
-    keep = w > 0
-    g, logw = g[keep], np.log(w[keep])
+    keep = pr.weights > 0
+    g, logw = pr.grid[keep], np.log(pr.weights[keep])
     chunk = max(1, _BLOCK // max(1, g.size))
     for lo in range(0, idx.size, chunk):
         ii = idx[lo:lo + chunk]
@@ -399,6 +393,20 @@ def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior, future_scale=None) -> di
         sgn = np.sign(dbar[ii])
         for j, sn in enumerate(sqrt_n):
             swap[ii, j], rev[ii, j] = _grid_rates(post, g, sd, sn, sgn)
+
+
+def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior, future_scale=None) -> dict[str, np.ndarray]:
+    """Predictive rates of :func:`predictive_pair_rates` for given variances and prior
+    (``future_scale``: normal prior only, checked by the caller); pairs with ``s2_d = 0`` get 0."""
+    swap = np.zeros((dbar.size, t.size))
+    rev = np.zeros((dbar.size, t.size))
+    idx = np.flatnonzero(s2_d > 0)
+    if pr.kind == "normal":
+        _normal_prior_rates(dbar, s2_d, n0, t, idx, pr, future_scale, swap, rev)
+    elif pr.kind == "mixture":
+        _mixture_prior_rates(dbar, s2_d, n0, t, idx, pr, swap, rev)
+    else:
+        _grid_prior_rates(dbar, s2_d, n0, t, idx, pr, swap, rev)
     return {"swap_rate": swap, "reversal_rate": rev}
 
 
