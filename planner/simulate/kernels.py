@@ -28,25 +28,31 @@ SUB_ELEMS = 2 ** 18  # pairs x resamples summarised at a time (cache-sized)
 
 
 def block_sums(WT: list[np.ndarray], Dk: list[np.ndarray], squares: bool = True,
-                sums: bool = True) -> list[tuple]:
+                sums: bool = True, out: list[np.ndarray] | None = None) -> list[tuple]:
     """Per stratum, the resampled sums of ``d`` and ``d^2`` of one block of pairs.
 
     ``WT[k]``: (T_k, R) draw counts in stratum k (transposed); ``Dk[k]``: (c, T_k)
     differences of at most ``BLOCK`` pairs, zero-padded to exactly ``BLOCK``
     rows so that every product has the same shape (bit-identical results
     whatever the chunking). Returns ``[(s1, s2)]`` with shapes (c, R)
-    (``s2`` is ``None`` with ``squares=False``, ``s1`` with ``sums=False``).
+    (``s2`` is ``None`` with ``squares=False``, ``s1`` with ``sums=False``). ``out``:
+    one ``(BLOCK, R)`` array per stratum that receives the sums of squares (the same
+    product, reusing the memory block after block instead of asking the system for
+    fresh pages each time).
     """
     c = Dk[0].shape[0]
-    out = []
+    res = []
     for k in range(len(WT)):
         d = Dk[k]
         if c < BLOCK:
             pad = np.zeros((BLOCK, d.shape[1]))
             pad[:c] = d
             d = pad
-        out.append(((d @ WT[k])[:c] if sums else None, ((d * d) @ WT[k])[:c] if squares else None))
-    return out
+        sq = None
+        if squares:
+            sq = ((d * d) @ WT[k] if out is None else np.matmul(d * d, WT[k], out=out[k]))[:c]
+        res.append(((d @ WT[k])[:c] if sums else None, sq))
+    return res
 
 
 def swap_distinct(pos: np.ndarray, neg: np.ndarray, R: int) -> np.ndarray:

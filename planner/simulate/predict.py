@@ -20,7 +20,7 @@ from numpy.random import SeedSequence
 
 from .._random import as_generator, seed_of
 from ..errors import DegenerateDataWarning, ParameterError
-from ..methods import Engine, Method
+from ..methods import DEFAULT_METHOD, Engine, Method
 from ..scores import ScoreMatrix
 from ..variance import check_alpha, exact_dbar, pair_index, parse_selector
 from .analytic import AnalyticEngine
@@ -203,7 +203,7 @@ def _curve(o: Options, s: Setup, sums: PairSums, engine: PairEngine) -> Curve:
                  extrapolation=extrap, components=s.components, prior=engine.prior_info)
 
 
-def predict(scores, *, topics, method: str = "predictive", variance: str | None = None,
+def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | None = None,
             min_diff: float = 0.05, alpha: float = 0.05, resamples: int = 1000,
             strata: str = "uniform", costs: Mapping[str, float] | None = None, rng=None,
             bins: Sequence[float] = DEFAULT_BINS, keep_pairs: bool = True,

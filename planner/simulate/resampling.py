@@ -129,10 +129,15 @@ class _Strata:
         self.cd = [unit * unit / nk[k] for k in range(len(WT))]
         self.sub1 = max(1, SUB_ELEMS // r_tot)
         self.buf = np.empty((self.sub1, r_tot))
+        # the t-tests' work arrays, reused block after block (fresh ones cost page faults)
+        self.ss = [np.empty((BLOCK, r_tot)) for _ in WT] if s.t_tests else None
+        self.q = np.empty((self.sub1, r_tot)) if s.t_tests else None
 
     def thresholds(self, SS: list[np.ndarray], a_: np.ndarray, b_: np.ndarray, r0: int) -> np.ndarray:
         """The t-tests' thresholds ``Q`` of a few pairs (rows ``r0:`` of the block's sums)."""
-        Q = np.zeros((a_.size, self.buf.shape[1]))
+        assert self.q is not None  # built with the t-tests
+        Q = self.q[:a_.size]
+        Q.fill(0.0)
         tmp = self.buf[:a_.size]
         for k in range(len(self.WT)):
             pair_diff(self.Msk[k], a_, b_, tmp)
@@ -150,7 +155,7 @@ class _Strata:
         SS = None
         if s.t_tests:
             Dk = [s.x[aa][:, g] - s.x[bb][:, g] for g in s.groups]
-            SS = [s2 for _, s2 in block_sums(self.WT, Dk, sums=False)]
+            SS = [s2 for _, s2 in block_sums(self.WT, Dk, sums=False, out=self.ss)]
         c = sl.stop - sl.start
         res = {k: np.empty(c) for k in PAIR_STATS}
         # post-process a few pairs at a time so the (pairs x R) pieces stay in cache
