@@ -42,6 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner import simulate
 from planner.errors import DegenerateDataWarning
+from planner.methods import Engine
+from planner.methods import method as registered
 from planner.scores import ScoreMatrix
 
 DATA = Path(os.environ.get("PLANNER_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -166,25 +168,27 @@ def memory_bound(method: str, S: int, T: int, R: int, K: int, N: int, *, n_max: 
     """The peak the module docstring of planner.simulate states ("Memory"), in bytes:
     ``kept + max(pre, work)``."""
     P = S * (S - 1) // 2
-    R_tot = 2 * R if method == "subsample" else R
+    meth = registered(method)
+    integrate = meth.spec is not None and meth.spec.integrate
+    R_tot = 2 * R if meth.disjoint else R
     kept = 8 * P * N * ((5 if keep_pairs else 1) + 1) + 64 * P
     D = min(2_000_000, max_memory // 24)
     pre = 24 * min(P * T, max(T, D)) if P * T <= 4_000_000 else 8 * (S * S + S * T + 5 * P)
-    if method == "predictive-integrated":
+    if integrate:
         pre += 16 * P + 24 * max(T, D)
-    if method in ("bootstrap", "subsample"):
+    if meth.engine is Engine.RESAMPLING:
         if K == 1:
             work = 20 * R_tot * T + 12 * S * R_tot + 4 * 512 * R_tot + 16 * S * T + 4 * MiB
         else:
             work = 8 * (2 * R_tot * T + (K + 1) * S * R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 * MiB
-    elif method == "parametric":
+    elif meth.engine is Engine.PARAMETRIC:
         work = max(max_memory, 8 * 16 * S * (S + n_max) + 512 * 48 * R)
     else:
-        per = 8 * (12 + 6 * K if method == "analytic" else 50 if method == "predictive-integrated" else 34)
+        per = 8 * (12 + 6 * K if meth.engine is Engine.ANALYTIC else 50 if integrate else 34)
         work = max(max_memory, 512 * per)
-        if method in ("predictive-npmle", "predictive-mixture"):
+        if meth.spec is not None and meth.spec.prior != "normal":   # npmle and mixture priors
             work += 8 * 2 * 121 * min(P, 20_000) + 8 * 6 * 2_000_000
-        if method == "predictive-integrated":
+        if integrate:
             work += 16 * P
     return kept + max(pre, work)
 
@@ -213,7 +217,7 @@ def bench_memory(R: int, n: int = 50) -> bool:
                       ("parametric", 1), ("predictive-npmle", 1)]
         # the closed forms also under a small budget (their pair passes then use smaller blocks)
         cases = [(method, K, 64 * MiB) for method, K in cases] + \
-            [(method, K, 4 * MiB) for method, K in cases if method in simulate.CLOSED_FORM]
+            [(method, K, 4 * MiB) for method, K in cases if registered(method).closed_form]
         for method, K, mm in cases:
             mk = m if K == 1 else m.with_strata({t: f"s{i % K}" for i, t in enumerate(m.topics)})
             ns = [10, nn] if method != "subsample" else [10, min(nn, 2 * T // 5)]
@@ -223,7 +227,7 @@ def bench_memory(R: int, n: int = 50) -> bool:
                 tracemalloc.start()
                 tracemalloc.reset_peak()
                 simulate.predict(mk, topics=ns, method=method, rng=1, strata="uniform" if K == 1 else "proportional",
-                                 keep_pairs=False, max_memory=mm, **(kw if method not in simulate.CLOSED_FORM else {}))
+                                 keep_pairs=False, max_memory=mm, **(kw if registered(method).random else {}))
                 peak = tracemalloc.get_traced_memory()[1]
                 tracemalloc.stop()
             bound = memory_bound(method, S, T, kw["resamples"], K, len(ns), n_max=max(ns), max_memory=mm)
@@ -250,8 +254,8 @@ def bench_analytic() -> float:
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - p0)
     dt = min(times)
-    print(f"analytic: {S} x {T} ({S * (S - 1) // 2} pairs), {len(topics)} topic counts: {dt:.2f} s wall, {min(cpu):.2f} s CPU "
-          f"(best of 2; goal < 5 s); swap at n=50: {c.row(50)['swap_rate_mean']:.4f}")
+    print(f"analytic: {S} x {T} ({S * (S - 1) // 2} pairs), {len(topics)} topic counts: {dt:.2f} s wall, "
+          f"{min(cpu):.2f} s CPU (best of 2; goal < 5 s); swap at n=50: {c.row(50)['swap_rate_mean']:.4f}")
     return dt
 
 

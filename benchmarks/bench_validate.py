@@ -1,4 +1,4 @@
-"""Pilot-based prediction against held-out topics (``planner.pilot.validate``).
+"""Pilot-based prediction against held-out topics (``planner.validation.validate``).
 
 Suites (``--suite``):
 
@@ -89,17 +89,10 @@ import numpy as np
 
 from planner.collection import load_scores
 from planner.errors import DegenerateDataWarning
-from planner.pilot import (
-    Prior,
-    _sign,
-    observed_rates,
-    pair_index,
-    pair_moments,
-    pair_variance_model,
-    plugin_pair_rates,
-    predictive_pair_rates,
-    validate,
-)
+from planner.simulate import Prior, pair_variance_model, plugin_pair_rates, predictive_pair_rates
+from planner.validation import observed_rates, validate
+from planner.validation import tie_sign as _sign
+from planner.variance import pair_index, pair_moments
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -160,7 +153,7 @@ def run_suite(args, suite) -> bool:
             print(f"  {stat}: method, n, predicted mean, observed mean, median rel. error (+- bootstrap se), "
                   "p90, bias (median pred/obs - 1), sd log(pred/obs)")
             for m in methods:
-                for j, n in enumerate(topics):
+                for n in topics:
                     row = _row(v, stat, m, n)
                     print(f"    {m:>21} {n:>3}  {row['predicted_mean']:.4f}  {row['observed_mean']:.4f}  "
                           f"{row['rel_error_median']:.3f} +- {row['rel_error_median_se']:.3f}  "
@@ -216,7 +209,7 @@ def run_bounds(args) -> None:
         t = np.asarray(topics)
         d_all, s2_all = pair_moments(x, a, b)
         P = {m: np.empty((args.repeats, t.size)) for m in names}
-        O = np.empty((args.repeats, t.size))
+        obs_sw = np.empty((args.repeats, t.size))
         prior_all = _collection_prior(d_all, pilot)
         m_all = x.mean(1) - x.mean()
         stretch, scale = np.empty(args.repeats), np.empty(args.repeats)
@@ -226,7 +219,7 @@ def run_bounds(args) -> None:
             g_obs, _ = g.spawn(2)
             xp = x[:, pi]
             dbar, s2 = pair_moments(xp, a, b)
-            O[r] = observed_rates(x[:, hi], t, _sign(dbar), subsets=args.subsets, rng=g_obs)["swap_rate"]
+            obs_sw[r] = observed_rates(x[:, hi], t, _sign(dbar), subsets=args.subsets, rng=g_obs)["swap_rate"]
             P["pair"][r] = predictive_pair_rates(dbar, s2, pilot, t)["swap_rate"].mean(0)
             P["jackknife"][r] = _jackknife(xp, a, b, pilot, t)
             P["oracle-variance"][r] = predictive_pair_rates(dbar, s2_all, pilot, t)["swap_rate"].mean(0)
@@ -245,18 +238,18 @@ def run_bounds(args) -> None:
         print("  swap rate: predictor, median rel. error, bias (median pred/obs - 1), median rel. error with "
               "the bias removed (pred / median(pred/obs)), sd log(pred/obs), sd log(pred), corr(pred, obs)")
         for m in names:
-            ratio = P[m] / O
+            ratio = P[m] / obs_sw
             med = np.median(ratio, axis=0)
-            c = [np.corrcoef(P[m][:, j], O[:, j])[0, 1] for j in range(t.size)]
+            c = [np.corrcoef(P[m][:, j], obs_sw[:, j])[0, 1] for j in range(t.size)]
             print(f"    {m:>16}  {f(np.median(np.abs(ratio - 1), axis=0))}   {f(med - 1)}   "
                   f"{f(np.median(np.abs(ratio / med - 1), axis=0))}   "
                   f"{f(np.std(np.log(ratio), axis=0, ddof=1))}   {f(np.std(np.log(P[m]), axis=0, ddof=1))}   {f(c)}")
-        print(f"  sd log(observed): {f(np.std(np.log(O), axis=0, ddof=1))}")
-        lp, lo = np.log(P["pair"]), np.log(O)
+        print(f"  sd log(observed): {f(np.std(np.log(obs_sw), axis=0, ddof=1))}")
+        lp, lo = np.log(P["pair"]), np.log(obs_sw)
         X = np.column_stack([np.ones(args.repeats), np.log(stretch), np.log(scale)])
         fit = np.linalg.lstsq(X, lp, rcond=None)[0]
         r2 = 1 - np.var(lp - X @ fit, axis=0) / np.var(lp, axis=0)
-        cor = lambda u, v: [np.corrcoef(u, v[:, j])[0, 1] for j in range(t.size)]
+        cor = lambda u, v, k=t.size: [np.corrcoef(u, v[:, j])[0, 1] for j in range(k)]
         print(f"  pilot-wide quantities: sd log(stretch) {np.std(np.log(stretch), ddof=1):.3f}, "
               f"sd log(residual scale) {np.std(np.log(scale), ddof=1):.3f}; "
               f"R^2 of log(pair prediction) on both {f(r2)}")

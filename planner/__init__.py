@@ -46,7 +46,7 @@ _LAZY = {
     "pair_variance": "variance",
     "fit_variants": "variance",
     "predict": "simulate",
-    "validate": "pilot",
+    "validate": "validation",
     "filter_informative": "simulate",
     "compare_measures": "simulate",
     "topic_set_size": "plan",
@@ -69,8 +69,8 @@ __all__ = [
 
 
 # submodules reachable as attributes after a plain `import planner` (planner.plan.size_for_target)
-_SUBMODULES = ("collection", "datasets", "measures", "pilot", "plan", "report", "scores",
-               "simulate", "study", "variance")
+_SUBMODULES = ("collection", "datasets", "measures", "methods", "plan", "report", "results", "scores",
+               "simulate", "study", "validation", "variance")
 
 
 def __getattr__(name: str):

@@ -106,8 +106,9 @@ class Method:
     spec : PredictiveSpec or None
         The assumptions of a predictive method.
     disjoint : bool
-        Draws two disjoint topic sets from the collection, so it simulates at most half of
-        the collection's topics.
+        Draws pairs of disjoint topic sets without replacement (Voorhees & Buckley's
+        subsample): counts up to ``T / 2`` are simulated, larger ones extrapolated, and
+        the swap rate is the share of set pairs that disagree.
     """
 
     name: str

@@ -1,4 +1,5 @@
-"""Tests of planner.pilot: predictive pair rates, observed held-out rates, validate, CLI."""
+"""Tests of the predictive engine's model (planner.simulate: priors, pair rates) and of
+planner.validation (observed held-out rates, validate, CLI)."""
 
 from __future__ import annotations
 
@@ -11,19 +12,17 @@ from scipy import stats
 
 from planner.cli import main
 from planner.errors import ParameterError
-from planner.pilot import (
+from planner.scores import ScoreMatrix
+from planner.simulate import (
     MIN_DF,
     fit_prior,
-    observed_rates,
-    pair_index,
-    pair_moments,
     pair_variance_model,
     plugin_pair_rates,
     predictive_pair_rates,
-    validate,
     variance_df,
 )
-from planner.scores import ScoreMatrix
+from planner.validation import observed_rates, validate
+from planner.variance import pair_index, pair_moments
 
 
 # --------------------------------------------------------------- pair rates
@@ -98,7 +97,7 @@ def test_predictive_corrects_plugin_bias_on_normal_model():
 
 def test_mixture_with_one_component_equals_normal_prior():
     # a scale mixture with the single component N(0, tau2) is the normal prior N(0, tau2)
-    from planner.pilot import Prior
+    from planner.simulate import Prior
 
     rng = np.random.default_rng(4)
     dbar = rng.normal(0, 0.04, 60)
@@ -161,7 +160,7 @@ def test_npmle_fit_equals_em_on_both_signs():
 def test_pair_rates_equal_predictive_pair_rates(prior):
     # PairRates (posterior computed once, one statistic) gives exactly the values of
     # predictive_pair_rates at every n, including pairs with zero variance and dbar = 0
-    from planner.pilot import PairRates
+    from planner.simulate import PairRates
 
     rng = np.random.default_rng(3)
     dbar = rng.normal(0, 0.03, 300)
@@ -226,7 +225,7 @@ def test_integrated_variance_equals_quadrature_over_chi2():
     r = predictive_pair_rates(dbar, s2, n0, [10, 40], df=nu, quantiles=400)
     for i in (0, 11, 29):
         for j, n in enumerate((10, 40)):
-            def f(x, key):
+            def f(x, key, i=i, n=n):
                 one = predictive_pair_rates(dbar[i:i + 1], [s2[i] * nu[i] / x], n0, [n], prior=pr)
                 return one[key][0, 0] * stats.chi2.pdf(x, nu[i])
             for key in ("swap_rate", "reversal_rate"):
@@ -279,9 +278,9 @@ def test_observed_rates_equal_plain_loop():
         sw = rv = 0.0
         for perm in perms:
             s1, s2 = perm[:n], perm[n:2 * n]
-            for k, (i, l) in enumerate(zip(a, b)):
-                d1 = x[i, s1].mean() - x[l, s1].mean()
-                d2 = x[i, s2].mean() - x[l, s2].mean()
+            for k, (i, h) in enumerate(zip(a, b)):
+                d1 = x[i, s1].mean() - x[h, s1].mean()
+                d2 = x[i, s2].mean() - x[h, s2].mean()
                 # documented tie rule: |mean difference| <= 1e-12 is a tie (rounding of equal means)
                 g1 = 0.0 if abs(d1) <= 1e-12 else np.sign(d1)
                 g2 = 0.0 if abs(d2) <= 1e-12 else np.sign(d2)
@@ -448,7 +447,7 @@ def test_cli_validate_json_and_errors(tmp_path, capsys):
 def test_variance_scales_are_the_same_quadrature_as_df():
     # precomputed chi-square scales (for repeated calls on the same pairs) give the same
     # rates as the degrees of freedom, and refuse scales made for other pairs
-    from planner.pilot import VarianceScales, variance_scales
+    from planner.simulate import VarianceScales, variance_scales
 
     rng = np.random.default_rng(2)
     dbar = rng.normal(0, 0.05, 40)
@@ -471,7 +470,7 @@ def test_variance_scales_are_the_same_quadrature_as_df():
 
 
 def test_median_se_is_the_bootstrap_se_of_the_median():
-    from planner.pilot import median_se
+    from planner.validation import median_se
 
     x = np.random.default_rng(5).normal(0.0, 1.0, 400)
     se = median_se(x)
@@ -483,7 +482,7 @@ def test_median_se_is_the_bootstrap_se_of_the_median():
 
 def _fake_validation(med, se):
     # a Validation whose swap-rate rows carry the given median errors and standard errors
-    from planner.pilot import Validation
+    from planner.validation import Validation
 
     rows = []
     for m, vals in med.items():
@@ -530,7 +529,7 @@ def test_validate_recommendation_and_cli_line(tmp_path, capsys):
     assert d["recommended"]["swap_rate"] == rec
     for r in d["rows"]:
         col = v.rel_error(r["statistic"])[r["method"]][:, list(v.topics).index(r["n_topics"])]
-        from planner.pilot import median_se
+        from planner.validation import median_se
 
         assert r["rel_error_median_se"] == median_se(col)
     path = tmp_path / "toy.csv"

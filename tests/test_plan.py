@@ -1362,7 +1362,7 @@ def test_variant_pair_variance_is_the_mean_within_topic_variance_of_each_differe
 
 
 def test_future_scale_is_a_topic_count_divided_by_the_scale():
-    from planner.pilot import predictive_pair_rates
+    from planner.simulate import predictive_pair_rates
 
     rng = np.random.default_rng(5)
     d, s2 = rng.normal(0, 0.05, 300), rng.uniform(0.005, 0.03, 300)

@@ -179,9 +179,9 @@ def test_submodules_reachable_after_plain_import():
 
     code = ("import sys, planner; assert 'planner.plan' not in sys.modules; "
             "print(planner.plan.size_for_target.__name__, planner.collection.stack_with_strata.__name__, "
-            "planner.pilot.__name__, planner.variance.stack_variants.__name__)")
+            "planner.validation.__name__, planner.variance.stack_variants.__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["size_for_target", "stack_with_strata", "planner.pilot", "stack_variants"]
+    assert out.split() == ["size_for_target", "stack_with_strata", "planner.validation", "stack_variants"]
     import planner
 
     with pytest.raises(AttributeError, match="no attribute 'plann'"):

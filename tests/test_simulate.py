@@ -15,6 +15,7 @@ from scipy import stats
 from planner import simulate
 from planner.errors import DegenerateDataWarning, ParameterError
 from planner.scores import ScoreMatrix
+from planner.simulate import analytic, extrapolation, kernels, pairs
 
 Z975 = stats.norm.ppf(0.975)
 
@@ -87,10 +88,10 @@ def test_variance_selectors_agree_with_variance_module(adhoc5):
     a, b = simulate.pair_index(adhoc5.n_systems)
     _, s2 = simulate.pair_moments(adhoc5.values, a, b)
     for sel in ("pair", "pooled", "within-system", "percentile:95"):
-        np.testing.assert_allclose(simulate._select_variance(sel, s2, adhoc5.values),
+        np.testing.assert_allclose(pairs.select_variance(sel, s2, adhoc5.values),
                                    pair_variance(adhoc5, sel), rtol=1e-12)
     # identity: the mean over pairs of s2_d is exactly 2 var_e (DESIGN.md)
-    assert s2.mean() == pytest.approx(simulate._select_variance("pooled", s2, adhoc5.values)[0], rel=1e-12)
+    assert s2.mean() == pytest.approx(pairs.select_variance("pooled", s2, adhoc5.values)[0], rel=1e-12)
     c = simulate.predict(adhoc5, topics=[50], method="analytic", variance="pooled")
     assert c.variance == "pooled"
     assert np.ptp(c.per_pair["ci_width"]) == 0  # one variance for every pair
@@ -116,8 +117,8 @@ def test_power_grid_interpolation_is_accurate():
     nc = np.concatenate([rng.uniform(0, 40, 3000), np.zeros(17_998), [np.inf, 0.0]])
     for df in (3, 99):
         crit = stats.t.ppf(0.975, df)
-        grid = simulate._t_power(nc, df, crit)  # > 20,000 values: interpolated
-        exact = simulate._t_power(nc[:3000], df, crit)
+        grid = analytic.t_power(nc, df, crit)  # > 20,000 values: interpolated
+        exact = analytic.t_power(nc[:3000], df, crit)
         assert np.abs(grid[:3000] - exact).max() < 1e-5  # documented bound
         assert grid[-2] == 1.0
 
@@ -261,7 +262,7 @@ def test_stratified_analytic_per_stratum_variances_and_memory(adhoc5, variance):
     var = []
     for g in (slice(0, 20), slice(20, 50)):
         s2 = pair_moments(x[:, g], a, b)[1]
-        var.append(s2 if variance == "pair" else simulate._select_variance(variance, s2, x[:, g]))
+        var.append(s2 if variance == "pair" else pairs.select_variance(variance, s2, x[:, g]))
     se = np.sqrt(0.4 ** 2 * var[0] / 10 + 0.6 ** 2 * var[1] / 14)
     width = 2 * stats.t.ppf(0.975, 24 - 2) * se
     assert np.allclose(ref.per_pair["ci_width"][:, 1], width, rtol=1e-10, atol=1e-15)
@@ -272,9 +273,10 @@ def test_stratified_analytic_per_stratum_variances_and_memory(adhoc5, variance):
 def test_closed_form_methods_identical_whatever_chunk_size(adhoc5, method):
     # the predictive rates are computed per chunk of pairs (memory bound of the module
     # docstring) with one prior fitted over all pairs: the same numbers as one call over all
-    # pairs of planner.pilot.predictive_pair_rates, with the prior, variance and (integrated)
+    # pairs of planner.simulate.predictive_pair_rates, with the prior, variance and (integrated)
     # degrees of freedom that the method's name stands for in `planner validate`
-    from planner.pilot import INTERNAL_METHODS, predictive_pair_rates, variance_df
+    from planner.methods import method as registered
+    from planner.simulate import predictive_pair_rates, variance_df
     from planner.variance import pair_index, pair_moments
 
     ref = simulate.predict(adhoc5, topics=[10, 25, 50], method=method)
@@ -287,7 +289,8 @@ def test_closed_form_methods_identical_whatever_chunk_size(adhoc5, method):
         assert c.to_dict() == ref.to_dict()
     assert ref.method == method and ref.variance == "pair" and ref.seed is None
     if method != "analytic":
-        prior, variance, integrate = INTERNAL_METHODS[method]
+        spec = registered(method).spec
+        prior, variance, integrate = spec.prior, spec.variance, spec.integrate
         x = adhoc5.topic_scores()
         a, b = pair_index(x.shape[0])
         dbar, s2, kurt = pair_moments(x, a, b, kurtosis=True)
@@ -304,10 +307,10 @@ def test_closed_form_methods_identical_whatever_chunk_size(adhoc5, method):
 
 
 def test_predictive_curve_records_its_prior(adhoc5, capsys):
-    # the fitted prior is part of the output: tau2 as planner.pilot.fit_prior gives it over
+    # the fitted prior is part of the output: tau2 as planner.simulate.fit_prior gives it over
     # all pairs, with the variance model, and the median shrinkage tau2 / (tau2 + s2 / T)
     from planner.cli import main
-    from planner.pilot import fit_prior, pair_variance_model
+    from planner.simulate import fit_prior, pair_variance_model
 
     for method, var in (("predictive", "pair"), ("predictive-shrunk", "shrunk")):
         c = simulate.predict(adhoc5, topics=[25], method=method)
@@ -393,7 +396,7 @@ def test_stratified_subsample_equals_plain_loop_on_the_same_draws():
     c = simulate.predict(_matrix(x, strata=strata), topics=[n], method="subsample", strata="proportional",
                          resamples=R, rng=3)
     assert c.rows[0]["allocation"] == {"p": 4, "q": 6}
-    g_n = simulate._stream(np.random.default_rng(3).bit_generator.seed_seq.spawn(1)[0], n)
+    g_n = kernels.count_stream(np.random.default_rng(3).bit_generator.seed_seq.spawn(1)[0], n)
     groups, nk = [np.arange(12), np.arange(12, 30)], [4, 6]
     orders = [np.argsort(g_n.random((R, g.size)), axis=1) for g in groups]
     for p_, (i, j) in enumerate(zip(c.pair_a, c.pair_b)):
@@ -471,7 +474,7 @@ def test_every_method_is_scale_invariant_up_to_the_largest_accepted_score():
 
 
 def test_predictive_delegates_to_pilot(adhoc5_small):
-    from planner.pilot import predictive_pair_rates
+    from planner.simulate import predictive_pair_rates
 
     c = simulate.predict(adhoc5_small, topics=[25, 50], method="predictive")
     ref = predictive_pair_rates(c.dbar, c.s2_d, adhoc5_small.n_topics, [25, 50])
@@ -948,7 +951,7 @@ def test_subsample_bin_with_no_swaps_extrapolates_to_zero(adhoc5):
     bins = [dict(r, bin_lo=0.0, bin_hi=0.5, n_pairs=3) for r in rows]
     bins[0]["swap_rate_mean"] = 0.0
     with pytest.warns(DegenerateDataWarning, match=r"fewer than 2 .* in \[0, 0\.5\)"):
-        fit = simulate._extrapolate([10, 20, 40], [True, True, False], rows, bins, 1)
+        fit = extrapolation.extrapolate([10, 20, 40], [True, True, False], rows, bins, 1)
     # the bin holds every pair, so the all-pairs rate (the bins' pair-weighted mean) is undefined too
     assert math.isnan(bins[2]["swap_rate_mean"]) and math.isnan(rows[2]["swap_rate_mean"])
     assert fit["B"] == pytest.approx(math.log(2) / 10)
@@ -981,7 +984,7 @@ def test_linear_quantiles_are_numpys_linear_quantiles():
         v[1] = rng.exponential(size=R)  # skewed
         for dtype in (np.float64, np.float32):
             w = v.astype(dtype)
-            got = simulate._linear_quantiles(w.copy(), (0.025, 0.975))
+            got = kernels.linear_quantiles(w.copy(), (0.025, 0.975))
             ref = np.quantile(w.astype(np.float64), [0.025, 0.975], axis=1)
             # same order statistics; numpy interpolates b - (b - a)(1 - f) above f = 0.5
             np.testing.assert_allclose(got[0], ref[0], rtol=0, atol=1e-12)
@@ -993,7 +996,7 @@ def test_count_rows():
     for R in (1, 254, 255, 256, 10_001):
         m = rng.random((4, R)) < 0.6
         m[0] = True
-        assert np.array_equal(simulate._count(m), m.sum(axis=1))
+        assert np.array_equal(kernels.count_true(m), m.sum(axis=1))
 
 
 def test_score_grid_sums_are_exact():
@@ -1057,11 +1060,11 @@ def test_fast_path_matches_general_path():
     scale = unit / n
     d = x[a] - x[b]
     Q = ((d * d * (cp / (n * (1 + cp) * scale * scale))).astype(np.float32) @ WT.astype(np.float32))
-    fast = simulate._fast_block(Msys, scale, a, b, Q, dbar, 0.05, 0.05, cp, False, np.float32)
-    (s1, s2), = simulate._block_sums([WT], [d])  # float64 resampled sums of d and d^2
+    fast = kernels.fast_block(Msys, scale, a, b, Q, dbar, 0.05, 0.05, cp, False, np.float32)
+    (s1, s2), = kernels.block_sums([WT], [d])  # float64 resampled sums of d and d^2
     mean = s1 / n
     thr = crit * crit * (s2 - s1 * s1 / n) / (n - 1) / n  # crit^2 var / n
-    ref = simulate._draw_stats(mean, thr, dbar, 0.05, 0.05)
+    ref = kernels.draw_stats(mean, thr, dbar, 0.05, 0.05)
     np.testing.assert_array_equal(fast["reversal_rate"], ref["reversal_rate"])
     np.testing.assert_array_equal(fast["swap_rate"], ref["swap_rate"])
     np.testing.assert_allclose(fast["ci_width"], ref["ci_width"], rtol=1e-6)
@@ -1093,7 +1096,7 @@ def test_stratified_bootstrap_equals_plain_loop_on_the_same_draws(first, mode, d
         c = simulate.predict(m, topics=[n], method="bootstrap", strata=mode, resamples=R, rng=5,
                              min_diff=0.05)
     base = np.random.default_rng(5).bit_generator.seed_seq.spawn(1)[0]
-    g_n = simulate._stream(base, n)
+    g_n = kernels.count_stream(base, n)
     groups = [np.arange(first), np.arange(first, T)]
     alloc = c.rows[0]["allocation"]
     nk = [alloc["p"], alloc["q"]]
@@ -1146,7 +1149,7 @@ def test_stratified_ties_across_strata_are_exact():
     m = _matrix(np.round(x, 2), strata=["A"] * 7 + ["B"] * 17)
     c = simulate.predict(m, topics=[n], method="bootstrap", strata="proportional", resamples=R, rng=2)
     assert c.rows[0]["allocation"] == {"A": 4, "B": 8}
-    g_n = simulate._stream(np.random.default_rng(2).bit_generator.seed_seq.spawn(1)[0], n)
+    g_n = kernels.count_stream(np.random.default_rng(2).bit_generator.seed_seq.spawn(1)[0], n)
     draws = [g_n.multinomial(k, np.full(size, 1.0 / size), size=R) for size, k in ((7, 4), (17, 8))]
     sums = [dr @ d[g] for dr, g in zip(draws, (slice(0, 7), slice(7, T)))]
     means = [Fraction(7, 4) * int(sa) + Fraction(17, 8) * int(sb) for sa, sb in zip(*sums)]
@@ -1155,7 +1158,7 @@ def test_stratified_ties_across_strata_are_exact():
     rev = (sum(v < 0 for v in means) + 0.5 * ties) / R  # dbar > 0
     assert c.per_pair["reversal_rate"][0, 0] == rev
     pos = sum(v > 0 for v in means)
-    assert c.per_pair["swap_rate"][0, 0] == pytest.approx(simulate._swap_distinct(np.array([pos]),
+    assert c.per_pair["swap_rate"][0, 0] == pytest.approx(kernels.swap_distinct(np.array([pos]),
                                                                                    np.array([R - pos - ties]), R)[0])
 
 
@@ -1176,7 +1179,7 @@ def test_bootstrap_without_threadpoolctl(adhoc5_small, monkeypatch):
     kw = dict(topics=[20], method="bootstrap", resamples=500, rng=6)
     ref = simulate.predict(adhoc5_small, **kw)
     monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import fails
-    assert isinstance(simulate._one_blas_thread(), contextlib.nullcontext)
+    assert isinstance(kernels.one_blas_thread(), contextlib.nullcontext)
     c = simulate.predict(adhoc5_small, **kw)
     for k in ("reversal_rate", "swap_rate", "ci_width"):  # exact sums: independent of BLAS threads
         assert np.array_equal(ref.per_pair[k], c.per_pair[k]), k

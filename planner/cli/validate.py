@@ -12,7 +12,7 @@ from .inputs import draw_seed, load_scores, seed_note
 from .options import Subparsers, add_command, add_scores_option, parse_int_list, parse_name_list, seed_type
 
 if TYPE_CHECKING:
-    from ..pilot import Validation
+    from ..validation import Validation
 
 NAME = "validate"
 STATISTICS = ("swap_rate", "reversal_rate")
@@ -99,7 +99,7 @@ def _print_in_short(v: Validation) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``planner validate``."""
-    from ..pilot import validate  # heavy (scipy): loaded when the command runs
+    from ..validation import validate  # heavy (scipy): loaded when the command runs
 
     topics = parse_int_list(args.topics, option="--topics", minimum=1)
     names = parse_name_list(args.methods, option="--methods")

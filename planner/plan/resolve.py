@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import methods
 from ..errors import DegenerateDataWarning
-from ..pilot import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
+from ..simulate import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
 from ..scores import ScoreMatrix
 from ..variance import fit, pair_index, pair_moments
 from .pairs import PairModel, batch_stat

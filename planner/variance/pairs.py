@@ -71,7 +71,7 @@ class PairStats:
 def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
     """All pairs ``a < b`` in row-major order (``numpy.triu_indices(S, 1)``), as ``intp``.
 
-    The one pair order every module uses (pair_stats, planner.simulate, planner.pilot).
+    The one pair order every module uses (pair_stats, planner.simulate, planner.validation).
     """
     a, b = np.triu_indices(n_systems, 1)
     return a.astype(np.intp), b.astype(np.intp)
@@ -85,7 +85,7 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *, kurtosis: bool 
     0), in chunks of ``block // T`` pairs (at least one): memory about ``3 * max(block, T)``
     float64 values (the differences and two temporaries, with or without ``kurtosis``;
     ``block`` defaults to ``2e6``). Per pair the same numbers as one unchunked
-    ``d.mean(axis=1)``, ``d.var(axis=1, ddof=1)``; used by planner.pilot,
+    ``d.mean(axis=1)``, ``d.var(axis=1, ddof=1)``; used by planner.validation,
     planner.plan and the direct path of ``planner.simulate.pair_moments``.
 
     With ``kurtosis=True`` a third array is returned: each pair's sample excess

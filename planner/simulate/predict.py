@@ -1,0 +1,287 @@
+"""The public entry of the simulator: :func:`predict`.
+
+The checks (:func:`predict_iv`) return clean values; :func:`predict` then builds the
+:class:`~planner.simulate.engine.Setup`, picks the engine of the method's
+:attr:`planner.methods.Method.engine`, runs it over the chunks of the memory plan and
+summarises (see the package docstring for the statistics, the memory bound and the
+random streams).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+from numpy.random import SeedSequence
+
+from .._random import as_generator, seed_of
+from ..errors import DegenerateDataWarning, ParameterError
+from ..methods import DEFAULT_METHOD, Engine, Method
+from ..scores import ScoreMatrix
+from ..variance import check_alpha, exact_dbar, pair_index, parse_selector
+from .analytic import AnalyticEngine
+from .checks import MAX_RESAMPLES, check_method, complete_matrix, seed_to_use, topic_counts
+from .curve import DEFAULT_BINS, Curve
+from .engine import PairEngine, Setup
+from .extrapolation import extrapolate
+from .kernels import BLOCK
+from .pairs import components, pair_moments
+from .parametric import ParametricEngine
+from .predictive import PredictiveEngine
+from .resampling import ResamplingEngine
+from .strata import allocation, strata_plan
+from .summary import PairSums, bin_rows, rows
+
+__all__ = ["ENGINES", "Options", "predict", "predict_iv"]
+
+#: the engine class of each kind of method (:class:`planner.methods.Engine`)
+ENGINES: dict[Engine, type[PairEngine]] = {
+    Engine.ANALYTIC: AnalyticEngine,
+    Engine.PREDICTIVE: PredictiveEngine,
+    Engine.RESAMPLING: ResamplingEngine,
+    Engine.PARAMETRIC: ParametricEngine,
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    """The checked arguments of :func:`predict` (:func:`predict_iv`)."""
+
+    matrix: ScoreMatrix
+    topics: tuple[int, ...]
+    method: Method
+    rng: int | np.random.Generator
+    variance: str
+    min_diff: float
+    alpha: float
+    resamples: int
+    strata: str
+    costs: Mapping[str, float] | None
+    edges: np.ndarray
+    keep_pairs: bool
+    chunk_pairs: int | None
+    max_memory: int
+    t_tests: bool
+
+
+def _check_numbers(min_diff, alpha, resamples) -> int:
+    for name, v in (("min_diff", min_diff), ("alpha", alpha)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ParameterError(f"expected a number, got {v!r}", parameter=name)
+    check_alpha(alpha)
+    if min_diff < 0:
+        raise ParameterError(f"must be >= 0, got {min_diff}", parameter="min_diff")
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 2:
+        raise ParameterError(f"must be an integer >= 2, got {resamples!r}", parameter="resamples")
+    if resamples > MAX_RESAMPLES:
+        raise ParameterError(f"must be at most {MAX_RESAMPLES:,}, got {resamples}", parameter="resamples")
+    return int(resamples)
+
+
+def _check_work(t_tests, chunk_pairs, bins) -> np.ndarray:
+    if not isinstance(t_tests, (bool, np.bool_)):
+        raise ParameterError(f"expected True or False, got {t_tests!r}", parameter="t_tests")
+    if chunk_pairs is not None and (not isinstance(chunk_pairs, (int, np.integer)) or chunk_pairs < 1):
+        raise ParameterError(f"must be a positive integer, got {chunk_pairs!r}", parameter="chunk_pairs")
+    edges = np.asarray(bins, dtype=float)
+    if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
+        raise ParameterError("bin edges must be an increasing list of at least 2 numbers", parameter="bins")
+    return edges
+
+
+def _check_variance(method: Method, variance: str | None) -> str:
+    """The variance selector a method uses (its default when ``variance`` is None)."""
+    if method.closed_form:
+        variance = method.default_variance if variance is None else variance
+        parse_selector(variance, parameter="variance")
+        if method.engine is Engine.PREDICTIVE and variance != "pair":
+            raise ParameterError(f"method {method.name!r} computes its other statistics with each pair's own "
+                                 "variance (variance='pair'); its swap and reversal rates use the "
+                                 "variance its name says", parameter="variance")
+        return variance
+    expect = method.default_variance
+    if variance not in (None, expect):
+        source = "components" if method.engine is Engine.PARAMETRIC else "data"
+        raise ParameterError(f"method {method.name!r} takes its variance from the {source} ({expect!r}); "
+                             f"got {variance!r}", parameter="variance")
+    return expect
+
+
+def predict_iv(scores, *, topics, method, variance, min_diff, alpha, resamples, strata, costs, rng, bins,
+               keep_pairs, chunk_pairs, max_memory, t_tests) -> Options:
+    """Check :func:`predict`'s arguments (in its order of errors) and return them clean.
+
+    ``rng`` None becomes a drawn seed for a random method (recorded in the curve).
+    """
+    m = complete_matrix(scores)
+    ns = topic_counts(topics)
+    meth = check_method(method)
+    rng = seed_to_use(rng, meth)   # None: a drawn seed, recorded in Curve.seed
+    resamples = _check_numbers(min_diff, alpha, resamples)
+    edges = _check_work(t_tests, chunk_pairs, bins)
+    variance = _check_variance(meth, variance)
+    if not meth.strata and strata != "uniform":
+        raise ParameterError(f"method {meth.name!r} supports only strata='uniform'", parameter="strata")
+    return Options(m, ns, meth, rng, variance, min_diff, alpha, resamples, strata, costs, edges,
+                   keep_pairs, chunk_pairs, max_memory, t_tests)
+
+
+def _allocations(o: Options, x: np.ndarray, groups, W, labels) -> list[np.ndarray | None]:
+    """Topics per stratum at each count; ``None`` for a subsample count above ``T / 2``."""
+    maxima = [g.size // 2 for g in groups] if o.method.disjoint else None
+    out: list[np.ndarray | None] = []
+    for n in o.topics:
+        if maxima is not None and n > sum(maxima):
+            out.append(None)
+        elif o.strata != "uniform":
+            out.append(allocation(n, o.strata, groups, W, x, o.costs, labels, maximum=maxima))
+        else:
+            out.append(np.array([n]))
+    return out
+
+
+def _warn_degenerate(comps: dict, dbar: np.ndarray, s2: np.ndarray) -> None:
+    # stacklevel 4: the caller of predict (through setup)
+    if comps["var_s"] == 0:
+        warnings.warn("variance component of systems is 0 (truncated): Erho2 and Phi are 0",
+                      DegenerateDataWarning, stacklevel=4)
+    idents = int(((dbar == 0) & (s2 == 0)).sum())
+    if idents:
+        warnings.warn(f"{idents} pair(s) of systems identical on every topic: each counts as a tie "
+                      "(reversal and swap rate 0.5)", DegenerateDataWarning, stacklevel=4)
+
+
+def setup(o: Options) -> Setup:
+    """The engines' view of the collection: strata, pairs, components, allocations, streams."""
+    m = o.matrix
+    x = m.topic_scores()
+    S, T = x.shape
+    labels, groups, W = strata_plan(m, o.strata, o.costs)
+    a, b = pair_index(S)
+    # the pair passes (differences in blocks) stay within max_memory as well
+    pblock = max(T, min(2_000_000, int(o.max_memory) // 24))
+    _, s2 = pair_moments(x, a, b, block=pblock)
+    dbar = exact_dbar(x, a, b)
+    comps = components(m)
+    _warn_degenerate(comps, dbar, s2)
+    allocs = _allocations(o, x, groups, W, labels)
+    # (the stubs type seed_seq as the ISeedSequence protocol; a Generator's is a SeedSequence)
+    base = cast(SeedSequence, as_generator(o.rng).bit_generator.seed_seq).spawn(1)[0] if o.method.random else None
+    return Setup(o.method, x, a, b, dbar, s2, labels, groups, W, o.topics, allocs, variance=o.variance,
+                 alpha=o.alpha, min_diff=o.min_diff, resamples=o.resamples, t_tests=bool(o.t_tests),
+                 components=comps, pair_block=pblock, base=base)
+
+
+def chunk_size(engine: PairEngine, s: Setup, chunk_pairs: int | None, max_memory: int) -> int:
+    """Pairs per chunk: ``chunk_pairs``, or the most within ``max_memory``; a multiple of
+    :data:`~planner.simulate.kernels.BLOCK` either way."""
+    if chunk_pairs is not None:
+        return -(-int(chunk_pairs) // BLOCK) * BLOCK
+    per, fixed = engine.memory(s)
+    return max(BLOCK, (max_memory - fixed) // per // BLOCK * BLOCK)
+
+
+def _curve(o: Options, s: Setup, sums: PairSums, engine: PairEngine) -> Curve:
+    computed = [nk is not None for nk in s.allocs]
+    stratified = o.strata != "uniform"
+    allocs = [{lab: int(c) for lab, c in zip(s.labels, nk)} if stratified and nk is not None else None
+              for nk in s.allocs]
+    row_list = rows(sums, s.topics, computed, s.components, allocs)
+    bin_list = bin_rows(sums, s.topics, computed)
+    extrap = extrapolate(s.topics, computed, row_list, bin_list, sums.n_bins) if o.method.disjoint else None
+    return Curve(method=o.method.name, variance=o.variance, seed=seed_of(o.rng), topics=s.topics,
+                 rows=tuple(row_list), bins=tuple(bin_list),
+                 per_pair={k: v.T for k, v in sums.pairs.items()} if o.keep_pairs else None,
+                 pair_a=s.a, pair_b=s.b, dbar=s.dbar, s2_d=s.s2, systems=o.matrix.systems,
+                 measure=o.matrix.measure, n_collection_topics=s.x.shape[1], min_diff=float(o.min_diff),
+                 alpha=float(o.alpha), resamples=o.resamples if o.method.random else None, strata=o.strata,
+                 weights=dict(zip(s.labels, s.weights.tolist())) if stratified else None,
+                 extrapolation=extrap, components=s.components, prior=engine.prior_info)
+
+
+def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | None = None,
+            min_diff: float = 0.05, alpha: float = 0.05, resamples: int = 1000,
+            strata: str = "uniform", costs: Mapping[str, float] | None = None, rng=None,
+            bins: Sequence[float] = DEFAULT_BINS, keep_pairs: bool = True,
+            chunk_pairs: int | None = None, max_memory: int = 256 * 2 ** 20,
+            t_tests: bool = True) -> Curve:
+    """Curves of reversal, swap, Kendall tau, interval width, power, Erho2, Phi vs ``n``.
+
+    Parameters
+    ----------
+    scores : ScoreMatrix, path, DataFrame or array
+        As for :func:`planner.fit` (a wide DataFrame has rows topics, an array is systems
+        x topics); at least 2 systems and 2 topics, no missing cells.
+    topics : int or sequence of int
+        Topic counts ``n`` (integers >= 2).
+    method : str, optional
+        A method of :data:`planner.methods.METHODS`: ``"predictive"`` (default),
+        ``"analytic"``, ``"bootstrap"``, ``"subsample"``, ``"parametric"`` or a predictive
+        variant (package docstring).
+    variance : str, optional
+        For ``analytic``: ``"pair"`` (default), ``"pooled"``, ``"within-system"`` or
+        ``"percentile:q"``. The resampling methods use the data (``"empirical"``), the
+        parametric one the components (``"pooled"``), and reject any other value.
+    min_diff : float, optional
+        True difference at which the power is computed.
+    alpha : float, optional
+        Test level; intervals are ``1 - alpha``.
+    resamples : int, optional
+        ``R`` for the random methods.
+    strata : str, optional
+        ``"uniform"``, ``"stratified"`` (= ``"proportional"``) or ``"optimal"``.
+    costs : mapping, optional
+        Stratum -> cost per topic, only with ``strata="optimal"`` (a stratum not named
+        costs 1; an unknown stratum is an error).
+    rng : int, Generator or None, optional
+        With ``None`` a random method draws a fresh integer seed and records it in
+        :attr:`Curve.seed`, so ``rng=curve.seed`` repeats the curve; a Generator's stream
+        cannot be recorded (``seed`` is then ``None``).
+    bins : sequence of float, optional
+        Edges of the ``|dbar|`` bins.
+    keep_pairs : bool, optional
+        Keep per-pair arrays in :attr:`Curve.per_pair`.
+    chunk_pairs : int, optional
+        Pairs per chunk (default: from ``max_memory``; package docstring, "Memory").
+    max_memory : int, optional
+        Bytes the working arrays may take.
+    t_tests : bool, optional
+        ``bootstrap``/``subsample``: run the paired t-test in every resample (power and
+        discriminative power); ``False`` skips them (those columns become NaN).
+
+    Returns
+    -------
+    Curve
+        One row per topic count, summaries by ``|dbar|`` bin and, with ``keep_pairs``,
+        every pair's statistics.
+
+    Raises
+    ------
+    ParameterError
+        Bad options, named (e.g. stratified counts need at least 2 topics per stratum).
+
+    Examples
+    --------
+    >>> import planner
+    >>> scores = planner.datasets.load("dl19-passage", measure="nDCG@10")
+    >>> curve = planner.predict(scores, topics=[25, 50], method="bootstrap", resamples=200, rng=1)
+    >>> [r["n_topics"] for r in curve.rows], curve.seed
+    ([25, 50], 1)
+    >>> bool(curve.row(50)["swap_rate_mean"] < curve.row(25)["swap_rate_mean"])
+    True
+    """
+    o = predict_iv(scores, topics=topics, method=method, variance=variance, min_diff=min_diff, alpha=alpha,
+                   resamples=resamples, strata=strata, costs=costs, rng=rng, bins=bins, keep_pairs=keep_pairs,
+                   chunk_pairs=chunk_pairs, max_memory=max_memory, t_tests=t_tests)
+    s = setup(o)
+    engine = ENGINES[o.method.engine].prepare(s)
+    chunk = chunk_size(engine, s, o.chunk_pairs, o.max_memory)
+    sums = PairSums(s.dbar, topics=s.topics, edges=o.edges, keep_pairs=o.keep_pairs)
+    with engine.context():
+        for j, pairs in engine.pieces(chunk):
+            sums.add(pairs, j, engine.chunk(j, pairs))
+    return _curve(o, s, sums, engine)

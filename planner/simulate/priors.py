@@ -1,0 +1,169 @@
+"""Empirical-Bayes priors on the true pair differences ``delta`` (the predictive engine).
+
+Every pair's pilot difference ``dbar`` is ``N(delta, se2)`` with ``se2 = sigma_d^2 / n0``;
+``delta`` is drawn from a prior ``G`` fitted to all pairs, symmetric about 0 (pair
+orientation is arbitrary): ``"normal"`` ``N(0, tau2)`` by the method of moments,
+``"mixture"`` a scale mixture of normals by EM, ``"npmle"`` the nonparametric
+maximum-likelihood prior on a grid (see :mod:`planner.simulate.rates` for the whole model).
+
+Examples
+--------
+>>> from planner.simulate.priors import fit_prior
+>>> p = fit_prior([0.1, -0.05, 0.02, 0.0], [0.01, 0.02, 0.01, 0.03], 25)
+>>> p.kind, round(p.tau2, 6)
+('normal', 0.002525)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ParameterError
+
+__all__ = ["PRIORS", "Prior", "check_pair_inputs", "fit_prior", "mixture_loglik", "mixture_sds"]
+
+PRIORS = ("normal", "mixture", "npmle")
+
+
+def check_pair_inputs(dbar, s2_d, n0, topics):
+    dbar = np.asarray(dbar, dtype=np.float64).reshape(-1)
+    s2_d = np.asarray(s2_d, dtype=np.float64).reshape(-1)
+    if dbar.shape != s2_d.shape:
+        raise ParameterError(f"dbar has {dbar.size} values but s2_d has {s2_d.size}", parameter="s2_d")
+    if not (np.all(np.isfinite(dbar)) and np.all(np.isfinite(s2_d))):
+        raise ParameterError("dbar and s2_d must be finite", parameter="dbar")
+    if np.any(s2_d < 0):
+        raise ParameterError("s2_d must be >= 0", parameter="s2_d")
+    if isinstance(n0, bool) or not isinstance(n0, (int, np.integer)) or n0 < 2:
+        raise ParameterError(f"pilot size must be an integer >= 2, got {n0!r}", parameter="n0")
+    t = np.atleast_1d(np.asarray(topics))
+    if t.ndim != 1 or t.size == 0 or not np.issubdtype(t.dtype, np.integer) or np.any(t < 1):
+        raise ParameterError(f"topics must be positive integers, got {topics!r}", parameter="topics")
+    return dbar, s2_d, int(n0), t.astype(np.int64)
+
+
+
+@dataclass(frozen=True)
+class Prior:
+    """Empirical-Bayes prior on pair differences ``delta``.
+
+    Attributes:
+        kind: ``"normal"``, ``"mixture"`` or ``"npmle"``.
+        grid: support points (npmle), component sds (mixture), or empty (normal).
+        weights: probabilities of the grid points / components, or empty (normal).
+        tau2: variance of the prior.
+        n0: pilot size the prior was fitted for.
+        n_pairs: number of pairs used in the fit.
+        iterations: EM iterations used (npmle, mixture), 0 for normal.
+    """
+
+    kind: str
+    grid: np.ndarray
+    weights: np.ndarray
+    tau2: float
+    n0: int
+    n_pairs: int
+    iterations: int = 0
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "grid": [float(x) for x in self.grid],
+                "weights": [float(x) for x in self.weights], "tau2": float(self.tau2),
+                "n0": int(self.n0), "n_pairs": int(self.n_pairs), "iterations": int(self.iterations)}
+
+
+def fit_prior(dbar, s2_d, n0, *, prior: str = "normal", grid: int = 121, max_fit_pairs: int = 20_000,
+              max_iter: int = 500, tol: float = 1e-7) -> Prior:
+    """Fit the symmetric empirical-Bayes prior on ``delta`` (module docstring).
+
+    Memory: ``min(pairs, max_fit_pairs) * 2 * grid`` float64 values for npmle (the
+    likelihoods and their rescaling),
+    ``min(pairs, max_fit_pairs) * components`` for mixture.
+    """
+    dbar, s2_d, n0, _ = check_pair_inputs(dbar, s2_d, n0, [1])
+    if prior not in PRIORS:
+        raise ParameterError(f"unknown prior {prior!r}; expected one of {', '.join(PRIORS)}", parameter="prior")
+    ok = s2_d > 0
+    d = dbar[ok]
+    se2 = s2_d[ok] / n0
+    if d.size == 0:
+        return Prior(prior, np.zeros(1), np.ones(1), 0.0, n0, 0)
+    if prior == "normal":
+        tau2 = max(0.0, float(np.mean(d * d) - np.mean(se2)))
+        return Prior("normal", np.empty(0), np.empty(0), tau2, n0, int(d.size))
+    if d.size > max_fit_pairs:
+        idx = np.linspace(0, d.size - 1, max_fit_pairs).round().astype(np.int64)
+        d, se2 = d[idx], se2[idx]
+    if prior == "mixture":
+        return _fit_mixture(d, se2, n0, max_iter=max_iter, tol=tol)
+    if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 3:
+        raise ParameterError(f"grid must be an integer >= 3, got {grid!r}", parameter="grid")
+    return _fit_npmle(d, se2, n0, int(grid), max_iter=max_iter, tol=tol)
+
+
+def _fit_npmle(d: np.ndarray, se2: np.ndarray, n0: int, grid: int, *, max_iter: int, tol: float) -> Prior:
+    """The NPMLE prior on a symmetric grid of ``grid`` points (odd), by EM on ``d`` and ``-d``."""
+    se = np.sqrt(se2)
+    top = float(np.max(np.abs(d)))
+    if top == 0.0:
+        return Prior("npmle", np.zeros(1), np.ones(1), 0.0, n0, int(d.size))
+    g = np.linspace(-top, top, grid | 1)  # odd count: 0 is a grid point
+    # log-likelihood of each observation at each grid point, rescaled per row
+    ll = -0.5 * ((d[:, None] - g[None, :]) / se[:, None]) ** 2
+    ll -= ll.max(axis=1, keepdims=True)
+    L = np.exp(ll)
+    # The fit is on dbar and -dbar. The grid is symmetric, so the likelihood of -dbar at g
+    # is that of dbar at -g (L reversed), and with symmetric weights f(-dbar) = f(dbar):
+    # the EM step over both halves is w * (v + v reversed) / (2 pairs), v = L.T @ (1 / f),
+    # computed from dbar alone, and the objective is twice the sum over dbar.
+    w = np.full(g.size, 1.0 / g.size)
+    it = 0
+    prev = -np.inf
+    for it in range(1, max_iter + 1):
+        f = L @ w
+        obj = 2.0 * float(np.sum(np.log(f)))
+        v = L.T @ (1.0 / f)
+        w = w * (v + v[::-1]) / (2 * d.size)
+        w = 0.5 * (w + w[::-1])  # keep exact symmetry
+        w /= w.sum()
+        if obj - prev < tol * abs(obj) and it > 10:
+            break
+        prev = obj
+    tau2 = float(np.sum(w * g * g))
+    return Prior("npmle", g, w, tau2, n0, int(d.size), it)
+
+
+
+def mixture_sds(d: np.ndarray, se2: np.ndarray) -> np.ndarray:
+    """Component sds of the scale-mixture prior: 0, then a geometric grid (ratio sqrt 2)
+    from ``min(se)/10`` to ``2 max|dbar|``."""
+    lo = max(float(np.sqrt(np.min(se2))) / 10.0, 1e-12)
+    hi = max(2.0 * float(np.max(np.abs(d))), 2.0 * lo)
+    k = int(np.ceil(np.log(hi / lo) / np.log(math.sqrt(2.0)))) + 1
+    return np.concatenate([[0.0], lo * math.sqrt(2.0) ** np.arange(k)])
+
+
+def mixture_loglik(d, se2, sds):
+    tot = sds[None, :] ** 2 + se2[:, None]
+    return -0.5 * d[:, None] ** 2 / tot - 0.5 * np.log(tot), tot
+
+
+def _fit_mixture(d, se2, n0, *, max_iter, tol) -> Prior:
+    sds = mixture_sds(d, se2)
+    ll, _ = mixture_loglik(d, se2, sds)
+    ll -= ll.max(axis=1, keepdims=True)
+    L = np.exp(ll)
+    w = np.full(sds.size, 1.0 / sds.size)
+    prev = -np.inf
+    it = 0
+    for it in range(1, max_iter + 1):
+        f = L @ w
+        obj = float(np.sum(np.log(f)))
+        w = w * (L.T @ (1.0 / f)) / d.size
+        w /= w.sum()
+        if obj - prev < tol * abs(obj) and it > 10:
+            break
+        prev = obj
+    return Prior("mixture", sds, w, float(np.sum(w * sds ** 2)), n0, int(d.size), it)

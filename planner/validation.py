@@ -1,0 +1,442 @@
+"""Pilot validation: predictions made from a pilot of topics against what held-out topics do.
+
+Each repeat splits the collection's topics into a pilot and the disjoint remainder; every
+method predicts, from the pilot alone, the mean swap and reversal rates at each ``n``, and
+the remainder measures them on random pairs of disjoint ``n``-topic sets
+(:func:`observed_rates`). This module sits above :mod:`planner.simulate`: it calls
+:func:`planner.simulate.predict` for the random methods and the predictive model of
+:mod:`planner.simulate.rates` for the closed-form ones; the simulator never imports it.
+See ``docs/validation.md`` for the procedure and what it found.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._random import child_streams, keyed_stream, seed_of, seed_to_use
+from .errors import DegenerateDataWarning, ParameterError
+from .methods import METHODS, Engine, Method, method_names
+from .scores import ScoreMatrix
+from .simulate import predict
+from .simulate.rates import STATISTICS, plugin_pair_rates, predictive_pair_rates, variance_df
+from .variance import as_matrix, pair_index, pair_moments
+
+__all__ = ["MEDIAN_SE_RESAMPLES", "TIE_TOL", "Validation", "median_se", "observed_rates", "tie_sign",
+           "validate"]
+
+# bound on the number of float64 values of one working block (permutations x scores)
+BLOCK = 2_000_000
+
+
+#: mean differences with ``|d| <= TIE_TOL`` are ties (floating-point rounding of equal means)
+TIE_TOL = 1e-12
+
+
+def tie_sign(d: np.ndarray) -> np.ndarray:
+    """``sign(d)``, with ``|d| <= TIE_TOL`` a tie (0)."""
+    return np.where(np.abs(d) <= TIE_TOL, 0.0, np.sign(d))
+
+
+def _disagree(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """1 when the signs are opposite, 0.5 when exactly one is zero (a tie counts half), else 0.
+
+    Signs are taken with :data:`TIE_TOL`: ``|d| <= 1e-12`` counts as a tie.
+    """
+    return 0.5 * np.abs(tie_sign(u) - tie_sign(v))
+
+
+def observed_rates(x: np.ndarray, topics: np.ndarray, ref_sign: np.ndarray, *, subsets: int,
+                   rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Mean (over pairs) swap and reversal rates measured on held-out scores ``x`` (S x N).
+
+    ``subsets`` random permutations of the N held-out topics are drawn; for each
+    ``n`` the first ``n`` and the next ``n`` topics of a permutation are two
+    disjoint topic sets. Swap: the two sets order the pair differently
+    (``_disagree`` of their mean differences). Reversal: a set orders the pair
+    differently from ``ref_sign`` (the pilot's sign), averaged over both sets.
+    Returns arrays of shape ``(len(topics),)`` (means over pairs and subsets).
+
+    Memory: ``chunk * (S * N + 3 * pairs)`` float64 values with
+    ``chunk = max(1, 2e6 // max(S * N, pairs))`` permutations per block.
+    """
+    S, N = x.shape
+    a, b = pair_index(S)
+    perms = np.argsort(rng.random((subsets, N)), axis=1)
+    swap = np.zeros(topics.size)
+    rev = np.zeros(topics.size)
+    chunk = max(1, BLOCK // max(S * N, a.size))
+    for lo in range(0, subsets, chunk):
+        pm = perms[lo:lo + chunk]
+        xs = x[:, pm]  # S x k x N, topics in permutation order
+        cs = np.cumsum(xs, axis=2)
+        for j, n in enumerate(topics):
+            m1 = cs[:, :, n - 1] / n
+            m2 = (cs[:, :, 2 * n - 1] - cs[:, :, n - 1]) / n
+            d1 = m1[a] - m1[b]
+            d2 = m2[a] - m2[b]
+            swap[j] += _disagree(d1, d2).sum()
+            rev[j] += 0.5 * (_disagree(d1, ref_sign[:, None]).sum() + _disagree(d2, ref_sign[:, None]).sum())
+    denom = float(subsets * a.size)
+    return {"swap_rate": swap / denom, "reversal_rate": rev / denom}
+
+
+def _predict_means(method: Method, dbar, s2, kurt, n0, topics, *, scores_pilot, rng,
+                   prior_options: dict) -> dict[str, np.ndarray]:
+    """Predicted mean (over pairs) swap and reversal rate at each n from a pilot."""
+    if method.closed_form:
+        spec = method.spec
+        if spec is None:
+            r = plugin_pair_rates(dbar, s2, topics)
+        else:
+            r = predictive_pair_rates(dbar, s2, n0, topics, prior=spec.prior, variance=spec.variance,
+                                      df=variance_df(n0, kurt) if spec.integrate else None, **prior_options)
+    else:
+        curve = predict(scores_pilot, topics=[int(n) for n in topics], method=method.name, rng=rng)
+        rows = sorted(curve.rows, key=lambda r: r["n_topics"])
+        return {"swap_rate": np.array([float(r["swap_rate_mean"]) for r in rows]),
+                "reversal_rate": np.array([float(r["reversal_rate_mean"]) for r in rows])}
+    return {k: v.mean(axis=0) for k, v in r.items()}
+
+
+#: bootstrap resamples (of the repeats) behind each median error's standard error
+MEDIAN_SE_RESAMPLES = 1000
+
+
+def median_se(x: np.ndarray, resamples: int = MEDIAN_SE_RESAMPLES) -> float:
+    """Bootstrap standard error of the median of ``x`` (the relative errors over repeats).
+
+    ``resamples`` resamples of the values with replacement, from a generator with the
+    fixed seed 0, so the same errors always give the same standard error (and the
+    validation's own random streams are not touched). NaN for fewer than 2 values.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.size < 2:
+        return math.nan
+    idx = np.random.default_rng(0).integers(0, x.size, size=(resamples, x.size))
+    return float(np.std(np.median(x[idx], axis=1), ddof=1))
+
+
+@dataclass(frozen=True)
+class Validation:
+    """Predictions from pilots against what held-out topics do (see :func:`validate`).
+
+    Attributes:
+        methods: the prediction methods compared.
+        pilot: pilot size ``n0``.
+        topics: the topic counts ``n``.
+        repeats: number of random pilot / remainder splits.
+        subsets: random disjoint subset pairs per ``n`` and repeat on the remainder.
+        seed: the integer seed, if one was given.
+        n_systems, n_topics: size of the collection.
+        measure, source: of the scores.
+        rows: one dict per (statistic, method, n): ``statistic``, ``method``,
+            ``n_topics``, ``predicted_mean`` and ``observed_mean`` (means over
+            repeats), ``rel_error_median``, ``rel_error_p90`` and
+            ``rel_error_mean`` (of ``|pred - obs| / obs`` over repeats),
+            ``rel_error_median_se`` (bootstrap standard error of that median, :func:`median_se`),
+            ``rel_error_of_means`` (``|predicted_mean - observed_mean| / observed_mean``),
+            and the decomposition of the error into bias and spread: ``ratio_median``
+            (median over repeats of ``pred / obs``; minus 1 it is the typical bias) and
+            ``log_ratio_sd`` (sd over repeats of ``log(pred / obs)``, ddof=1; with no
+            bias the median relative error is about ``0.674 * log_ratio_sd``).
+        predicted: ``{statistic: {method: array (repeats, len(topics))}}``.
+        observed: ``{statistic: array (repeats, len(topics))}``.
+    """
+
+    methods: tuple[str, ...]
+    pilot: int
+    topics: tuple[int, ...]
+    repeats: int
+    subsets: int
+    seed: int | None
+    n_systems: int
+    n_topics: int
+    measure: str | None
+    source: str | None
+    rows: tuple[dict, ...]
+    predicted: dict = field(repr=False)
+    observed: dict = field(repr=False)
+
+    def rel_error(self, statistic: str = "swap_rate") -> dict[str, np.ndarray]:
+        """``{method: |pred - obs| / obs}`` of shape ``(repeats, len(topics))``."""
+        obs = self.observed[statistic]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return {m: np.abs(p - obs) / obs for m, p in self.predicted[statistic].items()}
+
+    def recommend(self, statistic: str = "swap_rate") -> dict:
+        """The method that predicted ``statistic`` best on this collection.
+
+        Rule: the method whose median relative error is the lowest at every ``n``
+        (``rule = "lowest at every n"``); when no method is, the one whose largest
+        median error over the ``n`` is the lowest (``"lowest largest median
+        error"``). ``clear`` is True when, at every ``n``, its median error is below
+        every other method's by more than twice their combined bootstrap standard
+        error ``sqrt(se1^2 + se2^2)`` (conservative: the methods are compared on the
+        same splits); otherwise ``close`` lists the methods within that margin, or
+        whose standard errors are unknown (one repeat).
+        Every method named here is a :func:`planner.simulate.predict` method.
+
+        Returns: ``{"statistic", "method", "rule", "clear", "close", "median_errors"}``
+        (``median_errors``: ``{method: [error at each n]}``); ``method`` is None
+        when no median error is finite.
+        """
+        if statistic not in STATISTICS:
+            raise ParameterError(f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}",
+                                 parameter="statistic")
+        rows = [r for r in self.rows if r["statistic"] == statistic]
+        med = {m: np.array([r["rel_error_median"] for r in rows if r["method"] == m]) for m in self.methods}
+        se = {m: np.array([r["rel_error_median_se"] for r in rows if r["method"] == m]) for m in self.methods}
+        ok = [m for m in self.methods if np.all(np.isfinite(med[m]))]
+        out: dict = {"statistic": statistic, "method": None, "rule": None, "clear": False, "close": [],
+               "median_errors": {m: [float(v) for v in med[m]] for m in self.methods}}
+        if not ok:
+            return out
+        every = [m for m in ok if all(np.all(med[m] <= med[o]) for o in ok)]
+        if every:
+            best, rule = every[0], "lowest at every n"
+        else:
+            best, rule = min(ok, key=lambda m: (float(np.max(med[m])), self.methods.index(m))), \
+                "lowest largest median error"
+        # an unknown standard error (fewer than 2 repeats) cannot separate two methods
+        close = [o for o in ok if o != best
+                 and np.any(~(med[o] - med[best] > 2.0 * np.sqrt(se[o] ** 2 + se[best] ** 2)))]
+        out.update(method=best, rule=rule, clear=not close and len(ok) > 1, close=close)
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "recommended": {k: self.recommend(k) for k in STATISTICS},
+            "methods": list(self.methods), "pilot": int(self.pilot), "topics": [int(n) for n in self.topics],
+            "repeats": int(self.repeats), "subsets": int(self.subsets), "seed": self.seed,
+            "n_systems": int(self.n_systems), "n_topics": int(self.n_topics), "measure": self.measure,
+            "source": self.source, "rows": [dict(r) for r in self.rows],
+            "observed": {k: v.tolist() for k, v in self.observed.items()},
+            "predicted": {k: {m: v.tolist() for m, v in d.items()} for k, d in self.predicted.items()},
+        }
+
+    def to_frame(self):
+        import pandas as pd  # heavy, and needed only here
+
+        return pd.DataFrame(list(self.rows))
+
+
+def _as_scores(scores) -> ScoreMatrix:
+    """What :func:`planner.fit` and :func:`planner.predict` accept: a ScoreMatrix, a path, a wide
+    DataFrame (rows topics) or a systems x topics array; anything else is a ParameterError."""
+    if isinstance(scores, bytes):
+        scores = scores.decode()
+    return as_matrix(scores, "scores")
+
+
+def _check_topics(topics, R: int) -> np.ndarray:
+    """The topic counts: distinct integers >= 2, at most half of the ``R`` held-out topics."""
+    t = np.atleast_1d(np.asarray(list(topics) if not np.isscalar(topics) else [topics]))
+    if t.dtype == object and t.size and all(isinstance(v, int) and not isinstance(v, bool) and v >= 2
+                                             for v in t.tolist()):
+        # integers too large for int64: beyond any held-out half, said as such below
+        raise ParameterError(f"topic count {max(t.tolist())} exceeds half of the {R} held-out topics "
+                             f"({R // 2}): two disjoint sets must fit", parameter="topics")
+    if t.size == 0 or not np.issubdtype(t.dtype, np.integer) or np.any(t < 2):
+        raise ParameterError(f"topic counts must be integers >= 2 (as in predict), got {topics!r}",
+                             parameter="topics")
+    if np.unique(t).size != t.size:
+        raise ParameterError(f"repeated topic count in {topics!r}", parameter="topics")
+    if np.any(t > R // 2):
+        raise ParameterError(f"topic count {int(t.max())} exceeds half of the {R} held-out topics "
+                             f"({R // 2}): two disjoint sets must fit", parameter="topics")
+    return t.astype(np.int64)
+
+
+def _check_methods(methods) -> tuple[Method, ...]:
+    if isinstance(methods, str):
+        methods = (methods,)        # one method name, as score_runs takes one measure
+    names = tuple(str(m) for m in methods)
+    if not names:
+        raise ParameterError("no methods given", parameter="methods")
+    if len(set(names)) != len(names):
+        raise ParameterError(f"repeated method in {names!r}", parameter="methods")
+    # the closed forms computed here (predictive ones, then the plug-in), then the random ones
+    known = method_names(lambda m: m.engine is Engine.PREDICTIVE) + method_names(lambda m: m.closed_form
+                                                                                 and m.spec is None) \
+        + method_names(lambda m: m.random)
+    for m in names:
+        if m not in known:
+            raise ParameterError(f"unknown method {m!r}; expected one of {', '.join(known)}", parameter="methods")
+    return tuple(METHODS[m] for m in names)
+
+
+def _validate_iv(scores, pilot, topics, repeats, subsets, methods):
+    """The checked arguments of :func:`validate`: ``(matrix, scores x, topics, methods)``."""
+    sm = _as_scores(scores)
+    if sm.has_missing:
+        raise ParameterError("validation needs a complete score matrix (no missing cells)", parameter="scores")
+    x = sm.topic_scores()
+    T = x.shape[1]
+    if isinstance(pilot, bool) or not isinstance(pilot, (int, np.integer)) or pilot < 2:
+        raise ParameterError(f"pilot size must be an integer >= 2, got {pilot!r}", parameter="pilot")
+    R = T - int(pilot)
+    if R < 2:
+        raise ParameterError(f"pilot of {pilot} leaves {max(R, 0)} of {T} topics to hold out; "
+                             "need at least 2", parameter="pilot")
+    t = _check_topics(topics, R)
+    for name, v, most in (("repeats", repeats, 100_000), ("subsets", subsets, 100_000)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= most:
+            raise ParameterError(f"{name} must be an integer from 1 to {most:,}, got {v!r}", parameter=name)
+    return sm, x, t, _check_methods(methods)
+
+
+@dataclass
+class _Run:
+    """One validation's fixed inputs and its (repeats, topics) tables, filled repeat by repeat."""
+
+    sm: ScoreMatrix
+    x: np.ndarray
+    pilot: int
+    topics: np.ndarray
+    methods: tuple[Method, ...]
+    subsets: int
+    grid: int
+    predicted: dict = field(default_factory=dict)
+    observed: dict = field(default_factory=dict)
+
+    def repeat(self, r: int, g: np.random.Generator) -> None:
+        """Split at random, measure the held-out rates, predict them from the pilot."""
+        S, T = self.x.shape
+        a, b = pair_index(S)
+        order = g.permutation(T)
+        pi, hi = np.sort(order[:self.pilot]), np.sort(order[self.pilot:])
+        g_obs, g_method = g.spawn(2)
+        xp = self.x[:, pi]
+        if any(m.spec is not None and m.spec.integrate for m in self.methods):
+            dbar, s2, kurt = pair_moments(xp, a, b, kurtosis=True)
+        else:
+            (dbar, s2), kurt = pair_moments(xp, a, b), None
+        o = observed_rates(self.x[:, hi], self.topics, tie_sign(dbar), subsets=self.subsets, rng=g_obs)
+        for k in STATISTICS:
+            self.observed[k][r] = o[k]
+        pilot_sm = None
+        for m in self.methods:
+            if m.random and pilot_sm is None:
+                pilot_sm = self.sm.collapse_variants().take(topics=pi)
+            p = _predict_means(m, dbar, s2, kurt, self.pilot, self.topics, scores_pilot=pilot_sm,
+                               rng=keyed_stream(g_method, m.name) if m.random else None,
+                               prior_options={"grid": self.grid})
+            for k in STATISTICS:
+                self.predicted[k][m.name][r] = p[k]
+
+
+def _error_row(k: str, m: str, n: int, p: np.ndarray, o: np.ndarray, rel: np.ndarray, ratio: np.ndarray,
+               ok: np.ndarray) -> dict:
+    """The row of one statistic, method and count: its columns over repeats (``Validation.rows``)."""
+    col = rel[np.isfinite(rel)]
+    pm, om = float(p.mean()), float(o.mean())
+    return {
+        "statistic": k, "method": m, "n_topics": int(n),
+        "predicted_mean": pm, "observed_mean": om,
+        "rel_error_median": float(np.median(col)) if col.size else math.nan,
+        "rel_error_median_se": median_se(col),
+        "rel_error_p90": float(np.quantile(col, 0.9)) if col.size else math.nan,
+        "rel_error_mean": float(np.mean(col)) if col.size else math.nan,
+        "rel_error_of_means": abs(pm - om) / om if om > 0 else math.nan,
+        "ratio_median": float(np.median(ratio[np.isfinite(ratio)])) if np.isfinite(ratio).any() else math.nan,
+        "log_ratio_sd": float(np.std(np.log(ratio[ok]), ddof=1)) if ok.sum() > 1 else math.nan,
+    }
+
+
+def _rows(run: _Run) -> list[dict]:
+    rows = []
+    for k in STATISTICS:
+        o = run.observed[k]
+        zero = o <= 0
+        if zero.any():
+            warnings.warn(f"observed {k} is 0 in {int(zero.sum())} (repeat, n) cells; "
+                          "their relative error is undefined and left out", DegenerateDataWarning, stacklevel=3)
+        for m in run.methods:
+            p = run.predicted[k][m.name]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rel = np.where(zero, np.nan, np.abs(p - o) / np.where(zero, 1.0, o))
+                ratio = np.where(zero, np.nan, p / np.where(zero, 1.0, o))
+                ok = np.isfinite(ratio) & (ratio > 0)
+            for j, n in enumerate(run.topics):
+                rows.append(_error_row(k, m.name, n, p[:, j], o[:, j], rel[:, j], ratio[:, j], ok[:, j]))
+    return rows
+
+
+def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rng=None,
+             methods: str | Sequence[str] = ("predictive", "analytic"), subsets: int = 500,
+             grid: int = 121) -> Validation:
+    """Check pilot-based predictions against disjoint held-out topic sets.
+
+    Each repeat splits the ``T`` topics at random into a pilot of ``pilot``
+    topics and the disjoint remainder of ``R = T - pilot`` topics. From the
+    pilot alone every method predicts the mean (over all system pairs) swap
+    rate and reversal rate at each ``n`` in ``topics``. On the remainder,
+    :func:`observed_rates` measures them with ``subsets`` random pairs of
+    disjoint ``n``-topic sets (so ``n <= R // 2``); the reversal is counted
+    against the order the pilot showed. Relative error = ``|pred - obs| / obs``
+    per repeat; rows report its median over repeats.
+
+    Parameters
+    ----------
+    scores : ScoreMatrix, path, DataFrame or array
+        A complete score matrix (what :func:`planner.fit` accepts).
+    pilot : int
+        Pilot size ``n0`` (at least 2, leaving at least 2 topics held out).
+    topics : sequence of int
+        Topic counts ``n``, each at most half of the held-out topics.
+    repeats : int, optional
+        Random pilot / remainder splits.
+    rng : int, Generator or None, optional
+        Repeat ``r`` uses the ``r``-th child stream for its split, its held-out subsets
+        and any resampling method (each method a stream keyed on its name), so results do
+        not depend on how many repeats are run together, nor a method's numbers on which
+        other methods are listed. ``None`` draws a seed and records it (``seed``).
+    methods : str or sequence of str, optional
+        The predictive methods of :data:`planner.methods.METHODS` (computed here with
+        :func:`planner.simulate.rates.predictive_pair_rates`; ``"predictive-integrated"``
+        averages over each pair's variance with ``df = variance_df(pilot, kurtosis of the
+        pilot's differences)``), ``"analytic"`` (the plug-in normal model with each pair's
+        own variance), or a random method, passed to
+        ``planner.simulate.predict(pilot_scores, topics=..., method=name, rng=...)``.
+    subsets : int, optional
+        Random disjoint subset pairs per ``n`` and repeat on the remainder.
+    grid : int, optional
+        Grid points of the ``npmle`` prior.
+
+    Returns
+    -------
+    Validation
+        Predicted and observed rates per repeat, and the error rows.
+
+    Notes
+    -----
+    Memory: about ``2e6`` float64 working values plus ``S * T`` and
+    ``subsets * R`` index values; see :func:`observed_rates`.
+
+    Examples
+    --------
+    >>> import planner
+    >>> scores = planner.datasets.load("dl19-passage", measure="nDCG@10")
+    >>> v = planner.validate(scores, pilot=20, topics=[5, 10], repeats=2, subsets=50, rng=1)
+    >>> v.methods, v.topics
+    (('predictive', 'analytic'), (5, 10))
+    >>> sorted({r["statistic"] for r in v.rows})
+    ['reversal_rate', 'swap_rate']
+    """
+    sm, x, t, meths = _validate_iv(scores, pilot, topics, repeats, subsets, methods)
+    rng = seed_to_use(rng)
+    run = _Run(sm, x, int(pilot), t, meths, int(subsets), grid,
+               predicted={k: {m.name: np.empty((repeats, t.size)) for m in meths} for k in STATISTICS},
+               observed={k: np.empty((repeats, t.size)) for k in STATISTICS})
+    for r, g in enumerate(child_streams(rng, int(repeats))):
+        run.repeat(r, g)
+    S, T = x.shape
+    return Validation(methods=tuple(m.name for m in meths), pilot=int(pilot), topics=tuple(int(n) for n in t),
+                      repeats=int(repeats), subsets=int(subsets), seed=seed_of(rng), n_systems=S, n_topics=T,
+                      measure=sm.measure, source=sm.source, rows=tuple(_rows(run)), predicted=run.predicted,
+                      observed=run.observed)
