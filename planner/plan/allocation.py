@@ -400,8 +400,7 @@ def allocate(scores: Any, *, n: int, costs: Mapping[str, float] | None = None, m
     sig2, counts = _strata_variances(vals, np.asarray(scores.strata), labels)
     W = _weights(weights, labels, counts)
     c = _costs(costs, labels)
-    # (allocate_counts reads any array of weights; its annotation says Sequence[float])
-    n_prop = allocate_counts(n, W, parameter="n")  # type: ignore[arg-type]
+    n_prop = allocate_counts(n, W, parameter="n")
     n_opt = _optimal(n, W, c, sig2)
     z = stats.norm.isf(alpha / 2)
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from .. import methods
 from ..errors import DegenerateDataWarning
-from ..simulate import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
 from ..scores import ScoreMatrix
+from ..simulate import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
 from ..variance import fit, pair_index, pair_moments
 from .pairs import PairModel, batch_stat
 from .search import interval_quantiles, smallest_n_vec

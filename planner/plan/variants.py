@@ -23,8 +23,8 @@ import numpy as np
 from .. import methods
 from .._random import as_generator, seed_of, seed_to_use
 from ..errors import DegenerateDataWarning, InputError, ParameterError
-from ..simulate import fit_prior, pair_variance_model, predictive_pair_rates
 from ..scores import ScoreMatrix
+from ..simulate import fit_prior, pair_variance_model, predictive_pair_rates
 from ..variance import check_alpha, pair_index
 from .checks import as_scores, check_interval_resamples, check_prob, check_quantile, plain
 from .pairs import PairModel, batch_stat
