@@ -7,10 +7,12 @@ The pipeline, one module a step::
         -> measures    (score runs, pools)     score_runs(), pool_stats()
         -> scores      (ScoreMatrix)           ScoreMatrix
         -> variance    (fit the model)         fit(), pair_stats()
-        -> simulate    (curves against n)      predict(), validate()
-        -> plan        (solve n, budgets)      topic_set_size(), budget()
+        -> simulate    (curves against n)      predict()
+        -> validation  (pilot vs held-out)     validate()
+        -> plan        (solve n, budgets)      topic_set_size(), size_for_target(), budget()
         -> report      (md/html/json/plots)    write_report()
     study: a YAML what-if grid driving all of it   run_study()
+    methods: the registry of methods and targets every step reads
 
 Example::
 
