@@ -78,9 +78,17 @@ def _csv(path: Path) -> list[list[object]]:
         return [[_number(c) for c in row] for row in csv.reader(f)]
 
 
-def _text(path: Path, out: Path, name: str) -> str:
-    """A file's text with the folder it was written to spelt as ``reports/NAME``."""
-    return path.read_text().replace(str(out), f"reports/{name}")
+#: an absolute path into the shared data folder, which lies elsewhere on every machine
+SHARED = re.compile(r"(?<![\w.])(?:/[^\s\"'`/]+)+/shared/data/")
+
+
+def _text(path: Path, out: Path | None = None, name: str = "") -> str:
+    """A file's text with the folder it was written to spelt as ``reports/NAME`` and absolute
+    paths into the shared data folder as ``<shared>/data/``."""
+    text = path.read_text()
+    if out is not None:
+        text = text.replace(str(out), f"reports/{name}")
+    return SHARED.sub("<shared>/data/", text)
 
 
 def compare(new: Path, old: Path, name: str) -> list[str]:
@@ -88,7 +96,7 @@ def compare(new: Path, old: Path, name: str) -> list[str]:
     diffs: list[str] = []
     if not (old / "results.json").is_file():
         return [f"{old} has no results.json"]
-    _same_value(json.loads(_text(new / "results.json", new, name)), json.loads((old / "results.json").read_text()),
+    _same_value(json.loads(_text(new / "results.json", new, name)), json.loads(_text(old / "results.json")),
                 "results.json", diffs)
     tables = sorted(p.name for p in (new / "tables").glob("*.csv"))
     if tables != sorted(p.name for p in (old / "tables").glob("*.csv")):
@@ -97,7 +105,7 @@ def compare(new: Path, old: Path, name: str) -> list[str]:
         if (old / "tables" / t).is_file():
             _same_value(_csv(new / "tables" / t), _csv(old / "tables" / t), f"tables/{t}", diffs)
     new_md = [s for s in _text(new / "report.md", new, name).splitlines() if not VOLATILE.match(s)]
-    old_md = [s for s in (old / "report.md").read_text().splitlines() if not VOLATILE.match(s)]
+    old_md = [s for s in _text(old / "report.md").splitlines() if not VOLATILE.match(s)]
     diffs += [f"report.md line {i + 1}: {a!r} against {b!r}" for i, (a, b) in enumerate(zip(new_md, old_md)) if a != b]
     if len(new_md) != len(old_md):
         diffs.append(f"report.md: {len(new_md)} against {len(old_md)} lines")

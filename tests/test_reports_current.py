@@ -28,7 +28,18 @@ def test_compare_sees_a_changed_number(tmp_path):
     for side, value in (("old", 0.25), ("new", 0.25 * (1 + 1e-12))):
         (tmp_path / side / "tables").mkdir(parents=True)
         (tmp_path / side / "results.json").write_text(f'{{"a": [{value}]}}')
-        (tmp_path / side / "report.md").write_text("- finished today\\nsame\\n")
+        (tmp_path / side / "report.md").write_text("- finished today\nsame\n")
     assert make_reports.compare(tmp_path / "new", tmp_path / "old", "x") == []
     (tmp_path / "new" / "results.json").write_text('{"a": [0.2501]}')
     assert make_reports.compare(tmp_path / "new", tmp_path / "old", "x") == ["results.json.a[0]: 0.2501 against 0.25"]
+
+
+def test_compare_ignores_where_the_shared_data_lies(tmp_path):
+    # CI clones the project elsewhere, with shared/ beside the clone: absolute data paths differ
+    for side, root in (("old", "/work/shared"), ("new", "/tmp/ci-clone/shared")):
+        (tmp_path / side / "tables").mkdir(parents=True)
+        (tmp_path / side / "results.json").write_text(f'{{"qrels": "{root}/data/q.txt", "rel": "../../shared/data/q"}}')
+        (tmp_path / side / "report.md").write_text(f"read {root}/data/q.txt\n")
+    assert make_reports.compare(tmp_path / "new", tmp_path / "old", "x") == []
+    (tmp_path / "new" / "report.md").write_text("read /tmp/ci-clone/shared/data/other.txt\n")
+    assert len(make_reports.compare(tmp_path / "new", tmp_path / "old", "x")) == 1
