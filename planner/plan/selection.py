@@ -144,7 +144,7 @@ class SplitPlan(ResultMixin):
     selection: SelectionBias
 
     def __repr__(self) -> str:
-        return short_repr(self, ("budget", "n_dev", "n_test", "pick_accuracy", "width", "met"))
+        return short_repr(self, ("budget", "n_dev", "n_test", "pick_accuracy", "width"))[:-1] + f", met={self.met})"
 
     def to_frame(self) -> pd.DataFrame:
         """Every split evaluated (the ``all`` rows)."""
