@@ -96,7 +96,10 @@ from .paired import paired_difference
 from .pairs import pair_variances
 from .pool import DepthStudy, GrowthCurve, judgment_growth, pool_depth_study
 from .power import design_power, sakai_initial_n
+from .reusability import Reusability, leave_group_out
 from .search import interval_quantiles, smallest_n
+from .seeds import SeedComponents, SeedPower, SeedTradeoff, fit_seeds, seed_power, seed_topic_tradeoff
+from .selection import SelectionBias, SplitPlan, plan_split, selection_bias
 from .targets import TARGETS, TargetResult, check_target_value, size_for_target
 from .variants import MAX_VARIANTS, VARIANT_METHODS, VariantTrade, topics_for_variants
 
@@ -116,19 +119,31 @@ __all__ = [
     "BudgetResult",
     "DepthStudy",
     "GrowthCurve",
+    "Reusability",
+    "SeedComponents",
+    "SeedPower",
+    "SeedTradeoff",
+    "SelectionBias",
     "SizeResult",
+    "SplitPlan",
     "TargetResult",
     "VariantTrade",
     "allocate",
     "budget",
     "check_target_value",
     "design_power",
+    "fit_seeds",
     "interval_quantiles",
     "judgment_growth",
+    "leave_group_out",
     "pair_variances",
     "paired_difference",
+    "plan_split",
     "pool_depth_study",
     "sakai_initial_n",
+    "seed_power",
+    "seed_topic_tradeoff",
+    "selection_bias",
     "size_for_target",
     "smallest_n",
     "topic_set_size",
