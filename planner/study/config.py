@@ -80,7 +80,7 @@ def _read(config) -> tuple[Any, str | None, Path, str]:
         raise ParameterError(f"expected a study file path, a mapping or None, got "
                              f"{type(config).__name__}", parameter="config")
     path = Path(config)
-    if not path.is_file():
+    if not path.exists():
         raise InputError("study file not found", file=path)
     return read_yaml(path), str(path), path.resolve().parent, path.stem
 
