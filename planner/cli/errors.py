@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
+from .._atomic import output_path, write_atomic
 from ..errors import ParameterError, PlannerError
 
 PROG = "planner"
@@ -78,13 +79,13 @@ def as_option(exc: PlannerError, parser: argparse.ArgumentParser | None) -> Plan
     return exc
 
 
-def write_text(path: str, text: str, *, option: str) -> None:
-    """Write ``text`` to ``path``; a refused write is a usage error naming ``option``."""
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise ParameterError(f"cannot write {path}: {exc.strerror or exc}", parameter=option) from None
+def write_text(path: str | os.PathLike, text: str, *, option: str) -> None:
+    """Write ``text`` to ``path`` atomically (:func:`planner._atomic.write_atomic`: the old file
+    stays when the write fails). A path that cannot be written is a usage error naming
+    ``option`` (check it before the work with :func:`planner._atomic.output_path`); a write
+    that fails on the way (a full disk) is an OSError, which :func:`run_command` makes one
+    line and exit 1."""
+    write_atomic(output_path(path, option=option), text)
 
 
 class HeldWarnings:
