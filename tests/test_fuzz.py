@@ -275,6 +275,10 @@ def test_report_through_a_symlink_replaces_the_target_and_keeps_the_link(tmp_pat
     assert (tmp_path / "link").is_symlink()
     assert "second" in (real / "results.json").read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+    # a dangling link: the folder it names is written, the link stays a link
+    (tmp_path / "dangling").symlink_to(tmp_path / "new" / "rep")
+    write_report(RESULTS, tmp_path / "dangling")
+    assert (tmp_path / "dangling").is_symlink() and (tmp_path / "new" / "rep" / "report.md").is_file()
 
 
 def test_killed_study_leaves_the_old_report_and_a_rerun_no_stray_files(tmp_path):
@@ -377,10 +381,11 @@ def test_drop_keeps_both_systems_with_equal_totals():
     b = rng.permutation(a)
     assert np.mean(a) != np.mean(b)            # the float trap this test is about
     x = np.vstack([np.full(50, 0.05), a, b, np.full(50, 0.9)])
-    # gt4ireval keeps means >= the quantile (here between the two tied means): both stay
+    # the 2/3 quantile of 4 means is the third smallest, the tied value; gt4ireval keeps
+    # means >= the quantile, so both tied systems stay (float means dropped one of them)
     for order in (x, x[[0, 2, 1, 3]]):
-        f = planner.fit(order, drop=0.5)
-        assert len(f.dropped) == 1 and f.n_systems == 3
+        f = planner.fit(order, drop=2 / 3)
+        assert f.dropped == ("s1",) and f.n_systems == 3     # s1: the first row, mean 0.05
 
 
 def _plain_first_set(x, n, R, rng, edges):
