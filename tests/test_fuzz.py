@@ -292,7 +292,11 @@ def test_killed_study_leaves_the_old_report_and_a_rerun_no_stray_files(tmp_path)
     r = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert r.returncode == -9
     assert (out / "report.md").read_text() == before           # the old report, whole
-    assert any(p.name.startswith(".rep.tmp-") for p in tmp_path.iterdir())
+    assert {p.name.split("-")[0] for p in tmp_path.iterdir()} == {"rep", ".rep.tmp", ".rep.lock"}
+    with pytest.raises(InputError, match="exists"):       # a rerun without force: refused, but cleans up
+        write_report(RESULTS, out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+    assert (out / "report.md").read_text() == before
     write_report(RESULTS, out, force=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
 

@@ -23,6 +23,7 @@ by that signal, as it would have: :mod:`planner.report.cleanup`).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import glob
 import json
@@ -186,18 +187,30 @@ def check_target(out: str | os.PathLike, *, force: bool = False,
     if len(out.name.encode("utf-8")) > MAX_NAME_BYTES:
         raise InputError(f"folder name longer than {MAX_NAME_BYTES} bytes (the file system allows 255, "
                          "and the report is built under a longer temporary name)", file=out)
-    if out.exists() and not force:
-        raise InputError("report folder exists; use --force (force=True) to replace it", file=out)
-    if out.exists():
-        _check_replaceable(out, where, keep)
-    _check_writable(out, where)
-    _lock(out)
+    _lock(out)        # first: a rerun after a killed run cleans up, whatever it decides next
+    try:
+        if out.exists() and not force:
+            raise InputError("report folder exists; use --force (force=True) to replace it", file=out)
+        if out.exists():
+            _check_replaceable(out, where, keep)
+        _check_writable(out, where)
+    except BaseException:
+        _unlock(out)
+        raise
     return out
 
 
 # ------------------------------------------------------------------ lock and stale folders
-#: report folders this process holds the lock of (path -> open lock file)
+#: report folders this process holds the lock of (path -> open lock file); released when
+#: the report is written, when a check fails, or when the interpreter exits (a study that
+#: failed between its check and its report)
 _HELD: dict[Path, Any] = {}
+
+
+@atexit.register
+def _unlock_all() -> None:
+    for key in list(_HELD):
+        _unlock(key)
 
 
 def _lock_path(out: Path) -> Path:
