@@ -441,3 +441,28 @@ def test_predict_bins_on_the_command_line(tmp_path, capsys):
     assert cli.main(["predict", "--scores", str(src), "--topics", "5", "--bins", "0.1,0"]) == 2
     assert "--bins" in _one_error(capsys)
 
+
+
+# ----------------------------------------------------------------- 8. any bytes: a result or one error
+@settings(FAST, max_examples=25)
+@given(data=st.binary(max_size=200) | st.text(alphabet="101 Q0 d\t.5e-\n\r\x00\x1b#,\"'", max_size=200)
+       .map(lambda t: t.encode()))
+def test_readers_give_a_result_or_a_planner_error_for_any_bytes(data):
+    from planner.errors import PlannerError
+    for reader in (read_run, read_qrels):
+        try:
+            reader(data)
+        except PlannerError:
+            pass
+
+
+@settings(FAST, max_examples=25)
+@given(text=st.text(alphabet="ab:-[]{}&*!,\n 0123456789.'\"#|>", max_size=120))
+def test_study_files_give_a_config_or_one_error(tmp_path_factory, text):
+    from planner.errors import PlannerError
+    f = tmp_path_factory.mktemp("y") / "s.yaml"
+    f.write_text(text)
+    try:
+        load_config(f)
+    except PlannerError:
+        pass
