@@ -23,8 +23,10 @@ PAIR_BLOCK = 2_000_000
 #: bytes :func:`pair_stats` keeps and works with per pair of systems (a, b, dbar, s2_d and
 #: two temporaries of 8 bytes)
 PAIR_BYTES = 48
-#: most memory :func:`pair_stats` may need (``PAIR_BYTES * S (S - 1) / 2`` plus a block of
-#: ``8 * PAIR_BLOCK``): 2 GB, about 9,400 systems; more is refused before anything is allocated
+#: most memory the per-pair arrays of any pair computation may need (``PAIR_BYTES * S (S - 1) / 2``
+#: plus a block of ``8 * PAIR_BLOCK``): 2 GB, about 9,400 systems; :func:`pair_index`, which every
+#: pair computation (fit's pair summary, predict, size, validate) starts from, refuses more before
+#: anything is allocated
 MAX_PAIR_MEMORY = 2 << 30
 
 
@@ -78,8 +80,10 @@ class PairStats:
 def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
     """All pairs ``a < b`` in row-major order (``numpy.triu_indices(S, 1)``), as ``intp``.
 
-    The one pair order every module uses (pair_stats, planner.simulate, planner.validation).
+    The one pair order every module uses (pair_stats, planner.simulate, planner.validation);
+    more pairs than :data:`MAX_PAIR_MEMORY` allows are refused here, before any is made.
     """
+    check_pair_memory(n_systems)
     a, b = np.triu_indices(n_systems, 1)
     return a.astype(np.intp), b.astype(np.intp)
 
@@ -196,7 +200,7 @@ def pair_stats(scores) -> PairStats:
     m = as_matrix(scores)
     x = m.topic_scores()
     check_size(x, m)
-    _check_pair_memory(x.shape[0], m)
+    check_pair_memory(x.shape[0], m)
     a, b = pair_index(x.shape[0])
     if not np.isnan(x).any():
         dbar, s2, v = _complete_pairs(x, a, b)
@@ -213,14 +217,15 @@ def pair_stats(scores) -> PairStats:
                      var_system=v, n_common=n_common)
 
 
-def _check_pair_memory(n_systems: int, m: ScoreMatrix) -> None:
-    """Refuse, before allocating, per-pair statistics over :data:`MAX_PAIR_MEMORY`."""
+def check_pair_memory(n_systems: int, m: ScoreMatrix | None = None) -> None:
+    """Refuse, before allocating, per-pair statistics over :data:`MAX_PAIR_MEMORY` (an
+    InputError naming the score file when ``m`` has one)."""
     n_pairs = n_systems * (n_systems - 1) // 2
     need = PAIR_BYTES * n_pairs + 8 * PAIR_BLOCK
     if need > MAX_PAIR_MEMORY:
         raise InputError(f"{n_systems:,} systems make {n_pairs:,} pairs, whose statistics need "
                          f"{need / 2**30:.1f} GB, over the limit of {MAX_PAIR_MEMORY / 2**30:.0f} GB "
-                         "(MAX_PAIR_MEMORY): use fewer systems or a pooled variance", file=m.source)
+                         "(MAX_PAIR_MEMORY): use fewer systems", file=None if m is None else m.source)
 
 
 def _pair_cov(xc: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -368,6 +373,7 @@ def pair_variance(scores, selector: str = "pair", *, design: str = "paired",
     check_choice(design, ("paired", "independent"), "design", noun="design")
     m = as_matrix(scores)
     S = m.n_systems
+    check_pair_memory(S, m)
     n_pairs = S * (S - 1) // 2
     factor = 2.0 if design == "paired" else 1.0
     if kind == "pooled":
