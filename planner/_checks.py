@@ -138,7 +138,7 @@ def check_rng(rng: object, parameter: str = "rng") -> None:
 #: C0 control characters (and DEL) that ids and names may not hold: the scorer cuts a
 #: document id at a NUL (``d1\\0junk`` would score as ``d1``); the file readers check the
 #: same set (:func:`planner.collection.text.check_control`)
-CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def check_printable(text: str, parameter: str, *, what: str = "id") -> str:

@@ -157,8 +157,9 @@ def _line_run(chunk: bytes, run: int) -> int:
     return len(chunk) - last - 1
 
 
-#: C0 control characters that no input text may hold (tab, line feed and carriage return may)
-_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: control characters that no input text may hold: C0 but tab, line feed and carriage return;
+#: DEL; C1 (U+0080-U+009F, two bytes in UTF-8). The same set as :data:`planner._checks.CONTROL`
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]")
 
 
 def check_control(data: bytes, source: str | None) -> None:
@@ -169,7 +170,7 @@ def check_control(data: bytes, source: str | None) -> None:
     m = _CONTROL.search(data)
     if m is not None:
         line = data.count(b"\n", 0, m.start()) + 1
-        raise InputError(f"control character {chr(m.group()[0])!r} in the text (ids and names must be "
+        raise InputError(f"control character {m.group().decode('utf-8')!r} in the text (ids and names must be "
                          "printable)", file=source, line=line)
 
 
