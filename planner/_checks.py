@@ -8,6 +8,7 @@ rule and one wording.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 
 import numpy as np
@@ -21,7 +22,9 @@ __all__ = [
     "check_choice",
     "check_fraction",
     "check_int",
+    "check_min_diff",
     "check_open_unit",
+    "check_printable",
     "check_rng",
     "positive_numbers",
 ]
@@ -130,3 +133,32 @@ def check_rng(rng: object, parameter: str = "rng") -> None:
     if rng is not None and rng < 0:
         raise ParameterError(f"a seed must be an integer >= 0, got {rng}", parameter=parameter)
 
+
+
+#: C0 control characters (and DEL) that ids and names may not hold: the scorer cuts a
+#: document id at a NUL (``d1\\0junk`` would score as ``d1``); the file readers check the
+#: same set (:func:`planner.collection.text.check_control`)
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def check_printable(text: str, parameter: str, *, what: str = "id") -> str:
+    """``text`` when it holds no control character (NUL, escape, ...), else a ParameterError."""
+    m = CONTROL.search(text)
+    if m is not None:
+        raise ParameterError(f"{what} {text!r} holds the control character {m.group()!r}",
+                             parameter=parameter)
+    return text
+
+
+def check_min_diff(value: object, parameter: str = "min_diff") -> float:
+    """The true difference a power (or minimum-detectable) statement is made at: a finite
+    number > 0 (at 0 no topic count detects it). The one rule of the CLI's ``--min-diff``,
+    the Python functions' ``min_diff`` and the study schema's ``min_diff`` (``exclusiveMinimum: 0``)."""
+    try:
+        v = float(value)  # type: ignore[arg-type]  # any object: float() decides
+    except (TypeError, ValueError):
+        v = float("nan")
+    if isinstance(value, bool) or not (v > 0 and np.isfinite(v)):
+        raise ParameterError(f"the difference must be a positive finite number, got {value!r}",
+                             parameter=parameter)
+    return v

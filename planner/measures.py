@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._checks import check_choice
+from ._checks import check_choice, check_printable
 from .collection import Qrels, Run, files_in, read_qrels, read_run, read_runs, run_name
 from .errors import InputError, ParameterError, PlannerWarning
 from .scores import MISSING_POLICIES, ScoreMatrix
@@ -86,7 +86,9 @@ def as_runs(runs, *, duplicates: str = "error") -> dict[str, Run]:
             elif isinstance(r, (str, os.PathLike)):
                 out[str(name)] = read_run(r, duplicates=duplicates, name=str(name))
             elif isinstance(r, Mapping):
-                rows = [(str(t), str(d), float(s)) for t, docs in r.items() for d, s in docs.items()]
+                rows = [(check_printable(str(t), "runs", what=f"run {name!r}: topic id"),
+                         check_printable(str(d), "runs", what=f"run {name!r}: document id"), float(s))
+                        for t, docs in r.items() for d, s in docs.items()]
                 out[str(name)] = Run(str(name), pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]))
             else:
                 raise ParameterError(f"run {name!r}: expected a Run, path or {{topic: {{doc: score}}}}",

@@ -5,8 +5,9 @@ line, a config key, a parameter). This module is the only place that turns such 
 into the command's one error line and its exit code, and the only place that renames a
 Python parameter (``min_diff``) to the command-line option the user typed (``--min-diff``).
 
-Exit codes: 0 success; 2 a usage, input or config error (one line); 1 an internal fault or
-a failed read or write; 130 an interrupt. Warnings are held until the command ends and
+Exit codes: 0 success; 2 a usage, input or config error (one line; a file or folder that
+may not be read or written is one, whichever is locked); 1 an internal fault or a read or
+write that fails on the way (a full disk); 130 an interrupt. Warnings are held until the command ends and
 printed only when it succeeds (or before an internal fault's traceback).
 """
 
@@ -19,6 +20,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
+from .._atomic import output_path, write_atomic
 from ..errors import ParameterError, PlannerError
 
 PROG = "planner"
@@ -78,13 +80,13 @@ def as_option(exc: PlannerError, parser: argparse.ArgumentParser | None) -> Plan
     return exc
 
 
-def write_text(path: str, text: str, *, option: str) -> None:
-    """Write ``text`` to ``path``; a refused write is a usage error naming ``option``."""
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise ParameterError(f"cannot write {path}: {exc.strerror or exc}", parameter=option) from None
+def write_text(path: str | os.PathLike, text: str, *, option: str) -> None:
+    """Write ``text`` to ``path`` atomically (:func:`planner._atomic.write_atomic`: the old file
+    stays when the write fails). A path that cannot be written is a usage error naming
+    ``option`` (check it before the work with :func:`planner._atomic.output_path`); a write
+    that fails on the way (a full disk) is an OSError, which :func:`run_command` makes one
+    line and exit 1."""
+    write_atomic(output_path(path, option=option), text)
 
 
 class HeldWarnings:
@@ -137,7 +139,8 @@ def run_command(handler: Callable[[argparse.Namespace], int], args: argparse.Nam
     Returns
     -------
     int
-        0 on success, 2 on a usage, input or config error, 1 on a failed read or write,
+        0 on success, 2 on a usage, input or config error (a permission refused included), 1 on
+        a read or write that fails otherwise,
         130 on an interrupt. An internal fault propagates, after the held warnings.
     """
     held = HeldWarnings()
@@ -159,6 +162,10 @@ def run_command(handler: Callable[[argparse.Namespace], int], args: argparse.Nam
         return 130
     except BrokenPipeError:
         return 0
+    except PermissionError as exc:   # a locked file or folder: the user's to fix, as any input error
+        where = f"{exc.filename}: " if exc.filename else ""
+        _error(args.command, f"{where}permission denied")
+        return 2
     except OSError as exc:     # the system refused a read or write (a full disk): one line, exit 1
         _silence_stdout()
         where = f" ({exc.filename})" if exc.filename else ""

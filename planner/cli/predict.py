@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +56,12 @@ def add(subparsers: Subparsers) -> None:
                         "needs --method " + words_or(methods.method_names(lambda m: m.strata)) + ")")
     p.add_argument("--filter", default=None, metavar="LO:HI[:SPREAD]",
                    help="drop uninformative topics first (all systems <= LO or >= HI, or range < SPREAD)")
-    p.add_argument("--bins", action="store_true", help="also print the summaries by bins of |difference|")
+    p.add_argument("--bins", nargs="?", const="", default=None, metavar="EDGES",
+                   help="also print the summaries by bins of |difference|; EDGES sets the bins "
+                        "(e.g. 0,0.01,0.05,0.1,inf; default 0,0.01,0.02,0.03,0.05,0.1,0.2,inf)")
+    p.add_argument("--bin-by", default="collection", choices=["collection", "first-set"],
+                   help="bin pairs by the collection's difference (default), or each draw by the first "
+                        "of two disjoint topic sets, as Voorhees & Buckley (swap rates only)")
 
 
 def _check(args: argparse.Namespace) -> tuple[list[int], methods.Method]:
@@ -64,7 +70,7 @@ def _check(args: argparse.Namespace) -> tuple[list[int], methods.Method]:
     if args.allocation is not None and args.strata is None and args.allocation != "uniform":
         raise ParameterError("needs --strata FILE", parameter="--allocation")
     m = methods.method(args.method, parameter="--method")
-    if args.seed is not None and m.closed_form:
+    if args.seed is not None and m.closed_form and args.bin_by == "collection":
         raise ParameterError(f"not used with --method {m.name} (a closed form: nothing is drawn at random)",
                              parameter="--seed")
     if args.strata is not None and args.allocation != "uniform" and not m.strata:
@@ -145,11 +151,40 @@ def _print_bins(curve: Curve) -> None:
         print(f"{r['n_topics']:>6d} {edges:>14} {r['n_pairs']:>6d} " + " ".join(cell(r[c]) for c in BIN_COLUMNS))
 
 
+def _edges(args: argparse.Namespace) -> tuple[float, ...]:
+    """``--bins EDGES`` as numbers (the default bins for a bare ``--bins``)."""
+    from ..simulate import DEFAULT_BINS  # heavy (scipy): loaded when the command runs
+
+    if args.bin_by != "collection" and args.bins is None:
+        raise ParameterError("needs --bins (with or without edges)", parameter="--bin-by")
+    if not args.bins:
+        return tuple(DEFAULT_BINS)
+    try:
+        edges = tuple(float(e) for e in args.bins.split(","))
+    except ValueError:
+        raise ParameterError(f"expected numbers separated by commas, got {args.bins!r}", parameter="--bins") \
+            from None
+    if len(edges) < 2 or any(not lo < hi for lo, hi in itertools.pairwise(edges)) or edges[0] < 0:
+        raise ParameterError(f"expected at least 2 increasing edges >= 0, got {args.bins!r}", parameter="--bins")
+    return edges
+
+
+def _print_first_set(fs: Any) -> None:
+    print(f"\nswap rate by the first set's |difference| (Voorhees & Buckley; {fs.resamples} pairs of "
+          f"disjoint topic sets per n, seed {fs.seed}):")
+    print(f"{'n':>6} {'bin':>14} {'draws':>9} {'swap':>8}")
+    for r in fs.to_dict()["rows"]:
+        if r["draws"]:
+            edges = "[" + format(r["bin_lo"], "g") + ", " + format(r["bin_hi"], "g") + ")"
+            print(f"{r['n_topics']:>6d} {edges:>14} {r['draws']:>9d} {cell(r['swap_rate'])}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``planner predict``."""
     from ..simulate import predict  # heavy (scipy): loaded when the command runs
 
     topics, m = _check(args)
+    edges = _edges(args)
     scores = load_scores(args.scores, measure=args.measure, strata=args.strata,
                          variant_divisor=args.variant_divisor)
     scores, filt, removed = _filter(args, scores)
@@ -158,8 +193,17 @@ def run(args: argparse.Namespace) -> int:
     with options({"strata": "--allocation"}):
         curve = predict(scores, topics=topics, method=m.name, variance=args.variance,
                         min_diff=args.min_diff, alpha=args.alpha, resamples=args.resamples,
-                        strata=args.allocation or ("stratified" if args.strata else "uniform"), rng=args.seed)
+                        strata=args.allocation or ("stratified" if args.strata else "uniform"), rng=args.seed,
+                        bins=edges)
     out = curve.to_dict()
+    first = None
+    if args.bin_by == "first-set":
+        from ..simulate import first_set_bins  # heavy: loaded when asked for
+
+        if args.seed is None:
+            draw_seed(args)
+        first = first_set_bins(scores, topics=topics, bins=edges, resamples=args.resamples, rng=args.seed)
+        out["bins_first_set"] = first.to_dict()
     if filt is not None:
         out["filter"] = dict(filt, removed_topics=removed)
     if args.json:
@@ -167,6 +211,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     _print_header(args, curve, filt, removed)
     _print_rows(curve)
-    if args.bins:
+    if args.bins is not None and first is None:
         _print_bins(curve)
+    if first is not None:
+        _print_first_set(first)
     return 0

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from .._atomic import output_path
 from ..errors import ParameterError
 from .errors import write_text
 from .format import print_json
@@ -102,6 +103,8 @@ def _csv(args: argparse.Namespace, mats: list[ScoreMatrix]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run ``planner scores``."""
     measures = _check(args)
+    if args.output:      # a link, a loop or a folder that cannot be written: refused before the work
+        args.output = str(output_path(args.output, option="--output"))
     if args.runs is not None or args.qrels is not None:
         mats = _score_runs(args, measures)
     else:

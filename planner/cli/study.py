@@ -31,6 +31,8 @@ def add(subparsers: Subparsers) -> None:
     p.add_argument("--seed", type=seed_type, default=None, metavar="N", help="override the study's seed")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="scenarios run in N parallel processes (same results for any N)")
+    p.add_argument("--max-scenarios", type=int, default=None, metavar="N",
+                   help="run a grid of up to N scenarios (default 200: a larger grid is refused, with its size)")
     p.add_argument("--quiet", action="store_true", help="no progress bar (shown only when stderr is a terminal)")
 
 
@@ -45,6 +47,8 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--seed", str(args.seed)]
     if args.jobs not in (None, 1):
         parts += ["--jobs", str(args.jobs)]
+    if args.max_scenarios is not None:
+        parts += ["--max-scenarios", str(args.max_scenarios)]
     if args.quiet:
         parts.append("--quiet")
     if args.json:
@@ -61,9 +65,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise ParameterError(f"expected an integer >= 1, got {args.jobs}", parameter="--jobs")
+    if args.max_scenarios is not None and args.max_scenarios < 1:
+        raise ParameterError(f"expected an integer >= 1, got {args.max_scenarios}", parameter="--max-scenarios")
     t0 = time.perf_counter()
     res = run_study(args.config, out=args.out, force=args.force, seed=args.seed, jobs=args.jobs,
-                    quiet=args.quiet, command=command_line(args))
+                    quiet=args.quiet, command=command_line(args), max_scenarios=args.max_scenarios)
     secs = time.perf_counter() - t0
     if args.json:
         print_json({"study": res.name, "out": res.out, "seconds": round(secs, 2),

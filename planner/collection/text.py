@@ -10,6 +10,8 @@ import io
 import lzma
 import math
 import os
+import re
+import stat
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -22,51 +24,154 @@ def is_text(obj: object) -> bool:
     return isinstance(obj, str) and ("\n" in obj or "\r" in obj)
 
 
+#: largest input accepted, counted after decompression (a 3 KB ``.bz2`` can expand to
+#: gigabytes); the environment variable ``PLANNER_MAX_INPUT_MB`` raises it
+MAX_INPUT_BYTES = 256 << 20
+#: longest line accepted in an input file (a score table of 10,000 systems needs ~100 KB)
+MAX_LINE_BYTES = 1 << 20
+_CHUNK = 1 << 20
+
+
+def max_input_bytes() -> int:
+    """:data:`MAX_INPUT_BYTES`, or ``PLANNER_MAX_INPUT_MB`` megabytes when that is set."""
+    env = os.environ.get("PLANNER_MAX_INPUT_MB", "").strip()
+    try:
+        return int(float(env) * (1 << 20)) if env else MAX_INPUT_BYTES
+    except ValueError:
+        raise ParameterError(f"expected a number of megabytes, got {env!r}",
+                             parameter="PLANNER_MAX_INPUT_MB") from None
+
+
 def read_bytes(path_or_text, *, what: str) -> tuple[bytes, str | None]:
-    """(content bytes, source name) of a path (gzip/bz2/xz detected) or a text."""
+    """(content bytes, source name) of a path (gzip/bz2/xz detected) or a text.
+
+    The content is read in chunks and refused, naming the file, once it passes
+    :data:`MAX_INPUT_BYTES` decompressed or holds a line longer than :data:`MAX_LINE_BYTES`;
+    special files (FIFO, device, socket) are refused before they are opened; a control
+    character (NUL and the other C0 codes but tab and line ends) is an error naming its line.
+    """
     if isinstance(path_or_text, bytes):
-        data, source = path_or_text, None
+        data, source = _bounded(io.BytesIO(path_or_text), None), None
     elif is_text(path_or_text):
-        return path_or_text.encode("utf-8"), None
+        data, source = path_or_text.encode("utf-8"), None
     elif isinstance(path_or_text, (str, os.PathLike)):
         source = str(Path(path_or_text))
         data = _file_bytes(Path(path_or_text), what)
     else:
         raise ParameterError(f"expected a path or text, got {type(path_or_text).__name__}",
                              parameter=what)
-    return _decompress(data, source), source
+    check_control(data, source)
+    return data, source
+
+
+def regular_file(p: Path, what: str) -> None:
+    """Refuse, before opening it, a path that is missing, a folder or not a regular file
+    (a FIFO would block the reader forever, ``/dev/zero`` never ends)."""
+    source = str(p)
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        raise InputError(f"no such {what} file", file=source) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=source) from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"is a folder, expected a {what} file", file=source)
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode)
+                or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+        raise InputError(f"is {kind}, expected a regular {what} file", file=source)
 
 
 def _file_bytes(p: Path, what: str) -> bytes:
-    source = str(p)
-    if not p.exists():
-        raise InputError(f"no such {what} file", file=source)
-    if p.is_dir():
-        raise InputError(f"is a folder, expected a {what} file", file=source)
+    regular_file(p, what)
     try:
-        return p.read_bytes()
+        with open(p, "rb") as fh:
+            return _bounded(fh, str(p))
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file=source) from None
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=str(p)) from None
 
 
-def _decompress(data: bytes, source: str | None) -> bytes:
-    """``data`` uncompressed when its magic bytes say gzip, bzip2 or xz."""
-    if data[:2] == b"\x1f\x8b":
-        try:
-            return gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"corrupt gzip data ({exc})", file=source) from None
-    if data[:3] == b"BZh":
-        try:
-            return bz2.decompress(data)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"corrupt bzip2 data ({exc})", file=source) from None
-    if data[:6] == b"\xfd7zXZ\x00":
-        try:
-            return lzma.decompress(data)
-        except lzma.LZMAError as exc:
-            raise InputError(f"corrupt xz data ({exc})", file=source) from None
-    return data
+def _opener(head: bytes):
+    """The streaming decompressor for these magic bytes (gzip, bzip2, xz), or None."""
+    if head[:2] == b"\x1f\x8b":
+        return (lambda f: gzip.GzipFile(fileobj=f, mode="rb")), "gzip", (OSError, EOFError, zlib.error)
+    if head[:3] == b"BZh":
+        return bz2.BZ2File, "bzip2", (OSError, EOFError, ValueError)
+    if head[:6] == b"\xfd7zXZ\x00":
+        return lzma.LZMAFile, "xz", (lzma.LZMAError, EOFError)
+    return None
+
+
+def _bounded(raw, source: str | None) -> bytes:
+    """The bytes of the binary stream ``raw``, decompressed when its magic bytes say so,
+    read in chunks and refused past :func:`max_input_bytes` or :data:`MAX_LINE_BYTES`."""
+    head = raw.peek(8)[:8] if hasattr(raw, "peek") else raw.read(8)
+    if not hasattr(raw, "peek"):
+        raw.seek(0)
+    kind = _opener(head)
+    if kind is None:
+        return _read_limited(raw, source)
+    cls, name, errors = kind
+    try:
+        with cls(raw) as stream:
+            return _read_limited(stream, source)
+    except InputError:
+        raise
+    except errors as exc:
+        raise InputError(f"corrupt {name} data ({exc})", file=source) from None
+
+
+def _read_limited(stream, source: str | None) -> bytes:
+    limit = max_input_bytes()
+    chunks: list[bytes] = []
+    total = 0
+    run = 0        # bytes of the current line read so far
+    while chunk := stream.read(_CHUNK):
+        total += len(chunk)
+        if total > limit:
+            raise InputError(f"larger than the input limit of {limit >> 20} MB (after decompression; "
+                             "set PLANNER_MAX_INPUT_MB to raise it)", file=source)
+        run = _line_run(chunk, run)
+        if run > MAX_LINE_BYTES:
+            line = sum(c.count(b"\n") for c in chunks) + 1
+            raise InputError(f"a line longer than the limit of {MAX_LINE_BYTES >> 20} MB (not a text "
+                             "input of this kind)", file=source, line=line)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _line_run(chunk: bytes, run: int) -> int:
+    """The length of the line still open after ``chunk`` (``run`` bytes of it came before),
+    or a length over :data:`MAX_LINE_BYTES` when a line within the chunk is that long."""
+    breaks = [i for i in (chunk.find(b"\n"), chunk.find(b"\r")) if i >= 0]
+    if not breaks:
+        return run + len(chunk)
+    first, last = min(breaks), max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
+    if run + first > MAX_LINE_BYTES:
+        return run + first
+    middle = chunk[first + 1:last]
+    if len(middle) > MAX_LINE_BYTES:
+        longest = max(map(len, middle.splitlines()), default=0)
+        if longest > MAX_LINE_BYTES:
+            return longest
+    return len(chunk) - last - 1
+
+
+#: control characters that no input text may hold: C0 but tab, line feed and carriage return;
+#: DEL; C1 (U+0080-U+009F, two bytes in UTF-8). The same set as :data:`planner._checks.CONTROL`
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]")
+
+
+def check_control(data: bytes, source: str | None) -> None:
+    """A NUL or other control character in an input (a document id ``d1\\0junk`` would be
+    cut to ``d1`` by the scorer) is an InputError naming its line and the character."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError("not UTF-8 text (it starts like UTF-16: save it as UTF-8)", file=source, line=1)
+    m = _CONTROL.search(data)
+    if m is not None:
+        line = data.count(b"\n", 0, m.start()) + 1
+        raise InputError(f"control character {m.group().decode('utf-8')!r} in the text (ids and names must be "
+                         "printable)", file=source, line=line)
 
 
 _BOM = b"\xef\xbb\xbf"

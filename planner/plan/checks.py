@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import check_min_diff
 from .._json import plain as _json_plain
 from ..errors import InputError, ParameterError
 from ..scores import ScoreMatrix
@@ -65,18 +66,6 @@ def check_quantile(quantile: float) -> float:
     if not 0 < quantile <= 100:
         raise ParameterError(f"must be in (0, 100], got {quantile}", parameter="quantile")
     return quantile
-
-
-def check_min_diff(min_diff: object) -> float:
-    """The true difference a power target is defined at: a positive finite number."""
-    try:
-        v = float(min_diff)  # type: ignore[arg-type]  # anything float() takes; the rest is the error below
-    except (TypeError, ValueError):
-        v = math.nan
-    if not (v > 0 and math.isfinite(v)):
-        raise ParameterError(f"the power target needs a positive difference, got {min_diff}",
-                             parameter="min_diff")
-    return v
 
 
 def check_interval_resamples(resamples: object) -> int:

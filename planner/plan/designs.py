@@ -20,7 +20,7 @@ from .._random import as_generator, seed_of, seed_to_use
 from ..errors import DegenerateDataWarning, ParameterError
 from ..scores import ScoreMatrix
 from ..variance import check_alpha, parse_selector
-from .checks import N_MAX, check_interval_resamples, check_prob, complete_values, plain
+from .checks import N_MAX, check_interval_resamples, check_min_diff, check_prob, complete_values, plain
 from .pairs import pair_variances
 from .power import design_power, expected_width, sakai_initial_n
 from .search import ceil_start, interval_quantiles, smallest_n, smallest_n_vec
@@ -225,9 +225,7 @@ def _check_unknown(n_topics: Any, min_diff: Any, power: Any, a_test: float) -> t
             raise ParameterError(f"a power of {power} is not above the test level {a_test:.4g}",
                                  parameter="power")
     if min_diff is not None:
-        min_diff = float(min_diff)
-        if not (min_diff > 0 and math.isfinite(min_diff)):
-            raise ParameterError(f"must be positive, got {min_diff}", parameter="min_diff")
+        min_diff = check_min_diff(min_diff)
     return unknown[0], min_diff, power
 
 

@@ -32,7 +32,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["CSS", "Document", "format_value", "html_table", "markdown_table"]
+__all__ = ["CSS", "Document", "format_value", "html_table", "markdown_table", "md_escape"]
 
 #: rows of a table shown in the report (the CSV table holds them all)
 MAX_ROWS = 60
@@ -91,10 +91,10 @@ def _more_rows(df: pd.DataFrame, max_rows: int) -> int:
 
 def markdown_table(df: pd.DataFrame, max_rows: int = MAX_ROWS) -> str:
     """``df`` as a Markdown table of at most ``max_rows`` rows (a note counts the rest)."""
-    cols = [str(c) for c in df.columns]
+    cols = [md_escape(str(c)) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for _, row in df.head(max_rows).iterrows():
-        lines.append("| " + " | ".join(format_value(v).replace("|", "\\|") for v in row.tolist()) + " |")
+        lines.append("| " + " | ".join(md_escape(format_value(v)).replace("|", "\\|") for v in row.tolist()) + " |")
     if _more_rows(df, max_rows):
         lines.append(f"\n({_more_rows(df, max_rows)} more rows in the CSV table)")
     return "\n".join(lines)
@@ -122,28 +122,48 @@ def _cls(cls: str | None) -> str:
 
 
 # ------------------------------------------------------------------ Markdown, one function a block kind
+#: what Markdown would turn into HTML or a link: a tag, comment or autolink start (``<img``,
+#: ``</``, ``<!--``, ``<?``), an entity, and the ``](`` of an inline link or image
+_MD_ACTIVE = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?\w+;)|\](?=\()")
+_MD_SAFE = {"<": "&lt;", "&": "&amp;", "]": "\\]"}
+
+
+def md_escape(text: str) -> str:
+    """``text`` with what Markdown renders as HTML or a link escaped, and line breaks made
+    spaces (a name on a line of its own would start a block): names from the data (systems,
+    scenarios, a study's description) stay text in ``report.md``, as ``report.html`` escapes them.
+
+    Examples
+    --------
+    >>> md_escape("<img src=x onerror=alert(1)> [a](javascript:x) n <= 5")
+    '&lt;img src=x onerror=alert(1)> [a\\\\](javascript:x) n <= 5'
+    """
+    return _MD_ACTIVE.sub(lambda m: _MD_SAFE[m.group()], re.sub(r"[\r\n]+", " ", text))
+
+
 def _md_h(level: int, text: str) -> str:
-    return "#" * level + " " + text
+    return "#" * level + " " + md_escape(text)
 
 
 def _md_p(text: str, cls: str | None) -> str:
-    return ("> " if cls else "") + text
+    return ("> " if cls else "") + md_escape(text)
 
 
 def _md_ul(items: list[str], cls: str | None) -> str:
-    return "\n".join(("> " if cls else "") + "- " + i for i in items)
+    return "\n".join(("> " if cls else "") + "- " + md_escape(i) for i in items)
 
 
 def _md_table(df: pd.DataFrame, caption: str | None) -> str:
-    return (f"*{caption}*\n\n" if caption else "") + markdown_table(df)
+    return (f"*{md_escape(caption)}*\n\n" if caption else "") + markdown_table(df)
 
 
 def _md_fig(name: str, caption: str) -> str:
-    return f"![{name}](figures/{name}.png)\n\n*Figure {name}: {caption}* ([SVG](figures/{name}.svg))"
+    return f"![{name}](figures/{name}.png)\n\n*Figure {name}: {md_escape(caption)}* ([SVG](figures/{name}.svg))"
 
 
 def _md_pre(text: str) -> str:
-    return "```\n" + text.rstrip() + "\n```"
+    fence = "`" * max(3, 1 + max((len(r) for r in re.findall("`+", text)), default=0))
+    return fence + "\n" + text.rstrip() + "\n" + fence
 
 
 _MARKDOWN: dict[str, Callable[..., str]] = {"h": _md_h, "p": _md_p, "ul": _md_ul, "table": _md_table,

@@ -23,6 +23,9 @@ by that signal, as it would have: :mod:`planner.report.cleanup`).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import glob
 import json
 import os
 import shutil
@@ -36,7 +39,13 @@ from typing import Any
 import pandas as pd
 import yaml
 
+try:
+    import fcntl
+except ImportError:       # pragma: no cover - Windows: no advisory lock
+    fcntl = None  # type: ignore[assignment]
+
 from .. import __version__
+from .._atomic import pid_alive, resolve
 from .._json import plain
 from ..errors import InputError
 from . import figure_set
@@ -166,8 +175,11 @@ def check_target(out: str | os.PathLike, *, force: bool = False,
     ...
     planner.errors.InputError: .: is the current folder or contains it; give the report a folder of its own (-o)
     """
-    out = Path(out)
-    where = out.resolve()
+    try:        # through a symlink: the folder it names is written, the link stays
+        out = resolve(out) if Path(out).is_symlink() else Path(out)
+        where = resolve(out)
+    except ValueError as exc:
+        raise InputError(f"cannot write the report folder: {exc}", file=out) from None
     cwd = Path.cwd().resolve()
     if where == cwd or where in cwd.parents:
         raise InputError("is the current folder or contains it; give the report a folder of its own (-o)",
@@ -175,12 +187,85 @@ def check_target(out: str | os.PathLike, *, force: bool = False,
     if len(out.name.encode("utf-8")) > MAX_NAME_BYTES:
         raise InputError(f"folder name longer than {MAX_NAME_BYTES} bytes (the file system allows 255, "
                          "and the report is built under a longer temporary name)", file=out)
-    if out.exists() and not force:
-        raise InputError("report folder exists; use --force (force=True) to replace it", file=out)
-    if out.exists():
-        _check_replaceable(out, where, keep)
-    _check_writable(out, where)
+    _lock(out)        # first: a rerun after a killed run cleans up, whatever it decides next
+    try:
+        if out.exists() and not force:
+            raise InputError("report folder exists; use --force (force=True) to replace it", file=out)
+        if out.exists():
+            _check_replaceable(out, where, keep)
+        _check_writable(out, where)
+    except BaseException:
+        _unlock(out)
+        raise
     return out
+
+
+# ------------------------------------------------------------------ lock and stale folders
+#: report folders this process holds the lock of (path -> open lock file); released when
+#: the report is written, when a check fails, or when the interpreter exits (a study that
+#: failed between its check and its report)
+_HELD: dict[Path, Any] = {}
+
+
+@atexit.register
+def _unlock_all() -> None:
+    for key in list(_HELD):
+        _unlock(key)
+
+
+def _lock_path(out: Path) -> Path:
+    return out.resolve().parent / f".{out.name}.lock"
+
+
+def _lock(out: Path) -> None:
+    """Hold ``.<name>.lock`` beside ``out`` (an advisory ``flock``) from the check before the
+    study until its report is written, so that a second run into the same folder fails with one
+    line instead of silently replacing the first's report; remove the temporary folders of runs
+    that died. The lock is released by :func:`_unlock` (and by the process's end)."""
+    key = out.resolve()
+    if key in _HELD or fcntl is None:
+        return
+    lp = _lock_path(out)
+    if not lp.parent.is_dir():
+        return          # the folder is made when the report is written: nothing to race yet
+    while True:
+        fh = open(lp, "a+")      # noqa: SIM115 - held open past this function: the lock
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            pid = fh.read().strip() or "?"
+            fh.close()
+            raise InputError(f"another planner run (pid {pid}) is writing this report folder; "
+                             "wait for it or choose another folder (-o)", file=out) from None
+        if os.path.exists(lp) and os.stat(lp).st_ino == os.fstat(fh.fileno()).st_ino:
+            break       # still the file at that path (not one a finishing run just removed)
+        fh.close()
+    fh.seek(0)
+    fh.truncate()
+    fh.write(str(os.getpid()))
+    fh.flush()
+    _HELD[key] = fh
+    _remove_stale(out)
+
+
+def _unlock(out: Path) -> None:
+    fh = _HELD.pop(out.resolve(), None)
+    if fh is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(_lock_path(out))
+        fh.close()
+
+
+def _remove_stale(out: Path) -> None:
+    """Remove ``.<name>.tmp-PID`` and ``.<name>.old-PID`` folders beside ``out`` whose process
+    is gone (a run killed by SIGKILL or a power cut cannot clean up after itself)."""
+    parent = out.resolve().parent
+    for kind in ("tmp", "old"):
+        for p in parent.glob(f".{glob.escape(out.name)}.{kind}-*"):
+            pid = p.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
+                shutil.rmtree(p, ignore_errors=True)
 
 
 # ------------------------------------------------------------------ writing
@@ -190,6 +275,7 @@ def _make_temporary(out: Path) -> Path:
     tmp = parent / f".{out.name}.tmp-{os.getpid()}"
     try:
         parent.mkdir(parents=True, exist_ok=True)
+        _lock(out)
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir()
@@ -306,4 +392,7 @@ def write_report(result: Any, out: str | os.PathLike, *, force: bool = False,
     config = dict(config or results.get("config") or {})
     out = check_target(out, force=force)
     with cleanup_on_signals() as guard:
-        return _write(results, tables, provenance, config, out, force, guard)
+        try:
+            return _write(results, tables, provenance, config, out, force, guard)
+        finally:       # inside: a signal re-raised on the way out must not skip it
+            _unlock(out)

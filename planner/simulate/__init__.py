@@ -200,6 +200,7 @@ from ..variance import pair_index, score_grid
 from .checks import MAX_RESAMPLES, MAX_TOPICS
 from .curve import DEFAULT_BINS, Curve
 from .engine import PAIR_STATS, PairEngine, Setup
+from .firstset import FirstSetBins, first_set_bins
 from .informative import filter_informative
 from .pairs import pair_moments
 from .predict import ENGINES, predict
@@ -222,8 +223,9 @@ from .strata import STRATA_MODES, allocate_counts
 __all__ = [
     "CLOSED_FORM", "DEFAULT_BINS", "ENGINES", "INTERNAL_METHODS", "MAX_RESAMPLES", "MAX_TOPICS", "METHODS",
     "MIN_DF", "PAIR_STATS", "PREDICTIVE", "PRIORS", "STATISTICS", "STRATA_MODES", "TARGETS", "VARIANCES",
-    "Curve", "PairEngine", "PairRates", "Prior", "ScenarioTable", "Setup", "VarianceScales",
-    "allocate_counts", "compare_measures", "default_grid", "filter_informative", "fit_prior", "pair_index",
+    "Curve", "FirstSetBins", "PairEngine", "PairRates", "Prior", "ScenarioTable", "Setup", "VarianceScales",
+    "allocate_counts", "compare_measures", "default_grid", "filter_informative", "first_set_bins", "fit_prior",
+    "pair_index",
     "pair_moments", "pair_variance_model", "plugin_pair_rates", "predict", "predictive_pair_rates",
     "scenarios", "score_grid", "topics_needed", "variance_df", "variance_scales",
 ]

@@ -18,6 +18,7 @@ from typing import cast
 import numpy as np
 from numpy.random import SeedSequence
 
+from .._checks import check_min_diff
 from .._random import as_generator, seed_of
 from ..errors import DegenerateDataWarning, ParameterError
 from ..methods import DEFAULT_METHOD, Engine, Method
@@ -69,12 +70,10 @@ class Options:
 
 
 def _check_numbers(min_diff, alpha, resamples) -> int:
-    for name, v in (("min_diff", min_diff), ("alpha", alpha)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ParameterError(f"expected a number, got {v!r}", parameter=name)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
+        raise ParameterError(f"expected a number, got {alpha!r}", parameter="alpha")
     check_alpha(alpha)
-    if min_diff < 0:
-        raise ParameterError(f"must be >= 0, got {min_diff}", parameter="min_diff")
+    check_min_diff(min_diff)
     if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 2:
         raise ParameterError(f"must be an integer >= 2, got {resamples!r}", parameter="resamples")
     if resamples > MAX_RESAMPLES:

@@ -134,7 +134,7 @@ def _provenance(cfg: StudyConfig, vers: dict, inputs: list, jobs: int, command: 
 
 def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | os.PathLike | None = None,
               force: bool = False, seed: int | None = None, jobs: int = 1, quiet: bool = False,
-              write: bool = True, command: str | None = None) -> StudyResult:
+              write: bool = True, command: str | None = None, max_scenarios: int | None = None) -> StudyResult:
     """Run a study and (unless ``write=False``) write its report folder.
 
     Parameters
@@ -158,6 +158,8 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
         Write the report folder.
     command : str, optional
         The command line, recorded in the provenance.
+    max_scenarios : int, optional
+        Raise (or lower) the scenario limit (:data:`planner.study.config.MAX_SCENARIOS`).
 
     Returns
     -------
@@ -177,7 +179,7 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     """
     t0 = time.perf_counter()
     _check_args(jobs, write, out)
-    cfg = load_config(config, seed=seed)
+    cfg = load_config(config, seed=seed, max_scenarios=max_scenarios)
     target = None
     if write:
         target = Path(out) if out is not None else Path("reports") / cfg.name

@@ -40,9 +40,19 @@ def key_path(path) -> str:
     return out or "(top level)"
 
 
+def _clip(value, depth: int = 3):
+    """``value`` with containers cut to their first 4 items and 3 levels (a value built from
+    aliases can be large: its message must not be)."""
+    if isinstance(value, dict):
+        return {str(k): _clip(v, depth - 1) for k, v in list(value.items())[:4]} if depth else {}
+    if isinstance(value, list):
+        return [_clip(v, depth - 1) for v in value[:4]] if depth else []
+    return value if not isinstance(value, str) else value[:80]
+
+
 def short(value) -> str:
     """A value as JSON, cut to 60 characters."""
-    text = json.dumps(value, default=str)
+    text = json.dumps(_clip(value), default=str)
     return text if len(text) <= 60 else text[:57] + "..."
 
 

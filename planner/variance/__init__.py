@@ -105,8 +105,9 @@ the expected mean squares (``var_e`` = residual, ``var_st`` = system x topic,
 
 Memory: :func:`fit` (ANOVA) uses the score matrix plus ``min(S, 4e6 / T) * T`` floats
 of work space; :func:`pair_stats` needs ``2 S T + S^2 + 6 P`` float64 values
-(``P = S (S - 1) / 2`` pairs), about 0.2 GB for 1,000 systems x 10,000 topics; the
-direct REML fit about ``4 S T + min(S, T)^2`` float64 values.
+(``P = S (S - 1) / 2`` pairs), about 0.2 GB for 1,000 systems x 10,000 topics (the Gram
+matrix ``S^2`` is built in blocks past ~1,400 systems; more pairs than ``MAX_PAIR_MEMORY``
+allows are refused, docs/robustness.md); the direct REML fit about ``4 S T + min(S, T)^2`` float64 values.
 
 Modules: ``anova`` (mean squares, moment estimates), ``reml`` (the direct and the
 statsmodels REML engines), ``components`` (:class:`VarianceComponents`), ``dstudy``

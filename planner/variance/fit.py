@@ -90,13 +90,31 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
     return res
 
 
+#: significant digits at which system means are compared by ``drop``: scores with a few
+#: decimals (P@10 in tenths) that total the same are equal at this precision, while float
+#: sums of them (0.1 + 0.2 against 0.3) differ in the 17th digit
+MEAN_DIGITS = 12
+
+
+def exact_means(values: np.ndarray) -> np.ndarray:
+    """Per-row means from correctly rounded sums (:func:`math.fsum`, any order gives the same),
+    rounded to :data:`MEAN_DIGITS` significant digits; NaN cells left out."""
+    out = np.full(values.shape[0], np.nan)
+    for i, row in enumerate(values):
+        row = row[~np.isnan(row)]
+        if row.size:
+            out[i] = float(f"{math.fsum(row.tolist()) / row.size:.{MEAN_DIGITS}g}")
+    return out
+
+
 def _drop_systems(m: ScoreMatrix, drop: float) -> tuple[ScoreMatrix, tuple[str, ...]]:
-    """``m`` without the systems whose mean is below the ``drop``-quantile of the system means."""
+    """``m`` without the systems whose mean is below the ``drop``-quantile of the system means.
+
+    The means are compared as :func:`exact_means` gives them, so two systems with equal totals
+    tie (floating sums in another order would drop one of them)."""
     if drop <= 0:
         return m, ()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        means = np.nanmean(m.values, axis=1)
+    means = exact_means(m.values)
     cut = np.quantile(means, drop)          # R quantile type 7 == numpy "linear"
     keep = means >= cut
     dropped = tuple(s for s, k in zip(m.systems, keep.tolist()) if not k)

@@ -17,8 +17,17 @@ from ..scores import ScoreMatrix
 from .common import check_size, label
 from .fit import fit
 
-#: floats of differences per chunk in pair_moments (16 MB)
+#: floats of differences per chunk in pair_moments (16 MB), and of the Gram matrix per block of
+#: systems in pair_stats
 PAIR_BLOCK = 2_000_000
+#: bytes :func:`pair_stats` keeps and works with per pair of systems (a, b, dbar, s2_d and
+#: two temporaries of 8 bytes)
+PAIR_BYTES = 48
+#: most memory the per-pair arrays of any pair computation may need (``PAIR_BYTES * S (S - 1) / 2``
+#: plus a block of ``8 * PAIR_BLOCK``): 2 GB, about 9,400 systems; :func:`pair_index`, which every
+#: pair computation (fit's pair summary, predict, size, validate) starts from, refuses more before
+#: anything is allocated
+MAX_PAIR_MEMORY = 2 << 30
 
 
 @dataclass(frozen=True)
@@ -71,8 +80,10 @@ class PairStats:
 def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
     """All pairs ``a < b`` in row-major order (``numpy.triu_indices(S, 1)``), as ``intp``.
 
-    The one pair order every module uses (pair_stats, planner.simulate, planner.validation).
+    The one pair order every module uses (pair_stats, planner.simulate, planner.validation);
+    more pairs than :data:`MAX_PAIR_MEMORY` allows are refused here, before any is made.
     """
+    check_pair_memory(n_systems)
     a, b = np.triu_indices(n_systems, 1)
     return a.astype(np.intp), b.astype(np.intp)
 
@@ -189,6 +200,7 @@ def pair_stats(scores) -> PairStats:
     m = as_matrix(scores)
     x = m.topic_scores()
     check_size(x, m)
+    check_pair_memory(x.shape[0], m)
     a, b = pair_index(x.shape[0])
     if not np.isnan(x).any():
         dbar, s2, v = _complete_pairs(x, a, b)
@@ -205,19 +217,48 @@ def pair_stats(scores) -> PairStats:
                      var_system=v, n_common=n_common)
 
 
+def check_pair_memory(n_systems: int, m: ScoreMatrix | None = None) -> None:
+    """Refuse, before allocating, per-pair statistics over :data:`MAX_PAIR_MEMORY` (an
+    InputError naming the score file when ``m`` has one)."""
+    n_pairs = n_systems * (n_systems - 1) // 2
+    need = PAIR_BYTES * n_pairs + 8 * PAIR_BLOCK
+    if need > MAX_PAIR_MEMORY:
+        raise InputError(f"{n_systems:,} systems make {n_pairs:,} pairs, whose statistics need "
+                         f"{need / 2**30:.1f} GB, over the limit of {MAX_PAIR_MEMORY / 2**30:.0f} GB "
+                         "(MAX_PAIR_MEMORY): use fewer systems", file=None if m is None else m.source)
+
+
+def _pair_cov(xc: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(cov of each pair, per-system variance) from the Gram matrix of the centred scores,
+    ``PAIR_BLOCK // S`` systems' rows at a time (one block, the whole matrix, up to ~1,400
+    systems): memory ``8 * PAIR_BLOCK`` bytes beside the per-pair arrays."""
+    S, T = xc.shape
+    rows = max(1, PAIR_BLOCK // S)
+    cov = np.empty(a.size)
+    v = np.empty(S)
+    start = np.concatenate(([0], np.cumsum(np.arange(S - 1, 0, -1)))) if S > 1 else np.zeros(1, int)
+    for lo in range(0, S, rows):
+        hi = min(S, lo + rows)
+        gram = xc[lo:hi] @ xc.T
+        gram /= (T - 1)
+        v[lo:hi] = gram[np.arange(hi - lo), np.arange(lo, hi)]
+        p0, p1 = int(start[min(lo, S - 1)]), int(start[hi]) if hi < S else a.size
+        cov[p0:p1] = gram[a[p0:p1] - lo, b[p0:p1]]
+    return cov, v
+
+
 def _complete_pairs(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(dbar, s2_d, per-system variance) of a complete matrix, from the Gram matrix."""
-    T = x.shape[1]
     mean = x.mean(axis=1)
     xc = x - mean[:, None]
-    gram = xc @ xc.T
-    gram /= (T - 1)
-    v = np.diagonal(gram).copy()
-    cov = gram[a, b]
-    del gram
-    s2 = v[a] + v[b] - 2.0 * cov
+    cov, v = _pair_cov(xc, a, b)
+    cov *= -2.0
+    s2 = v[a]
+    s2 += v[b]
     # rounding noise around 0 for (nearly) identical systems
-    tiny = 64 * np.finfo(float).eps * (v[a] + v[b])
+    tiny = s2 * (64 * np.finfo(float).eps)
+    s2 += cov
+    del cov
     s2[s2 < tiny] = 0.0
     # on the scores' integer grid, as planner.simulate.predict: equal totals are an exact
     # tie (0), not the 1e-18 that the float means can leave
@@ -332,6 +373,7 @@ def pair_variance(scores, selector: str = "pair", *, design: str = "paired",
     check_choice(design, ("paired", "independent"), "design", noun="design")
     m = as_matrix(scores)
     S = m.n_systems
+    check_pair_memory(S, m)
     n_pairs = S * (S - 1) // 2
     factor = 2.0 if design == "paired" else 1.0
     if kind == "pooled":
