@@ -1,5 +1,5 @@
-"""Tests of planner.stacked (stratified width, power and allocation over stacked collections) and
-planner.paired_bootstrap (the paired topic bootstrap), through their public API."""
+"""Tests of planner.plan.stacked (stratified width, power and allocation over stacked collections) and
+planner.plan.paired_bootstrap (the paired topic bootstrap), through their public API."""
 
 from __future__ import annotations
 
@@ -9,19 +9,18 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from planner.paired_bootstrap import paired_bootstrap
+from planner.plan import StackedStrata, paired_bootstrap, resampled_n, stratum_counts
 from planner.scores import ScoreMatrix
-from planner.stacked import StackedStrata, allocate, resampled_n
 from planner.variance import anova_components
 
 
 # ------------------------------------------------------------------ allocation
 def test_allocate_hand_cases():
     # largest remainder: 100 * (43, 54) / 97 = 44.33, 55.67 -> 44, 56; at least 2 per stratum
-    assert allocate(100, [43 / 97, 54 / 97]).tolist() == [44, 56]
-    assert allocate(10, [0.95, 0.05]).tolist() == [8, 2]
-    assert allocate(3, [0.9, 0.1]).tolist() == [2, 2]                  # below 2 K: 2 each
-    assert allocate(7, np.array([1.0, 1.0, 1.0])).sum() == 7
+    assert stratum_counts(100, [43 / 97, 54 / 97]).tolist() == [44, 56]
+    assert stratum_counts(10, [0.95, 0.05]).tolist() == [8, 2]
+    assert stratum_counts(3, [0.9, 0.1]).tolist() == [2, 2]                  # below 2 K: 2 each
+    assert stratum_counts(7, np.array([1.0, 1.0, 1.0])).sum() == 7
 
 
 # ------------------------------------------------------------ width and power
@@ -57,7 +56,7 @@ def test_smallest_n_meets_the_target_and_one_less_does_not(target, value):
     n = st.smallest_n(target, value)
 
     def ok(k):
-        _, w, p = st.width_power(allocate(k, st.weights))
+        _, w, p = st.width_power(stratum_counts(k, st.weights))
         return w <= value if target == "ci_width" else p >= value
 
     assert n is not None and ok(n) and not ok(n - 1)

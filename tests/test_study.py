@@ -15,7 +15,7 @@ import yaml
 
 from planner import cli
 from planner.errors import ConfigError
-from planner.paired_bootstrap import paired_bootstrap
+from planner.plan import paired_bootstrap
 from planner.study import SCHEMA, from_curve, load_config, run_study, schema, solve_exact
 
 
@@ -403,7 +403,7 @@ def test_study_writes_every_artifact(tmp_path, small_scores):
     from planner.simulate import filter_informative
 
     m = filter_informative(load_scores(small_scores), min_spread=0.05)[0]
-    assert sw["n_topics"] == size_for_target(m, target="swap_rate", value=0.2, resamples=0).n_topics
+    assert sw["n_topics"] == size_for_target(m, target="swap_rate", value=0.2, n_resamples=0).n_topics
     assert sw["lower"] <= sw["n_topics"] <= sw["upper"]
     prov = json.loads((out / "provenance.json").read_text())
     import hashlib
@@ -497,13 +497,13 @@ def test_missing_input_file_is_one_line_exit_2(tmp_path, capsys):
 
 
 def test_allocate_largest_remainder_minimum_two():
-    from planner.stacked import allocate as _allocate
+    from planner.plan import stratum_counts
 
     # hand calculations
-    assert _allocate(10, np.array([0.5, 0.5])).tolist() == [5, 5]
-    assert _allocate(100, np.array([43, 54]) / 97).tolist() == [44, 56]    # 44.33, 55.67 -> 44, 56
-    assert _allocate(3, np.array([0.9, 0.1])).tolist() == [2, 2]            # minimum 2 per stratum
-    assert _allocate(10, np.array([0.95, 0.05])).tolist() == [8, 2]
+    assert stratum_counts(10, np.array([0.5, 0.5])).tolist() == [5, 5]
+    assert stratum_counts(100, np.array([43, 54]) / 97).tolist() == [44, 56]    # 44.33, 55.67 -> 44, 56
+    assert stratum_counts(3, np.array([0.9, 0.1])).tolist() == [2, 2]            # minimum 2 per stratum
+    assert stratum_counts(10, np.array([0.95, 0.05])).tolist() == [8, 2]
 
 
 def test_stacked_strata_width_matches_hand_formula(tmp_path, small_scores):
@@ -791,7 +791,7 @@ def test_study_takes_a_validated_predictive_variant(small_scores):
     assert len(rev) == 1 and "levels off" not in rev[0]
     t = by["predictive-integrated"]["targets"][0]
     assert t["n_topics"] == size_for_target(m, target="swap_rate", value=0.1, method="predictive-integrated",
-                                            resamples=0).n_topics
+                                            n_resamples=0).n_topics
     assert t["how"].startswith("predictive-integrated:")
     # the interval on n re-solves every topic resample with the same pilot-aware method
     assert "predictive-integrated re-solve" in t["how"]
@@ -892,7 +892,7 @@ def test_answer_figures_are_computed_at_the_topic_count_not_interpolated():
     # at least the target (and below it at n - 1), next to the mean power over pairs
     from planner.plan import design_power
 
-    pr = planner.topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, variance_selector="pair")
+    pr = planner.topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, variance="pair")
     assert pr.n_topics == n
     p = float(design_power("paired-t", n, 0.05, pr.sigma2))
     assert p >= 0.8 > float(design_power("paired-t", n - 1, 0.05, pr.sigma2))
@@ -918,7 +918,7 @@ def test_resampling_target_is_solved_at_n_with_the_curve_stream():
     m = planner.datasets.load("dl19-passage", measure="nDCG@10")
 
     def swap(k):
-        return predict(m, topics=[k], method="bootstrap", resamples=40, rng=_replayed(doc)).rows[0]["swap_rate_mean"]
+        return predict(m, topics=[k], method="bootstrap", n_resamples=40, rng=_replayed(doc)).rows[0]["swap_rate_mean"]
 
     assert swap(n) <= 0.08 < swap(n - 1)
     # a count evaluated on its own equals that count on the curve (same stream per n)
@@ -1358,7 +1358,7 @@ def test_answer_gives_the_count_without_duplicate_runs(tmp_path, small_scores):
         res = run_study(doc, quiet=True, write=False)
     (t,) = res.results["scenarios"][0]["targets"]
     want = size_for_target(pd.read_csv(small_scores, dtype={"topic": str}).set_index("topic").reset_index(),
-                           target="swap_rate", value=0.1, method="analytic", resamples=0).n_topics
+                           target="swap_rate", value=0.1, method="analytic", n_resamples=0).n_topics
     assert t["identical_pairs"] == 1 and t["duplicate_runs"] == ["copy_of_first"]
     assert t["n_without_duplicates"] == want != t["n_topics"]
     # its interval on n comes from the same topic resamples as the target's own
@@ -1415,7 +1415,7 @@ def test_answer_gives_the_other_measure_minus_this_one_as_paired_difference_does
     for meas in ("C", "B"):
         m = planner.load_scores(f, measure=meas)
         tr[meas] = size_for_target(m, target="swap_rate", value=0.1, method="analytic", variance="pair",
-                                   resamples=INTERVAL_RESAMPLES, rng=_topics_stream(5, m, None))
+                                   n_resamples=INTERVAL_RESAMPLES, rng=_topics_stream(5, m, None))
     assert tr["C"].n_topics > tr["B"].n_topics          # the chosen scenario (C) needs more
     d = paired_difference(tr["C"].resampled_n, tr["B"].resampled_n)       # B minus C
     neg = paired_difference(tr["B"].resampled_n, tr["C"].resampled_n)     # C minus B, as in paired.csv

@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         draw_seed(args)
     with options({"strata": "--allocation"}):
         curve = predict(scores, topics=topics, method=m.name, variance=args.variance,
-                        min_diff=args.min_diff, alpha=args.alpha, resamples=args.resamples,
+                        min_diff=args.min_diff, alpha=args.alpha, n_resamples=args.resamples,
                         strata=args.allocation or ("stratified" if args.strata else "uniform"), rng=args.seed)
     out = curve.to_dict()
     if filt is not None:

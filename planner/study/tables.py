@@ -85,7 +85,7 @@ def _rows(s: ScenarioResult, out: dict[str, list]) -> None:
         out["curves"].append({"scenario": f"{s.name} / {r.pop('label')}", **r})
     out["allocation"] += [{"scenario": s.name, **r} for r in s.allocation or []]
     out["targets"] += [{"scenario": s.name, "target": t.target, "value": t.value, "n_topics": t.n_topics,
-                        "lower": t.lower, "upper": t.upper, "how": t.how} for t in s.targets]
+                        "lower": t.interval.low, "upper": t.interval.high, "how": t.how} for t in s.targets]
     out["components"] += _components(s)
     out["filtered"] += [{"scenario": s.name, **f} for f in s.filtered]
     out["honest"] += _honest(s)

@@ -9,7 +9,7 @@ with no observed difference has reversal rate 0.5.
 Examples
 --------
 >>> import planner
->>> from planner.paired_bootstrap import paired_bootstrap
+>>> from planner.plan import paired_bootstrap
 >>> m = planner.datasets.load("dl19-passage", measure="nDCG@10")
 >>> b = paired_bootstrap(m, n_resamples=200, alpha=0.05, rng=1)
 >>> b.n_topics, b.best_system
