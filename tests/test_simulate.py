@@ -220,7 +220,7 @@ def test_topic_counts_bounded_and_seed_checked(adhoc5):
         == simulate.MAX_TOPICS
     with pytest.raises(ParameterError, match="rng: a seed must be an integer >= 0"):
         simulate.predict(adhoc5, topics=[10], method="bootstrap", n_resamples=10, rng=-1)
-    with pytest.raises(ParameterError, match="resamples: must be at most 1,000,000"):
+    with pytest.raises(ParameterError, match="n_resamples: must be at most 1,000,000"):
         simulate.predict(adhoc5, topics=[10], method="bootstrap", n_resamples=10 ** 9, rng=1)
 
 
@@ -231,7 +231,7 @@ def test_same_seed_identical_whatever_chunk_size(adhoc5, method, R, strata):
     m = adhoc5  # 1830 pairs: 4 blocks of 512
     if strata != "uniform":  # two strata of 20 and 30 topics
         m = m.with_strata(["a" if i < 20 else "b" for i in range(m.n_topics)])
-    kw = dict(topics=[10, 25], method=method, resamples=R, rng=123, strata=strata)
+    kw = dict(topics=[10, 25], method=method, n_resamples=R, rng=123, strata=strata)
     ref = simulate.predict(m, **kw)
     for chunk in (1, 1024):
         c = simulate.predict(m, chunk_pairs=chunk, **kw)
@@ -442,7 +442,7 @@ def test_subsample_extrapolates_beyond_half(adhoc5):
 def test_subsample_output_does_not_depend_on_the_order_of_topic_counts(adhoc5):
     # each count has its own random stream and the exponential fit is made in increasing n,
     # so every row (extrapolated ones included) is the same to the last bit in either order
-    kw = dict(method="subsample", resamples=100, rng=3)
+    kw = dict(method="subsample", n_resamples=100, rng=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         up = simulate.predict(adhoc5, topics=[5, 10, 15, 25, 40, 100], **kw)
@@ -643,7 +643,7 @@ def test_scenarios_grid_lists_filters_and_strata(adhoc5_small):
     ({"topics": [10, 10]}, "topics"),
     ({"alpha": 1.5}, "alpha"),
     ({"min_diff": -0.1}, "min_diff"),
-    ({"method": "bootstrap", "resamples": 1}, "resamples"),
+    ({"method": "bootstrap", "n_resamples": 1}, "n_resamples"),
     ({"method": "bootstrap", "variance": "pooled"}, "variance"),
     ({"method": "analytic", "variance": "percentile:120"}, "variance"),
     ({"method": "analytic", "strata": "optimal"}, "strata"),
@@ -821,7 +821,7 @@ def test_cli_predict_missing_file(tmp_path, capsys):
 
 
 def test_keep_pairs_false_gives_same_rows(adhoc5_small):
-    kw = dict(topics=[10, 30], method="bootstrap", resamples=200, rng=4)
+    kw = dict(topics=[10, 30], method="bootstrap", n_resamples=200, rng=4)
     full = simulate.predict(adhoc5_small, **kw)
     lean = simulate.predict(adhoc5_small, keep_pairs=False, **kw)
     assert lean.per_pair is None
@@ -1176,7 +1176,7 @@ def test_bootstrap_without_threadpoolctl(adhoc5_small, monkeypatch):
     # threadpoolctl is optional: without it BLAS threads are left alone, same statistics
     import sys
 
-    kw = dict(topics=[20], method="bootstrap", resamples=500, rng=6)
+    kw = dict(topics=[20], method="bootstrap", n_resamples=500, rng=6)
     ref = simulate.predict(adhoc5_small, **kw)
     monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import fails
     assert isinstance(kernels.one_blas_thread(), contextlib.nullcontext)
@@ -1282,7 +1282,7 @@ def test_seed_recorded_when_drawn_and_in_scenario_tables(adhoc5_small):
     assert simulate.predict(adhoc5_small, topics=[10], method="analytic").seed is None
     assert simulate.predict(adhoc5_small, topics=[10], method="bootstrap", n_resamples=30,
                             rng=np.random.default_rng(3)).seed is None       # documented
-    kw = dict(topics=[10], method="bootstrap", resamples=30)
+    kw = dict(topics=[10], method="bootstrap", n_resamples=30)
     tab = simulate.compare_measures({"AP": adhoc5_small}, rng=1, **kw)
     assert tab.seed == 1 and json.loads(json.dumps(tab.to_dict()))["seed"] == 1
     tab = simulate.scenarios(adhoc5_small, strata="uniform", **kw)
@@ -1310,7 +1310,7 @@ def test_compare_measures_and_scenarios_streams_are_keyed_on_names():
     x = rng.normal(0.4, 0.1, (6, 30))
     a = ScoreMatrix.build(x, [f"s{i}" for i in range(6)], [str(t) for t in range(30)], measure="A")
     b = ScoreMatrix.build(x * 0.5, a.systems, a.topics, measure="B")
-    kw = dict(target="swap_rate", value=0.1, topics=[5, 10], method="bootstrap", resamples=50, rng=3)
+    kw = dict(target="swap_rate", value=0.1, topics=[5, 10], method="bootstrap", n_resamples=50, rng=3)
     one = compare_measures({"A": a}, **kw)
     two = compare_measures({"B": b, "A": a}, **kw)
     assert one.curves["A"].rows == two.curves["A"].rows

@@ -1365,7 +1365,7 @@ def test_answer_gives_the_count_without_duplicate_runs(tmp_path, small_scores):
     lo, hi = t["n_without_duplicates_lower"], t["n_without_duplicates_upper"]
     assert lo is not None and hi is not None and lo <= want <= hi and (lo, hi) != (t["lower"], t["upper"])
     dup = res.scenario_results[0].targets[0].duplicates
-    assert (dup.identical_pairs, dup.duplicate_runs, dup.n_topics, dup.lower, dup.upper) == \
+    assert (dup.identical_pairs, dup.duplicate_runs, dup.n_topics, dup.interval.low, dup.interval.high) == \
         (1, ("copy_of_first",), want, lo, hi)
     assert f"the target needs {want} topics (95% interval on n: {lo} to {hi})" in res.answer["text"]
     again = run_study(doc, quiet=True, write=False).results["scenarios"][0]["targets"][0]
@@ -1421,12 +1421,12 @@ def test_answer_gives_the_other_measure_minus_this_one_as_paired_difference_does
     neg = paired_difference(tr["B"].resampled_n, tr["C"].resampled_n)     # C minus B, as in paired.csv
     # symmetric: the table's interval negated is the other direction's (it was one order
     # statistic off with inverted_cdf ends)
-    assert (d["lower"], d["upper"]) == (-neg["upper"], -neg["lower"])
+    assert (d.interval.low, d.interval.high) == (-neg.interval.high, -neg.interval.low)
     want = (f"B {tr['B'].n_topics} ({tr['B'].n_topics - tr['C'].n_topics:+d}, 95% interval "
-            f"[{int(d['lower']):+d}, {int(d['upper']):+d}]")
+            f"[{int(d.interval.low):+d}, {int(d.interval.high):+d}]")
     assert want in res.results["answer"]["text"]
     (row,) = [r for r in res.results["paired"] if {r["measure_fewer"], r["measure_more"]} == {"B", "C"}]
-    assert (row["extra_lower"], row["extra_upper"]) == (neg["lower"], neg["upper"])
+    assert (row["extra_lower"], row["extra_upper"]) == (neg.interval.low, neg.interval.high)
 
 
 def test_honest_statement_says_what_the_interval_on_n_is(small_scores):
@@ -1537,8 +1537,8 @@ def test_typed_results_are_what_results_json_holds(tmp_path, small_scores):
     assert jsonable(res.answer_result.to_dict()) == res.answer
     s = scens[0]
     swap, erho = s.targets
-    assert (swap.kind, swap.interval) == (SolveKind.CLOSED_FORM, IntervalMethod.TOPIC_RESAMPLING)
-    assert (erho.kind, erho.interval) == (SolveKind.DSTUDY, IntervalMethod.ANALYTIC)
+    assert (swap.kind, swap.interval.how) == (SolveKind.CLOSED_FORM, IntervalMethod.TOPIC_RESAMPLING)
+    assert (erho.kind, erho.interval.how) == (SolveKind.DSTUDY, IntervalMethod.ANALYTIC)
     assert swap.resampled_n is not None and len(swap.resampled_n) == 200     # kept for the pairing
     assert s.need() == max(swap.n_topics, erho.n_topics) == res.answer["n_topics"]
     assert s.binding().n_topics == s.need()

@@ -485,8 +485,8 @@ def _depth_iv(depths: Any, resamples: Any, rng: Any, method: str, topic_cost: fl
 
 
 def pool_depth_study(runs: Any, qrels: Any, *, depths: Any = (10, 20, 50, 100), measure: str = "nDCG@10",
-                     pool_runs: Sequence[str] | None = None, target: str = "swap_rate",
-                     value: float = 0.05, variance: str = "pair", min_diff: float = 0.05,
+                     pool_runs: Sequence[str] | None = None,
+                     target: str = methods.DEFAULT_BUDGET_TARGET[0], value: float = methods.DEFAULT_BUDGET_TARGET[1], variance: str = "pair", min_diff: float = 0.05,
                      alpha: float = 0.05, topic_cost: float = 0.0, judgment_cost: float = 1.0,
                      tau_min: float = 0.9, n_resamples: int = 0, rng: Any = None, targets: Any = None,
                      method: str = methods.DEFAULT_METHOD) -> DepthStudy:
