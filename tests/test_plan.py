@@ -1280,7 +1280,8 @@ def test_random_intervals_without_a_seed_record_the_seed_drawn(shared_data):
         again = plan.size_for_target(m, target="swap_rate", value=0.1, method=method, n_resamples=40, rng=r.seed)
         assert (again.interval.low, again.interval.high, again.seed) == (r.interval.low, r.interval.high, r.seed)
     # nothing random: no seed drawn
-    assert plan.size_for_target(m, method="analytic", target="swap_rate", value=0.1, n_resamples=0, rng=None).seed is None
+    closed = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.1, n_resamples=0, rng=None)
+    assert closed.seed is None
     s = plan.topic_set_size(design="paired-t", min_diff=0.05, scores=m, variance="pair", power=0.8,
                             n_resamples=40, rng=None)
     assert isinstance(s.seed, int)

@@ -100,7 +100,7 @@ def test_paired_bootstrap_hand_case():
     m = _matrix([[0.5, 0.6, 0.7, 0.8], [0.4, 0.5, 0.6, 0.7], [0.5, 0.6, 0.7, 0.8]])
     b = paired_bootstrap(m, n_resamples=100, alpha=0.05, rng=1)
     assert (b.best_system, b.second_system, b.identical_to_best) == ("s0", "s1", ("s2",))
-    assert b.diff_top2 == pytest.approx(0.1) and b.diff_top2_lo == pytest.approx(0.1)
+    assert b.diff_top2 == pytest.approx(0.1) and b.diff_top2_interval.low == pytest.approx(0.1)
     assert b.reversal_top2 == 0.0 and b.reversal_mean_pairs == pytest.approx(0.5 / 3)
     assert b.pairs_reversal_over_5pct == pytest.approx(1 / 3)
 
@@ -121,6 +121,7 @@ def test_paired_bootstrap_against_a_plain_loop():
     assert b.reversal_mean_pairs == pytest.approx(np.mean(rev), abs=1e-12)
     best, second = np.argsort(-means, kind="stable")[:2]
     d = np.array([x[best, r].mean() - x[second, r].mean() for r in idx])
-    assert (b.diff_top2_lo, b.diff_top2_hi) == pytest.approx(tuple(np.quantile(d, [0.05, 0.95])), abs=1e-12)
+    ivl = b.diff_top2_interval
+    assert (ivl.low, ivl.high) == pytest.approx(tuple(np.quantile(d, [0.05, 0.95])), abs=1e-12)
     # the same seed gives the same numbers
     assert paired_bootstrap(m, n_resamples=300, alpha=0.1, rng=np.random.default_rng(4)) == b

@@ -346,7 +346,7 @@ def test_honest_paired_bootstrap_on_hand_made_scores():
     assert h.reversal_mean_pairs == pytest.approx(0.5 / 3)   # the a = c tie counts half
     mb = m.take(systems=["a", "b"])
     h2 = paired_bootstrap(mb, n_resamples=200, alpha=0.05, rng=np.random.default_rng(1))
-    assert h2.diff_top2_lo == pytest.approx(0.1) and h2.diff_top2_hi == pytest.approx(0.1)
+    assert h2.diff_top2_interval.low == pytest.approx(0.1) and h2.diff_top2_interval.high == pytest.approx(0.1)
     assert h2.reversal_top2 == 0.0
     assert h2.n_topics == 5 and h2.grand_mean == pytest.approx(x[:2].mean())
 

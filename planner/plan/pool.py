@@ -17,6 +17,7 @@ from .._random import as_generator, seed_of, seed_to_use
 from ..collection import Qrels, read_qrels
 from ..errors import DegenerateDataWarning, InputError, ParameterError
 from ..measures import as_runs, rank_frame, score_runs
+from ..results import ResultMixin
 from ..scores import ScoreMatrix
 from ..variance import fit
 from .checks import check_cost, check_interval_resamples, plain
@@ -69,8 +70,8 @@ def _ranked_runs(run_map: dict, topics: set, ties: str = "trec_eval") -> Any:
 
 # ----------------------------------------------------------------------------- growth curve
 
-@dataclass(frozen=True)
-class GrowthCurve:
+@dataclass(frozen=True, repr=False)
+class GrowthCurve(ResultMixin):
     """Distinct documents per topic in the depth-k pool against the number of pooled runs.
 
     Fitted per depth as a power law ``J_k(r) = a_k * r ** b_k`` by least squares on
@@ -96,6 +97,8 @@ class GrowthCurve:
     >>> g.predict(10, 16)
     32.0
     """
+
+    _repr_fields = ('depths', 'a', 'b', 'r2', 'n_runs')
 
     depths: tuple[int, ...]
     a: dict
@@ -240,8 +243,8 @@ def judgment_growth(runs: Any, qrels: Any = None, *, depths: Any = (10, 20, 50, 
 
 # ----------------------------------------------------------------------------- depth study
 
-@dataclass(frozen=True)
-class DepthStudy:
+@dataclass(frozen=True, repr=False)
+class DepthStudy(ResultMixin):
     """Pool depth against topics (:func:`pool_depth_study`).
 
     Attributes
@@ -281,6 +284,8 @@ class DepthStudy:
     >>> d.to_frame()["depth"].tolist()
     [10]
     """
+
+    _repr_fields = ('measure', 'target', 'value', 'method', 'recommendation')
 
     measure: str
     target: str
@@ -347,7 +352,8 @@ def _needs(m: ScoreMatrix, p: _Plan) -> tuple[dict[str, int | None], int | None,
                 continue
             by[t] = tr.n_topics
             if tr.n_topics is not None and tr.n_topics > best[0]:
-                best = (tr.n_topics, tr.interval.low, tr.interval.high)
+                lo_, hi_ = tr.interval.low, tr.interval.high
+                best = (tr.n_topics, None if lo_ is None else int(lo_), None if hi_ is None else int(hi_))
     need = None if any(n is None for n in by.values()) else int(best[0])
     lo, hi = (best[1], best[2]) if need is not None else (None, None)
     return by, need, lo, hi
@@ -486,7 +492,8 @@ def _depth_iv(depths: Any, resamples: Any, rng: Any, method: str, topic_cost: fl
 
 def pool_depth_study(runs: Any, qrels: Any, *, depths: Any = (10, 20, 50, 100), measure: str = "nDCG@10",
                      pool_runs: Sequence[str] | None = None,
-                     target: str = methods.DEFAULT_BUDGET_TARGET[0], value: float = methods.DEFAULT_BUDGET_TARGET[1], variance: str = "pair", min_diff: float = 0.05,
+                     target: str = methods.DEFAULT_BUDGET_TARGET[0], value: float = methods.DEFAULT_BUDGET_TARGET[1],
+                     variance: str = "pair", min_diff: float = 0.05,
                      alpha: float = 0.05, topic_cost: float = 0.0, judgment_cost: float = 1.0,
                      tau_min: float = 0.9, n_resamples: int = 0, rng: Any = None, targets: Any = None,
                      method: str = methods.DEFAULT_METHOD) -> DepthStudy:

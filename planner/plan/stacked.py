@@ -46,6 +46,7 @@ import numpy as np
 from scipy import special, stats
 
 from .. import methods
+from ..results import ResultMixin
 from ..simulate import allocate_counts
 from ..variance import anova_components
 from .search import smallest_n as _smallest_n
@@ -98,8 +99,8 @@ def _t_quantile(q: float, df: int) -> float:
     return float(stats.t.ppf(q, df))
 
 
-@dataclass(frozen=True)
-class StackedPoint:
+@dataclass(frozen=True, repr=False)
+class StackedPoint(ResultMixin):
     """The stack at ``n`` topics.
 
     Attributes
@@ -129,9 +130,11 @@ class StackedPoint:
     erho2: float | None
     phi: float | None
 
+    _repr_fields = ("n_topics", "width_proportional", "power_proportional", "erho2", "phi")
 
-@dataclass(frozen=True)
-class StackedStrata:
+
+@dataclass(frozen=True, repr=False)
+class StackedStrata(ResultMixin):
     """Strata of a stack: weights and per-stratum variance components.
 
     Attributes
@@ -152,6 +155,8 @@ class StackedStrata:
     var_e: np.ndarray
     alpha: float = 0.05
     min_diff: float = 0.05
+
+    _repr_fields = ("weights", "alpha", "min_diff")
 
     @classmethod
     def from_components(cls, components: Iterable, n_topics: Sequence[int], *, alpha: float = 0.05,

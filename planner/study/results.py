@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..plan import PairedBootstrap
-from ..results import Interval, IntervalMethod
+from ..results import Interval, IntervalMethod, ResultMixin
 
 __all__ = ["NO_INTERVAL", "Answer", "HonestStatement",
            "JudgedShare", "PairedComparison", "ScenarioData", "ScenarioResult",
@@ -86,7 +86,8 @@ class HonestStatement:
             "best_system": p.best_system, "best_mean": p.best_mean,
             "second_system": p.second_system, "second_mean": p.second_mean,
             "identical_to_best": list(p.identical_to_best),
-            "diff_top2": p.diff_top2, "diff_top2_lo": p.diff_top2_lo, "diff_top2_hi": p.diff_top2_hi,
+            "diff_top2": p.diff_top2, "diff_top2_lo": p.diff_top2_interval.low,
+            "diff_top2_hi": p.diff_top2_interval.high,
             "reversal_top2": p.reversal_top2, "reversal_mean_pairs": p.reversal_mean_pairs,
             "pairs_reversal_over_5pct": p.pairs_reversal_over_5pct, "interval": self.interval,
             "judged_share": None if self.judged_share is None else self.judged_share.to_dict()}
@@ -476,8 +477,8 @@ def answer_count(targets, pool: dict | None) -> int | None:
     return int(max(reached)) if reached else None
 
 
-@dataclass(frozen=True)
-class StudyResult:
+@dataclass(frozen=True, repr=False)
+class StudyResult(ResultMixin):
     """What a study produced.
 
     Attributes
@@ -501,6 +502,8 @@ class StudyResult:
     answer_result : Answer or None
         The typed answer (``results["answer"]`` holds its dict).
     """
+
+    _repr_fields = ('name', 'out', 'elapsed')
 
     name: str
     config: dict
