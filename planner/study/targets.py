@@ -5,14 +5,16 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from .. import methods
 from ..errors import DegenerateDataWarning, IdenticalPairsWarning, PlannerError
-from ..plan import size_for_target, topic_set_size, topics_for_variants
+from ..plan import topic_set_size, topics_for_variants
+from ..plan.targets import fit_pairs, target_request
+from ..plan.targets import solve_target as solve_for_n
 from ..results import IntervalMethod
 from .inputs import matrix_key
 from .results import NO_INTERVAL as _NONE
@@ -179,6 +181,8 @@ class TargetContext:
         The topic resamples' stream (copied for each target: common random numbers).
     seed : int or None
         The study seed (with it, each target keeps its per-resample counts).
+    fitted : dict
+        The scores' pair model per variance selector, fitted once for all targets.
     """
 
     sc: dict
@@ -188,6 +192,7 @@ class TargetContext:
     at: Callable[[int], dict | None]
     stream: np.random.Generator
     seed: int | None
+    fitted: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 def _dstudy(ctx: TargetContext, t: str, v: float) -> ScenarioTarget:
@@ -216,10 +221,18 @@ def _design(ctx: TargetContext, t: str, v: float) -> ScenarioTarget:
 
 
 def _size_for(ctx: TargetContext, scores, t: str, v: float, rng, resamples: int):
+    """:func:`planner.plan.size_for_target` with its defaults; the scenario's own scores are
+    coerced and their pair model fitted once for all its targets."""
     sc = ctx.sc
-    return size_for_target(scores, target=t, value=v, method=sc["method"],
-                           variance=sc["variance"] if chooses_variance(sc["method"]) else "pair",
-                           min_diff=sc["min_diff"], alpha=sc["alpha"], n_resamples=resamples, rng=rng)
+    variance = sc["variance"] if chooses_variance(sc["method"]) else "pair"
+    req = target_request(target=t, value=v, method=sc["method"], variance=variance, min_diff=sc["min_diff"],
+                         alpha=sc["alpha"], quantile=50.0, confidence_level=0.95, n_resamples=resamples,
+                         n_max=100_000, method_resamples=1000)
+    if scores is not ctx.scores:
+        return solve_for_n(fit_pairs(scores, variance), req, rng)
+    if variance not in ctx.fitted:
+        ctx.fitted[variance] = fit_pairs(scores, variance)
+    return solve_for_n(ctx.fitted[variance], req, rng)
 
 
 def _without_duplicates(ctx: TargetContext, t: str, v: float, identical: int) -> WithoutDuplicates | None:
