@@ -861,12 +861,17 @@ def test_study_name_cannot_leave_the_reports_folder(tmp_path, capsys, monkeypatc
 
 def _replayed(doc, i: int = 0):
     """The curve stream of scenario i of the study ``doc`` (a fresh copy each call): keyed on the
-    study seed and the scenario's settings."""
-    from planner._random import keyed_stream
+    study seed and the scenario's settings (DESIGN.md, "Randomness": the key's SHA-256 appended
+    to the seed's spawn key, written out here independently of planner)."""
+    import hashlib
+
     from planner.study import scenario_key as _scenario_key
 
     cfg = load_config(doc)
-    return keyed_stream(cfg.seed, _scenario_key(cfg.scenarios[i])).spawn(3)[0]
+    k = int.from_bytes(hashlib.sha256(_scenario_key(cfg.scenarios[i]).encode("utf-8")).digest()[:8], "big")
+    ss = np.random.SeedSequence(cfg.seed)
+    stream = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(k,), pool_size=ss.pool_size))
+    return stream.spawn(3)[0]
 
 
 def test_answer_figures_are_computed_at_the_topic_count_not_interpolated():
