@@ -97,7 +97,7 @@ def bench_bootstrap(R: int, loop_pairs: int, repeats: int, n: int = 50) -> bool:
     pick = None
     for rep in range(repeats):
         w0, p0 = time.perf_counter(), time.process_time()
-        c = simulate.predict(m, topics=[n], method="bootstrap", resamples=R, rng=1, keep_pairs=True)
+        c = simulate.predict(m, topics=[n], method="bootstrap", n_resamples=R, rng=1, keep_pairs=True)
         t_pl.append(time.perf_counter() - w0)
         c_pl.append(time.process_time() - p0)
         if pick is None:
@@ -126,7 +126,7 @@ def bench_bootstrap(R: int, loop_pairs: int, repeats: int, n: int = 50) -> bool:
     t_lean, c_lean = [], []
     for _ in range(repeats):
         w0, p0 = time.perf_counter(), time.process_time()
-        lean = simulate.predict(m, topics=[n], method="bootstrap", resamples=R, rng=1, t_tests=False)
+        lean = simulate.predict(m, topics=[n], method="bootstrap", n_resamples=R, rng=1, t_tests=False)
         t_lean.append(time.perf_counter() - w0)
         c_lean.append(time.process_time() - p0)
     assert np.array_equal(lean.per_pair["reversal_rate"], c.per_pair["reversal_rate"])
@@ -139,7 +139,7 @@ def bench_bootstrap(R: int, loop_pairs: int, repeats: int, n: int = 50) -> bool:
     t_st = []
     for _ in range(max(1, repeats // 2)):
         w0 = time.perf_counter()
-        simulate.predict(ms, topics=[n], method="bootstrap", resamples=R, rng=1, strata="proportional")
+        simulate.predict(ms, topics=[n], method="bootstrap", n_resamples=R, rng=1, strata="proportional")
         t_st.append(time.perf_counter() - w0)
     print(f"  stratified (2 strata, proportional), all pairs: {min(t_st):.3f} s wall, "
           f"{min(t_st) / min(t_pl):.1f}x the uniform bootstrap's {min(t_pl):.3f} s")

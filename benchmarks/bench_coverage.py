@@ -44,7 +44,7 @@ def main() -> None:
     m = load_scores(args.data)
     x = m.topic_scores()
     kw = dict(target=target, value=value, method=args.method, variance="pair")
-    truth = plan.size_for_target(x, resamples=0, **kw).n_topics
+    truth = plan.size_for_target(x, n_resamples=0, **kw).n_topics
     print(f"{args.data}: {x.shape[0]} systems x {x.shape[1]} topics; {target} {value:g} with {args.method}: "
           f"{truth} topics on all of them (the true count here)")
     rng = np.random.default_rng(args.seed)
@@ -52,7 +52,7 @@ def main() -> None:
     points, covered, above, below, unbounded = [], 0, 0, 0, 0
     for k in range(args.trials):
         sample = x[:, rng.integers(0, x.shape[1], args.topics)]
-        r = plan.size_for_target(sample, resamples=args.resamples, rng=k, **kw)
+        r = plan.size_for_target(sample, n_resamples=args.resamples, rng=k, **kw)
         if r.n_topics is None:
             unbounded += 1
             continue

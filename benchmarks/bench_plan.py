@@ -36,7 +36,7 @@ def main() -> None:
         st = plan.pool_depth_study(runs, qrels, depths=(10, 20, 50, 100), measure=measure,
                                    target="swap_rate", value=0.05, variance="pooled", method="analytic",
                                    topic_cost=20.0, judgment_cost=1.0, tau_min=0.9,
-                                   resamples=100, rng=1)
+                                   n_resamples=100, rng=1)
         t_study = time.perf_counter() - t0
         t0 = time.perf_counter()
         g = plan.judgment_growth(runs, qrels, depths=(10, 20, 50, 100), subsets=10, rng=1)
@@ -62,11 +62,11 @@ def main() -> None:
                                           f"cost {c['total_cost']:.0f}"))
     t0 = time.perf_counter()
     for _ in range(100):
-        plan.topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8)
+        plan.topic_set_size(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8)
     print(f"\ntopic_set_size paired-t: {(time.perf_counter() - t0) * 10:.2f} ms per call")
     t0 = time.perf_counter()
     for _ in range(20):
-        plan.topic_set_size(design="anova", min_diff=0.1, variance=0.04, power=0.8, systems=20)
+        plan.topic_set_size(design="anova", min_diff=0.1, sigma2=0.04, power=0.8, systems=20)
     print(f"topic_set_size anova m=20: {(time.perf_counter() - t0) * 50:.2f} ms per call")
 
 

@@ -26,7 +26,15 @@ from __future__ import annotations
 
 import importlib
 
-from .errors import ConfigError, DegenerateDataWarning, InputError, ParameterError, PlannerError, PlannerWarning
+from .errors import (
+    ConfigError,
+    DegenerateDataWarning,
+    IdenticalPairsWarning,
+    InputError,
+    ParameterError,
+    PlannerError,
+    PlannerWarning,
+)
 from .scores import ScoreMatrix
 
 __version__ = "0.1.0"
@@ -72,7 +80,7 @@ _LAZY = {
 
 __all__ = [
     "ScoreMatrix", "PlannerError", "InputError", "ConfigError", "ParameterError",
-    "PlannerWarning", "DegenerateDataWarning", "datasets", "__version__", *_LAZY,
+    "PlannerWarning", "DegenerateDataWarning", "IdenticalPairsWarning", "datasets", "__version__", *_LAZY,
 ]
 
 

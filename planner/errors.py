@@ -59,3 +59,19 @@ class PlannerWarning(UserWarning):
 class DegenerateDataWarning(PlannerWarning):
     """Data that makes some statistic meaningless or unstable (zero variance,
     identical systems, truncated negative components, values out of range)."""
+
+
+class IdenticalPairsWarning(DegenerateDataWarning):
+    """Pairs of systems identical on every topic, counted as ties in a target (swap and
+    reversal rate 0.5 at any n): :func:`planner.plan.size_for_target` warns with it, so a caller
+    that has said so already filters it by class.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", IdenticalPairsWarning)
+    ...     warnings.warn("2 pair(s) identical", IdenticalPairsWarning)
+    >>> issubclass(IdenticalPairsWarning, DegenerateDataWarning)
+    True
+    """

@@ -57,6 +57,7 @@ import pandas as pd
 from ._checks import check_choice, check_printable
 from .collection import Qrels, Run, files_in, read_qrels, read_run, read_runs, run_name
 from .errors import InputError, ParameterError, PlannerWarning
+from .results import ResultMixin
 from .scores import MISSING_POLICIES, ScoreMatrix
 
 __all__ = [
@@ -402,8 +403,8 @@ def _evaluator(irm: dict[str, Any], qrels: Qrels):
 
 
 # ------------------------------------------------------------------ pools
-@dataclass(frozen=True, eq=False)
-class PoolStats:
+@dataclass(frozen=True, repr=False, eq=False)
+class PoolStats(ResultMixin):
     """Pool statistics at several depths.
 
     Attributes:
@@ -421,6 +422,8 @@ class PoolStats:
             judged_share) behind ``runs``.
         qrels_judgments: number of judgments in the qrels (all depths).
     """
+
+    _repr_fields = ('depths', 'pool_runs', 'topics', 'runs')
 
     depths: tuple[int, ...]
     pool_runs: tuple[str, ...]

@@ -32,9 +32,11 @@ from dataclasses import dataclass
 from .errors import ParameterError
 
 __all__ = [
+    "DEFAULT_BUDGET_TARGET",
     "DEFAULT_METHOD",
     "DEFAULT_VARIANCE",
     "METHODS",
+    "PAIR_RATES",
     "TARGETS",
     "VARIANCE_SELECTORS",
     "Engine",
@@ -208,6 +210,15 @@ class Target:
         The message of :meth:`check_value` for a value at or below ``low`` (at or above
         ``high``), saying why it is no target; a template with ``{name}``, ``{words}`` and
         ``{value}``. Empty: the plain range message.
+    description : str
+        What the statistic is, in one line (:meth:`describe` fills in ``{level}``, ``{alpha}``
+        and ``{min_diff}``).
+    per_pair : bool
+        A rate each pair of systems has on its own (swap, reversal): the pilot-aware rates and
+        ``planner validate`` compute these; Kendall tau is derived from the swap rate.
+    topic_component : bool
+        A reliability coefficient whose error term includes the topic component ``var_t``
+        (Phi does; Erho2 does not).
     """
 
     name: str
@@ -222,6 +233,19 @@ class Target:
     solvable: bool = True
     at_low: str = ""
     at_high: str = ""
+    description: str = ""
+    per_pair: bool = False
+    topic_component: bool = False
+
+    def describe(self, *, alpha: float = 0.05, min_diff: float = 0.05) -> str:
+        """:attr:`description` with the level, ``alpha`` and ``min_diff`` filled in.
+
+        Examples
+        --------
+        >>> target("ci_width").describe(alpha=0.1)
+        "median over system pairs of the width of the 90% interval of the pair's mean difference"
+        """
+        return self.description.format(level=f"{1 - alpha:.0%}", alpha=f"{alpha:g}", min_diff=f"{min_diff:g}")
 
     @property
     def increasing(self) -> bool:
@@ -274,20 +298,41 @@ _ZERO = _limit("0 needs infinitely many topics")
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("swap_rate", "swap_rate_mean", "<=", *_range(0, 0.5, " (a swap rate is at most 0.5)"),
-           pair_rate=True, at_low=_ZERO,
+           pair_rate=True, at_low=_ZERO, per_pair=True,
            at_high="a swap rate is at most 0.5 (two independent sets disagree with probability 2p(1-p)), so a "
-                   "target of {value!r} says nothing"),
-    Target("reversal_rate", "reversal_rate_mean", "<=", *_range(0, 1), pair_rate=True, at_low=_ZERO),
-    Target("kendall_tau", "kendall_tau_mean", ">=", *_range(-1, 1), pair_rate=True, at_low=_ANY_N, at_high=_ONE),
+                   "target of {value!r} says nothing",
+           description="mean over system pairs of the chance that two independent topic sets order the "
+                       "pair differently"),
+    Target("reversal_rate", "reversal_rate_mean", "<=", *_range(0, 1), pair_rate=True, at_low=_ZERO,
+           per_pair=True,
+           description="mean over system pairs of the chance that a topic set orders the pair "
+                       "differently from the collection"),
+    Target("kendall_tau", "kendall_tau_mean", ">=", *_range(-1, 1), pair_rate=True, at_low=_ANY_N, at_high=_ONE,
+           description="expected Kendall tau between the system rankings of two independent topic sets"),
     Target("ci_width", "ci_width_median", "<=", *_range(0, math.inf),
-           at_low=_limit("a width of 0 needs infinitely many topics")),
-    Target("power", "power_mean", ">=", *_range(0, 1), needs_min_diff=True, at_low=_ANY_N, at_high=_ONE),
-    Target("erho2", "erho2", ">=", *_range(0, 1), reliability=True, at_low=_ANY_N, at_high=_ONE),
-    Target("phi", "phi", ">=", *_range(0, 1), reliability=True, at_low=_ANY_N, at_high=_ONE),
-    Target("ci_width_p90", "ci_width_p90", "<=", *_range(0, math.inf), solvable=False),
+           at_low=_limit("a width of 0 needs infinitely many topics"),
+           description="median over system pairs of the width of the {level} interval of the pair's mean "
+                       "difference"),
+    Target("power", "power_mean", ">=", *_range(0, 1), needs_min_diff=True, at_low=_ANY_N, at_high=_ONE,
+           description="mean over system pairs of the power of the paired t-test (alpha {alpha}) to "
+                       "detect a difference of {min_diff}"),
+    Target("erho2", "erho2", ">=", *_range(0, 1), reliability=True, at_low=_ANY_N, at_high=_ONE,
+           description="generalizability coefficient Erho2 of the D-study (the variance components)"),
+    Target("phi", "phi", ">=", *_range(0, 1), reliability=True, at_low=_ANY_N, at_high=_ONE, topic_component=True,
+           description="dependability coefficient Phi of the D-study (the variance components)"),
+    Target("ci_width_p90", "ci_width_p90", "<=", *_range(0, math.inf), solvable=False,
+           description="90th percentile over system pairs of the width of the {level} interval of the "
+                       "pair's mean difference"),
     Target("discriminative_power", "discriminative_power", ">=", *_range(0, 1), needs_min_diff=True,
-           solvable=False),
+           solvable=False,
+           description="share of system pairs whose paired t-test (alpha {alpha}) is significant"),
 )}
+
+#: the target ``planner budget`` (and :func:`planner.plan.budget`'s callers) solve when none is given
+DEFAULT_BUDGET_TARGET = ("swap_rate", 0.05)
+
+#: the per-pair rates (swap, reversal), in registry order
+PAIR_RATES = tuple(t.name for t in TARGETS.values() if t.per_pair)
 
 
 def suggest(name: object, choices: Iterable[str]) -> str:

@@ -81,10 +81,33 @@ class Interval:
         hi = math.inf if self.high is None else self.high
         return self.how is not IntervalMethod.NONE and lo <= value <= hi
 
+    def describe(self) -> str:
+        """How the interval was computed, in words (what the CLI and reports print).
+
+        Examples
+        --------
+        >>> Interval(117, 161, 0.95, IntervalMethod.TOPIC_RESAMPLING, 200, "analytic re-solve").describe()
+        'topic resampling (200 resamples, analytic re-solve)'
+        >>> Interval.none("no resampling asked for").describe()
+        'none (no resampling asked for)'
+        """
+        if self.how is IntervalMethod.NONE:
+            return f"none ({self.note})" if self.note else "none"
+        if self.how is IntervalMethod.ANALYTIC:
+            return self.note or "analytic"
+        return (f"{self.how.value} ({self.n_resamples} resamples" + (f", {self.note}" if self.note else "")
+                + ")")
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``how`` as its text)."""
         return {"low": plain(self.low), "high": plain(self.high), "level": self.level,
                 "how": self.how.value, "n_resamples": self.n_resamples, "note": self.note}
+
+    def to_frame(self):  # -> pandas.DataFrame
+        """One row: the fields of :meth:`to_dict`."""
+        import pandas as pd
+
+        return pd.DataFrame([self.to_dict()])
 
     def __repr__(self) -> str:
         if self.how is IntervalMethod.NONE:
@@ -102,31 +125,88 @@ def _num(v: object) -> str:
     return repr(v)
 
 
+def _short(v: object) -> str:
+    """One field's value in a short repr: numbers to 4 digits, containers by their size."""
+    if isinstance(v, (Interval, enum.Enum)):
+        return repr(v) if isinstance(v, Interval) else repr(v.value)
+    if isinstance(v, np.ndarray):
+        return f"<array {'x'.join(map(str, v.shape))}>"
+    if isinstance(v, (list, tuple, dict)) and (len(v) > 4 or len(repr(v)) > 40):
+        return f"<{type(v).__name__} of {len(v)}>"
+    if isinstance(v, str) and len(v) > 40:
+        return repr(v[:37] + "...")
+    if hasattr(v, "shape") and hasattr(v, "columns"):          # a DataFrame
+        return f"<frame {v.shape[0]}x{v.shape[1]}>"
+    return _num(v)
+
+
 def short_repr(obj: object, fields: tuple[str, ...]) -> str:
-    """``Name(field=value, ...)`` for the named fields only, numbers to 4 significant digits."""
-    parts = []
-    for f in fields:
-        v = getattr(obj, f)
-        parts.append(f"{f}={_num(v) if not isinstance(v, Interval) else repr(v)}")
+    """``Name(field=value, ...)`` for the named fields only, numbers to 4 significant digits.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> @dataclasses.dataclass
+    ... class R:
+    ...     n: int
+    ...     x: float
+    ...     rows: list
+    >>> short_repr(R(3, 0.123456, list(range(10))), ("n", "x", "rows"))
+    'R(n=3, x=0.1235, rows=<list of 10>)'
+    """
+    parts = [f"{f}={_short(getattr(obj, f))}" for f in fields]
     return f"{type(obj).__name__}({', '.join(parts)})"
 
 
 class ResultMixin:
-    """``to_dict`` (JSON-ready, nested results and intervals included) and ``to_frame`` (one row)
-    for a result dataclass; a class overrides ``to_frame`` when it holds a table."""
+    """``to_dict`` (JSON-ready, nested results and intervals included), ``to_frame`` (one row)
+    and a short ``repr`` for a result dataclass.
+
+    A class overrides ``to_frame`` when it holds a table, and names the fields its repr shows
+    in ``_repr_fields`` (default: the first four). A field with ``metadata={"raw": True}`` (raw
+    draws) is left out of ``to_dict``. Declare the dataclass with ``repr=False`` so
+    that this repr is used.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> @dataclasses.dataclass(frozen=True, repr=False)
+    ... class R(ResultMixin):
+    ...     n_topics: int
+    ...     interval: Interval
+    >>> r = R(50, Interval(40, 70, 0.95, IntervalMethod.TOPIC_RESAMPLING, 200))
+    >>> r
+    R(n_topics=50, interval=Interval(40, 70, level=0.95, topic resampling))
+    >>> r.to_dict()["interval"]["high"], list(r.to_frame().columns)[:3]
+    (70, ['n_topics', 'interval_low', 'interval_high'])
+    """
+
+    _repr_fields: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dict (intervals and nested results as dicts)."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            v = getattr(self, f.name)
-            out[f.name] = _to_plain(v)
+            if f.metadata.get("raw"):       # raw draws (resampled counts): kept, not written
+                continue
+            out[f.name] = _to_plain(getattr(self, f.name))
         return out
 
     def to_frame(self):  # -> pandas.DataFrame
+        """One row: the scalar fields, an interval's parts as ``<name>_low``, ``<name>_high``, ..."""
         import pandas as pd
 
-        row = {k: v for k, v in self.to_dict().items() if not isinstance(v, (dict, list))}
+        row: dict[str, Any] = {}
+        for k, v in self.to_dict().items():
+            if isinstance(v, dict) and set(v) == {"low", "high", "level", "how", "n_resamples", "note"}:
+                row.update({f"{k}_{part}": x for part, x in v.items()})
+            elif not isinstance(v, (dict, list)):
+                row[k] = v
         return pd.DataFrame([row])
+
+    def __repr__(self) -> str:
+        names = self._repr_fields or tuple(f.name for f in dataclasses.fields(self)[:4])  # type: ignore[arg-type]
+        return short_repr(self, names)
 
 
 def _to_plain(v: object) -> Any:

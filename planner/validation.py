@@ -21,6 +21,7 @@ import numpy as np
 from ._random import child_streams, keyed_stream, seed_of, seed_to_use
 from .errors import DegenerateDataWarning, ParameterError
 from .methods import METHODS, Engine, Method, method_names
+from .results import ResultMixin
 from .scores import ScoreMatrix
 from .simulate import predict
 from .simulate.rates import STATISTICS, plugin_pair_rates, predictive_pair_rates, variance_df
@@ -121,8 +122,8 @@ def median_se(x: np.ndarray, resamples: int = MEDIAN_SE_RESAMPLES) -> float:
     return float(np.std(np.median(x[idx], axis=1), ddof=1))
 
 
-@dataclass(frozen=True)
-class Validation:
+@dataclass(frozen=True, repr=False)
+class Validation(ResultMixin):
     """Predictions from pilots against what held-out topics do (see :func:`validate`).
 
     Attributes:
@@ -147,6 +148,8 @@ class Validation:
         predicted: ``{statistic: {method: array (repeats, len(topics))}}``.
         observed: ``{statistic: array (repeats, len(topics))}``.
     """
+
+    _repr_fields = ('methods', 'pilot', 'topics', 'repeats', 'seed', 'measure')
 
     methods: tuple[str, ...]
     pilot: int

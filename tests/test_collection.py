@@ -523,7 +523,7 @@ def test_every_scores_option_takes_an_embedded_dataset(capsys, tmp_path):
             assert "AP(rel=2)" in text and ("dl20-passage" in text or '"n_systems": 59' in text), argv
         assert main(["size", "--design", "paired-t", "--min-diff", "0.05", "--scores", "dl20-passage",
                      "--measure", "AP", "--json"]) == 0
-        n = planner.topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8).n_topics
+        n = planner.topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8).n_topics
         assert json.loads(capsys.readouterr().out)["n_topics"] == n
         ref = planner.fit(m)
         assert main(["fit", "--scores", "dl20-passage", "--measure", "AP(rel=2)", "--json"]) == 0

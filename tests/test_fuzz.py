@@ -416,7 +416,7 @@ def test_first_set_binning_matches_a_plain_loop_within_binomial_bounds():
                   [0.2, 0.1, 0.4, 0.4, 0.2, 0.1, 0.5, 0.3, 0.3, 0.0, 0.6, 0.2]])
     edges = (0.0, 0.1, 0.2, math.inf)
     R = 4000
-    got = planner.simulate.first_set_bins(x, topics=[4], bins=edges, resamples=R, rng=5)
+    got = planner.simulate.first_set_bins(x, topics=[4], bins=edges, n_resamples=R, rng=5)
     assert got.draws.sum() == R
     d, s = _plain_first_set(x, 4, R, np.random.default_rng(99), np.array(edges))
     for k in range(3):
@@ -426,7 +426,7 @@ def test_first_set_binning_matches_a_plain_loop_within_binomial_bounds():
         p = (p1 + p2) / 2
         se = math.sqrt(p * (1 - p) * (1 / d[k] + 1 / got.draws[0, k]))
         assert abs(p1 - p2) < 4 * se + 1e-9, (k, p1, p2, se)
-    again = planner.simulate.first_set_bins(x, topics=[4], bins=edges, resamples=R, rng=5)
+    again = planner.simulate.first_set_bins(x, topics=[4], bins=edges, n_resamples=R, rng=5)
     assert np.array_equal(again.swaps, got.swaps)      # seeded: the same numbers
 
 

@@ -349,14 +349,12 @@ def test_validate_structure_and_determinism():
 def test_validate_integrated_method_uses_each_pilots_kurtosis():
     # predictive-integrated = predictive_pair_rates with df = variance_df(pilot, kurtosis of the
     # pilot's differences), recomputed here on the split of repeat r (child stream r of the seed)
-    from planner._random import child_streams
-
     sm = _toy(seed=4)
     v = validate(sm, pilot=12, topics=[5, 10], repeats=3, rng=11, subsets=20,
                  methods=("predictive", "predictive-integrated"))
     x = sm.topic_scores()
     a, b = pair_index(x.shape[0])
-    for r, g in enumerate(child_streams(11, 3)):
+    for r, g in enumerate(np.random.default_rng(11).spawn(3)):     # repeat r: child r of the seed
         pi = np.sort(g.permutation(x.shape[1])[:12])
         dbar, s2, kurt = pair_moments(x[:, pi], a, b, kurtosis=True)
         ref = predictive_pair_rates(dbar, s2, 12, [5, 10], df=variance_df(12, kurt))

@@ -17,6 +17,7 @@ from planner.plan.allocation import exact_allocation, round_allocation
 from planner.plan.pairs import PairModel
 from planner.plan.pool import check_depths
 from planner.plan.variants import variant_pair_variance
+from planner.results import IntervalMethod
 from planner.scores import ScoreMatrix
 
 # ----------------------------------------------------------------- classical designs
@@ -35,11 +36,11 @@ def test_two_sample_matches_r_power_t_test():
     # R stats::power.t.test documentation examples (type="two.sample", sd=1):
     #   power.t.test(n = 20, delta = 1)        -> power = 0.8689528 (upper tail only, strict=FALSE)
     #   power.t.test(power = .90, delta = 1)   -> n = 22.02110
-    r = topic_set_size(design="two-sample", min_diff=1.0, variance=1.0, n_topics=20)
+    r = topic_set_size(design="two-sample", min_diff=1.0, sigma2=1.0, n_topics=20)
     upper_only = stats.nct.sf(stats.t.isf(0.025, 38), 38, math.sqrt(10))
     assert abs(upper_only - 0.8689528) < 1e-7
     assert abs(r.power - upper_only) < 1e-6  # the lower tail adds ~2e-7
-    r = topic_set_size(design="two-sample", min_diff=1.0, variance=1.0, power=0.9)
+    r = topic_set_size(design="two-sample", min_diff=1.0, sigma2=1.0, power=0.9)
     assert r.n_topics == 23
     assert r.power_at_n_minus_1 < 0.9 <= r.power
 
@@ -51,14 +52,14 @@ def test_anova_matches_r_power_anova_test():
     # D^2 = 2 * 3 * 1 (range sqrt(6), sigma2 = 3).
     p = design_power("anova", 5, math.sqrt(6), 3.0, systems=4)
     assert abs(float(p) - 0.3535594) < 1e-7
-    r = topic_set_size(design="anova", min_diff=math.sqrt(6), variance=3.0, power=0.8, systems=4)
+    r = topic_set_size(design="anova", min_diff=math.sqrt(6), sigma2=3.0, power=0.8, systems=4)
     assert r.n_topics == 12
 
 
 @pytest.mark.parametrize("design", ["paired-t", "two-sample", "anova"])
 @pytest.mark.parametrize("approx", ["exact", "sakai"])
 def test_round_trip_n_delta_power(design, approx):
-    kw = dict(design=design, variance=0.03, systems=5, approx=approx)
+    kw = dict(design=design, sigma2=0.03, systems=5, approx=approx)
     r = topic_set_size(min_diff=0.07, power=0.8, **kw)
     n = r.n_topics
     if approx == "sakai":  # Sakai's tools step up from ceil(n'): n = max(ceil(n'), smallest n)
@@ -81,8 +82,8 @@ def test_sakai_approximation_close_to_exact():
     # Sakai (IRJ 2016) reports his approximations within a topic or two of exact values
     for design in ("paired-t", "two-sample", "anova"):
         for s2 in (0.01, 0.05, 0.1):
-            e = topic_set_size(design=design, min_diff=0.1, variance=s2, power=0.8, systems=10).n_topics
-            s = topic_set_size(design=design, min_diff=0.1, variance=s2, power=0.8, systems=10,
+            e = topic_set_size(design=design, min_diff=0.1, sigma2=s2, power=0.8, systems=10).n_topics
+            s = topic_set_size(design=design, min_diff=0.1, sigma2=s2, power=0.8, systems=10,
                                approx="sakai").n_topics
             assert abs(e - s) <= max(2, 0.02 * e), (design, s2, e, s)
 
@@ -98,7 +99,7 @@ def test_sakai_paired_normal_approximation_formula():
 
 
 def test_ci_design_expected_width():
-    r = topic_set_size(design="ci", width=0.1, variance=0.02)
+    r = topic_set_size(design="ci", width=0.1, sigma2=0.02)
     n = r.n_topics
     assert r.width <= 0.1 < r.width_at_n_minus_1
     # hand calculation of E[W] = 2 t_{.975}(n-1) c(n) sigma / sqrt(n), c(n) = E[s]/sigma
@@ -107,31 +108,31 @@ def test_ci_design_expected_width():
     assert r.width == pytest.approx(w, rel=1e-12)
     # c(n) is E[s]/sigma: check against the chi distribution mean
     assert c == pytest.approx(stats.chi.mean(n - 1) / math.sqrt(n - 1), rel=1e-12)
-    r2 = topic_set_size(design="ci", n_topics=n, variance=0.02)
+    r2 = topic_set_size(design="ci", n_topics=n, sigma2=0.02)
     assert r2.solved_for == "width" and r2.width == r.width
 
 
 def test_bonferroni_holm_uses_alpha_over_pairs():
-    r = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8,
+    r = topic_set_size(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8,
                        correction="bonferroni", systems=10)
     assert r.comparisons == 45 and r.alpha_per_test == pytest.approx(0.05 / 45)
-    plain = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8,
+    plain = topic_set_size(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8,
                            alpha=0.05 / 45)
     assert r.n_topics == plain.n_topics
-    assert r.n_topics > topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8).n_topics
-    h = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8,
+    assert r.n_topics > topic_set_size(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8).n_topics
+    h = topic_set_size(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8,
                        correction="holm", systems=10)
     assert h.n_topics == r.n_topics and h.correction == "holm"
 
 
 @pytest.mark.parametrize("kwargs,param", [
-    (dict(design="paired-t", min_diff=0.05, variance=0.02, power=1.0), "power"),
-    (dict(design="paired-t", min_diff=0.05, variance=0.02, power=0.8, n_topics=10), "power"),
-    (dict(design="paired-t", min_diff=0.05, variance=-1, power=0.8), "sigma2"),
-    (dict(design="ci", width=0.0, variance=0.02), "width"),
-    (dict(design="nope", min_diff=0.05, variance=0.02, power=0.8), "design"),
-    (dict(design="paired-t", min_diff=0.05, variance=0.02, power=0.8, systems=1), "systems"),
-    (dict(design="anova", min_diff=0.05, variance=0.02, power=0.8, correction="holm"), "correction"),
+    (dict(design="paired-t", min_diff=0.05, sigma2=0.02, power=1.0), "power"),
+    (dict(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8, n_topics=10), "power"),
+    (dict(design="paired-t", min_diff=0.05, sigma2=-1, power=0.8), "sigma2"),
+    (dict(design="ci", width=0.0, sigma2=0.02), "width"),
+    (dict(design="nope", min_diff=0.05, sigma2=0.02, power=0.8), "design"),
+    (dict(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8, systems=1), "systems"),
+    (dict(design="anova", min_diff=0.05, sigma2=0.02, power=0.8, correction="holm"), "correction"),
 ])
 def test_bad_inputs(kwargs, param):
     with pytest.raises(ParameterError) as e:
@@ -153,19 +154,19 @@ def test_variance_selectors_from_scores():
     v = m.values
     a, b = np.triu_indices(m.n_systems, 1)
     s2d = (v[a] - v[b]).var(axis=1, ddof=1)
-    pooled = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8)
+    pooled = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8)
     # identity (DESIGN.md): the mean pair variance equals 2 var_e
     assert pooled.sigma2 == pytest.approx(s2d.mean(), rel=1e-12)
     assert pooled.variance == "pooled"
-    pair = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, variance_selector="pair")
+    pair = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, variance="pair")
     assert pair.sigma2 == pytest.approx(np.median(s2d), rel=1e-12)
     assert pair.variance.startswith("pair") and pair.per_pair["pairs"] == len(a)
     assert pair.per_pair["min"] <= pair.per_pair["median"] <= pair.per_pair["max"]
-    p95 = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8,
-                         variance_selector="percentile:95")
+    p95 = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8,
+                         variance="percentile:95")
     assert p95.sigma2 == pytest.approx(np.percentile(s2d, 95)) and p95.variance == "percentile:95"
-    ws = topic_set_size(design="two-sample", min_diff=0.05, variance=m, power=0.8,
-                        variance_selector="within-system")
+    ws = topic_set_size(design="two-sample", min_diff=0.05, scores=m, power=0.8,
+                        variance="within-system")
     ve1 = ((v - v.mean(axis=1, keepdims=True)) ** 2).sum() / (v.shape[0] * (v.shape[1] - 1))
     assert ws.sigma2 == pytest.approx(ve1, rel=1e-12) and ws.variance == "within-system"
 
@@ -176,12 +177,12 @@ def test_swap_target_two_systems_hand_formula():
     m = _toy(seed=3, S=2, T=60)
     d = m.values[0] - m.values[1]
     dbar, sd = d.mean(), d.std(ddof=1)
-    r = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.05, resamples=0)
+    r = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.05, n_resamples=0)
     swap = lambda n: 2 * stats.norm.sf(abs(dbar) * math.sqrt(n) / sd) * stats.norm.cdf(abs(dbar) * math.sqrt(n) / sd)
     n = r.n_topics
     assert swap(n) <= 0.05 < swap(n - 1)
     assert r.achieved == pytest.approx(swap(n), rel=1e-12)
-    t = plan.size_for_target(m, method="analytic", target="kendall_tau", value=0.9, resamples=0)
+    t = plan.size_for_target(m, method="analytic", target="kendall_tau", value=0.9, n_resamples=0)
     assert t.n_topics == n  # tau = 1 - 2 swap, so tau >= 0.9 <=> swap <= 0.05
 
 
@@ -210,10 +211,10 @@ def test_interval_quantiles_are_the_documented_order_statistics():
 
 def test_target_interval_deterministic_and_brackets():
     m = _toy(seed=5, S=5, T=30)
-    a = plan.size_for_target(m, method="analytic", target="ci_width", value=0.08, resamples=40, rng=7)
-    b = plan.size_for_target(m, method="analytic", target="ci_width", value=0.08, resamples=40, rng=7)
+    a = plan.size_for_target(m, method="analytic", target="ci_width", value=0.08, n_resamples=40, rng=7)
+    b = plan.size_for_target(m, method="analytic", target="ci_width", value=0.08, n_resamples=40, rng=7)
     assert a.to_dict() == b.to_dict()
-    assert a.lower <= a.n_topics <= a.upper
+    assert a.interval.low <= a.n_topics <= a.interval.high
     assert a.at_n_minus_1 > 0.08 >= a.achieved
 
 
@@ -225,8 +226,8 @@ def test_erho2_target_matches_closed_form_and_dstudy():
     r = plan.size_for_target(m, method="analytic", target="erho2", value=0.9)
     assert r.n_topics == math.ceil(9 * f.var_e / f.var_s - 1e-12)
     need = f.topics_for(erho2=0.9, alpha=0.05)
-    assert (r.lower, r.upper) == (need.lower, need.upper)
-    assert "Feldt" in r.interval_method
+    assert (r.interval.low, r.interval.high) == (need.interval.low, need.interval.high)
+    assert "Feldt" in r.interval.describe()
 
 
 def test_pair_variances_local_equals_variance_module():
@@ -244,7 +245,7 @@ def test_pair_variances_local_equals_variance_module():
                                           ("ci_width", 0.0), ("power", 1.0), ("nope", 0.5)])
 def test_impossible_targets(target, value):
     with pytest.raises(ParameterError):
-        plan.size_for_target(_toy(), method="analytic", target=target, value=value, resamples=0)
+        plan.size_for_target(_toy(), method="analytic", target=target, value=value, n_resamples=0)
 
 
 # ------------------------------------------------------------ pool depth and budgets
@@ -286,9 +287,9 @@ def test_pool_depth_study_meets_every_target_with_the_given_method(dl19_small):
         both = plan.pool_depth_study(runs, qrels, targets=tg, method="predictive", **kw)
         one = {t: plan.pool_depth_study(runs, qrels, target=t, value=v, method="predictive", **kw) for t, v in tg}
         full = score_runs(runs, qrels, ["nDCG@10"])["nDCG@10"]
-        ref = {t: plan.size_for_target(full, target=t, value=v, method="predictive", resamples=0).n_topics
+        ref = {t: plan.size_for_target(full, target=t, value=v, method="predictive", n_resamples=0).n_topics
                for t, v in tg}
-        ana = plan.size_for_target(full, method="analytic", target="reversal_rate", value=0.3, resamples=0).n_topics
+        ana = plan.size_for_target(full, method="analytic", target="reversal_rate", value=0.3, n_resamples=0).n_topics
     row = both.rows[0]
     assert row["n_by_target"] == {t: one[t].rows[0]["n_topics_needed"] for t in one}
     # the depth-10 pool of these 4 close runs leaves no pair clearly apart (the predictive prior's
@@ -513,7 +514,7 @@ def test_cli_size_json(capsys):
     rc = main(["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
-    ref = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8)
+    ref = topic_set_size(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8)
     assert out["n_topics"] == ref.n_topics and out["variance"].startswith("given")
     rc = main(["size", "--design", "anova", "--min-diff", "0.1", "--sigma2", "0.04", "--systems", "10",
                "--approx", "sakai", "--json"])
@@ -644,9 +645,9 @@ def test_cli_budget_target_uses_the_same_variance_as_size_and_studies(capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         m = datasets.load("dl19-passage", measure="nDCG@10")
-        ref = plan.size_for_target(m, target="swap_rate", value=0.05, method="analytic", resamples=0)
+        ref = plan.size_for_target(m, target="swap_rate", value=0.05, method="analytic", n_resamples=0)
         pooled = plan.size_for_target(m, target="swap_rate", value=0.05, method="analytic", variance="pooled",
-                                      resamples=0)
+                                      n_resamples=0)
     assert out["variance"] == "pair" and ref.variance == "pair"
     assert {r["n_topics_needed"] for r in out["budget"]["rows"]} == {ref.n_topics}
     assert pooled.n_topics > 2 * ref.n_topics      # the choice matters
@@ -657,7 +658,7 @@ def test_cli_budget_target_uses_the_same_variance_as_size_and_studies(capsys):
     out = json.loads(capsys.readouterr().out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
-        pred = plan.size_for_target(m, target="swap_rate", value=0.05, method="predictive", resamples=0)
+        pred = plan.size_for_target(m, target="swap_rate", value=0.05, method="predictive", n_resamples=0)
     assert out["method"] == "predictive" and pred.n_topics != ref.n_topics
     assert {r["n_topics_needed"] for r in out["budget"]["rows"]} == {pred.n_topics}
     for argv, needle in ((["--method", "bootstrap"], "--method: expected one of predictive, analytic"),
@@ -728,7 +729,7 @@ def test_target_on_web2010_with_identical_systems_matches_the_curve(shared_data)
         m = load_scores(shared_data / "trec-web" / "web2010_ap.csv")
     with pytest.warns(DegenerateDataWarning,
                       match="10 pair.s. of systems identical on every topic: each counts as a tie"):
-        r = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.05, variance="pair", resamples=0)
+        r = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.05, variance="pair", n_resamples=0)
     assert r.identical_pairs == 10 and r.n_pairs == 3828
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
@@ -741,12 +742,12 @@ def test_target_through_simulator_method():
     from planner.simulate import predict
 
     m = _toy(seed=6, S=4, T=30)
-    r = plan.size_for_target(m, target="reversal_rate", value=0.1, method="bootstrap", resamples=0,
-                             sim_resamples=200, n_max=400, rng=5)
+    r = plan.size_for_target(m, target="reversal_rate", value=0.1, method="bootstrap", n_resamples=0,
+                             method_resamples=200, n_max=400, rng=5)
     assert r.method == "bootstrap" and r.n_topics is not None
 
     def stat(n):
-        return predict(m, topics=[n], method="bootstrap", resamples=200, rng=5).rows[0]["reversal_rate_mean"]
+        return predict(m, topics=[n], method="bootstrap", n_resamples=200, rng=5).rows[0]["reversal_rate_mean"]
     assert stat(r.n_topics) <= 0.1
     if r.n_topics > 2:
         assert stat(r.n_topics - 1) > 0.1
@@ -759,7 +760,7 @@ def test_target_through_predictive_variants(method):
     from planner.simulate import predict
 
     m = _toy(seed=6, S=6, T=30)
-    r = plan.size_for_target(m, target="swap_rate", value=0.05, method=method, resamples=0, n_max=2000)
+    r = plan.size_for_target(m, target="swap_rate", value=0.05, method=method, n_resamples=0, n_max=2000)
     assert r.method == method and r.n_topics is not None
 
     def stat(n):
@@ -784,8 +785,8 @@ def test_predictive_interval_resolves_each_resample_with_the_same_method(method,
 
     m = _toy(seed=4, S=5, T=24)
     B = 12
-    r = plan.size_for_target(m, target=target, value=value, method=method, resamples=B, rng=3, n_max=5000)
-    assert r.interval_method == f"topic resampling ({B} resamples, {method} re-solve)"
+    r = plan.size_for_target(m, target=target, value=value, method=method, n_resamples=B, rng=3, n_max=5000)
+    assert r.interval.describe() == f"topic resampling ({B} resamples, {method} re-solve)"
     key = {"swap_rate": "swap_rate_mean", "reversal_rate": "reversal_rate_mean",
            "kendall_tau": "kendall_tau_mean"}[target]
     sign = 1 if target != "kendall_tau" else -1
@@ -800,12 +801,12 @@ def test_predictive_interval_resolves_each_resample_with_the_same_method(method,
         ns.append(np.inf if n is None else n)
     lo, hi = np.quantile(ns, [0.025, 0.975], method="inverted_cdf")
     conv = lambda v: None if not np.isfinite(v) else int(v)  # None: not reached up to n_max
-    assert (r.lower, r.upper) == (conv(lo), conv(hi))
-    assert r.lower is not None
-    an = plan.size_for_target(m, method="analytic", target=target, value=value, resamples=B, rng=3, n_max=5000)
-    assert an.interval_method.endswith("analytic re-solve)")
+    assert (r.interval.low, r.interval.high) == (conv(lo), conv(hi))
+    assert r.interval.low is not None
+    an = plan.size_for_target(m, method="analytic", target=target, value=value, n_resamples=B, rng=3, n_max=5000)
+    assert an.interval.describe().endswith("analytic re-solve)")
     with pytest.raises(ParameterError, match="each pair's own variance"):
-        plan.size_for_target(m, target=target, value=value, method=method, variance="pooled", resamples=0)
+        plan.size_for_target(m, target=target, value=value, method=method, variance="pooled", n_resamples=0)
 
 
 def test_anova_two_systems_equals_two_sample_t():
@@ -827,7 +828,7 @@ def test_anova_power_matches_published_systat_example():
     for n, p in published.items():
         assert float(design_power("anova", n, math.sqrt(10.0), 2.25, systems=4)) == pytest.approx(p, abs=6e-4)
     # and the sample size SYSTAT reads off its table for power .80: 6 per group
-    r = topic_set_size(design="anova", min_diff=math.sqrt(10.0), variance=2.25, systems=4, power=0.8)
+    r = topic_set_size(design="anova", min_diff=math.sqrt(10.0), sigma2=2.25, systems=4, power=0.8)
     assert r.n_topics == 6
 
 
@@ -839,7 +840,7 @@ def test_pair_selector_leaves_out_identical_systems():
     v[1] = v[0]
     m = ScoreMatrix.build(v, list("abcd"), [str(i) for i in range(20)], warn=False)
     with pytest.warns(DegenerateDataWarning):
-        r = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, variance_selector="pair")
+        r = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, variance="pair")
     assert r.per_pair["pairs"] == 5 and r.per_pair["min"] > 2
 
 
@@ -850,8 +851,8 @@ def test_cli_size_target(tmp_path, capsys):
     rc = main(["size", "--target", "ci_width:0.1", "--scores", str(path), "--resamples", "20", "--seed", "3",
                "--json"])
     out = json.loads(capsys.readouterr().out)
-    ref = plan.size_for_target(m, method="analytic", target="ci_width", value=0.1, resamples=20, rng=3)
-    assert rc == 0 and out["n_topics"] == ref.n_topics and out["lower"] == ref.lower
+    ref = plan.size_for_target(m, method="analytic", target="ci_width", value=0.1, n_resamples=20, rng=3)
+    assert rc == 0 and out["n_topics"] == ref.n_topics and out["interval"]["low"] == ref.interval.low
     assert out["variance"] == "pair" and out["seed"] == 3
     assert main(["size", "--target", "ci_width:0.1", "--sigma2", "0.1"]) == 2
     assert "--scores" in capsys.readouterr().err
@@ -868,16 +869,16 @@ def test_cli_size_target(tmp_path, capsys):
     assert main(["size", "--target", "swap_rate:0.05", "--scores", str(path), "--method", "predictive-shrunk",
                  "--resamples", "10", "--seed", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["method"] == "predictive-shrunk" and "predictive-shrunk re-solve" in out["interval_method"]
-    assert out["resamples"] == 10
+    assert out["method"] == "predictive-shrunk" and out["interval"]["note"] == "predictive-shrunk re-solve"
+    assert out["interval"]["how"] == "topic resampling" and out["interval"]["n_resamples"] == 10
     # the resampling methods give no interval: the analytic re-solve answered for another
     # estimator and could exclude their own n; parametric's variance is the pooled one
     assert main(["size", "--target", "swap_rate:0.05", "--scores", str(path), "--method", "parametric",
                  "--resamples", "10", "--seed", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["lower"] is None and out["upper"] is None and out["interval_method"].startswith("none (parametric")
+    assert out["interval"]["low"] is None and out["interval"]["high"] is None and out["interval"]["how"] == "none"
     assert out["variance"] == "pooled" and out["n_topics"] is not None
-    assert out["resamples"] == 0       # said 10 although no topic was resampled
+    assert out["interval"]["n_resamples"] == 0       # said 10 although no topic was resampled
     assert main(["size", "--target", "swap_rate:0.6", "--scores", str(path)]) == 2
     assert "--target: a swap rate is at most 0.5" in capsys.readouterr().err
 
@@ -911,7 +912,7 @@ def test_holm_power_at_least_target_monte_carlo():
     # systems at 0, D/2, D (the anova least favourable range); n from the Holm/Bonferroni design;
     # simulated paired t-tests with Holm's step-down must detect the (0, 2) pair with power >= 0.8
     m, D, s2e, target, reps = 3, 0.1, 0.01, 0.8, 4000
-    r = topic_set_size(design="paired-t", min_diff=D, variance=2 * s2e, power=target,
+    r = topic_set_size(design="paired-t", min_diff=D, sigma2=2 * s2e, power=target,
                        correction="holm", systems=m)
     n = r.n_topics
     rng = np.random.default_rng(2024)
@@ -941,23 +942,23 @@ def test_per_pair_solutions_match_scalar_solves():
     v = m.values
     a, b = np.triu_indices(5, 1)
     s2d = (v[a] - v[b]).var(axis=1, ddof=1)
-    r = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, variance_selector="pair")
-    scalar = [topic_set_size(design="paired-t", min_diff=0.05, variance=float(s), power=0.8).n_topics for s in s2d]
+    r = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, variance="pair")
+    scalar = [topic_set_size(design="paired-t", min_diff=0.05, sigma2=float(s), power=0.8).n_topics for s in s2d]
     assert r.per_pair["max"] == max(scalar) and r.per_pair["min"] == min(scalar)
     assert r.per_pair["median"] == np.median(scalar)
-    d = topic_set_size(design="paired-t", n_topics=30, variance=m, power=0.8, variance_selector="pair")
-    scalar_d = [topic_set_size(design="paired-t", n_topics=30, variance=float(s), power=0.8).min_diff for s in s2d]
+    d = topic_set_size(design="paired-t", n_topics=30, scores=m, power=0.8, variance="pair")
+    scalar_d = [topic_set_size(design="paired-t", n_topics=30, sigma2=float(s), power=0.8).min_diff for s in s2d]
     assert d.per_pair["max"] == pytest.approx(max(scalar_d), rel=1e-9)
 
 
 def test_classical_size_interval_from_topic_resampling():
     m = _toy(seed=10, S=6, T=40)
-    r1 = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, resamples=60, rng=4)
-    r2 = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8, resamples=60, rng=4)
+    r1 = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, n_resamples=60, rng=4)
+    r2 = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, n_resamples=60, rng=4)
     assert r1.to_dict() == r2.to_dict()
-    assert r1.n_lower <= r1.n_topics <= r1.n_upper and "resampling" in r1.interval_method
-    plain = topic_set_size(design="paired-t", min_diff=0.05, variance=m, power=0.8)
-    assert plain.n_lower is None and plain.n_topics == r1.n_topics
+    assert r1.interval.low <= r1.n_topics <= r1.interval.high and "resampling" in r1.interval.describe()
+    plain = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8)
+    assert plain.interval.low is None and plain.n_topics == r1.n_topics
 
 
 def test_sakai_initial_values():
@@ -970,12 +971,12 @@ def test_sakai_initial_values():
     assert stats.ncx2.sf(stats.chi2.isf(0.05, 2), 2, lam2) == pytest.approx(0.8, abs=1e-10)
     # hand calculation: paired-t n' = ((z_.025 + z_.20) / (0.05/sqrt(0.02)))^2 + z_.025^2 / 2
     n0 = ((za + zb) / (0.05 / math.sqrt(0.02))) ** 2 + za ** 2 / 2
-    r = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8, approx="sakai")
+    r = topic_set_size(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8, approx="sakai")
     assert r.n_initial == pytest.approx(n0, rel=1e-12) and r.n_topics >= math.ceil(n0)
     # his tools step up from ceil(n'): the answer is max(ceil(n'), smallest n meeting the approximation)
     smallest = plan.smallest_n(lambda k: design_power("paired-t", k, 0.05, 0.02, approx="sakai") >= 0.8, 2)
     assert r.n_topics == max(math.ceil(n0), smallest)
-    c = topic_set_size(design="ci", width=0.1, variance=0.02, approx="sakai")
+    c = topic_set_size(design="ci", width=0.1, sigma2=0.02, approx="sakai")
     assert c.n_initial == pytest.approx(4 * za ** 2 * 0.02 / 0.1 ** 2, rel=1e-12)
 
 
@@ -991,11 +992,11 @@ def test_budget_frontier_for_plot():
 
 def test_tiny_alpha_is_refused_not_garbage():
     # alpha 1e-300 used to print a "power" of 2.0000 for the paired t design
-    for kw in ({"design": "paired-t", "min_diff": 0.05, "variance": 0.02, "power": 0.8},
-               {"design": "ci", "width": 0.1, "variance": 0.02}):
+    for kw in ({"design": "paired-t", "min_diff": 0.05, "sigma2": 0.02, "power": 0.8},
+               {"design": "ci", "width": 0.1, "sigma2": 0.02}):
         with pytest.raises(ParameterError, match=r"^alpha: must be in \[1e-10, 0.5\)"):
             topic_set_size(alpha=1e-300, **kw)
-    r = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8, alpha=1e-10)
+    r = topic_set_size(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8, alpha=1e-10)
     assert 0.8 <= r.power < 1 and r.power_at_n_minus_1 < 0.8
 
 
@@ -1017,7 +1018,7 @@ def test_paired_t_power_where_scipy_nct_tail_is_nan():
     t = d.mean(1) / (d.std(1, ddof=1) / math.sqrt(2))
     sim = float(np.mean(np.abs(t) > tc))
     assert abs(sim - p) < 4 * math.sqrt(p * (1 - p) / 200_000)
-    r = topic_set_size(design="paired-t", n_topics=2, power=0.8, variance=0.02)
+    r = topic_set_size(design="paired-t", n_topics=2, power=0.8, sigma2=0.02)
     assert float(design_power("paired-t", 2, r.min_diff, 0.02)) == pytest.approx(0.8, abs=1e-9)
 
 
@@ -1033,13 +1034,13 @@ def test_huge_min_diff_is_power_one_without_numpy_warnings():
         for design in ("paired-t", "two-sample", "anova"):
             for approx in ("exact", "sakai"):
                 assert float(design_power(design, 5, 1e308, 0.02, systems=4, approx=approx)) == 1.0
-                r = topic_set_size(design=design, min_diff=1e308, variance=0.02, power=0.8, systems=4,
+                r = topic_set_size(design=design, min_diff=1e308, sigma2=0.02, power=0.8, systems=4,
                                    approx=approx)
                 assert r.n_topics == 2
         rng = np.random.default_rng(0)
         m = ScoreMatrix.build(rng.uniform(0, 1, (5, 20)), list("abcde"), [str(i) for i in range(20)], warn=False)
         for method in ("analytic", "predictive", "bootstrap", "parametric", "subsample"):
-            c = simulate.predict(m, topics=[5, 10], min_diff=1e308, method=method, resamples=50, rng=1)
+            c = simulate.predict(m, topics=[5, 10], min_diff=1e308, method=method, n_resamples=50, rng=1)
             assert [r["power_mean"] for r in c.rows] == [1.0, 1.0]
 
 
@@ -1051,7 +1052,7 @@ def test_target_with_every_pair_identical_is_an_error():
     for target, value in (("swap_rate", 0.05), ("power", 0.8), ("ci_width", 0.1)):
         with pytest.raises(InputError, match=f"every pair of systems is identical on every topic .1 pair.s..: "
                                              f"no topic count changes the {target}"):
-            plan.size_for_target(m, method="analytic", target=target, value=value, resamples=0)
+            plan.size_for_target(m, method="analytic", target=target, value=value, n_resamples=0)
 
 
 def test_pool_depth_tau_when_every_system_ties():
@@ -1079,8 +1080,8 @@ def test_dstudy_interval_contains_an_answer_at_the_floor():
     from planner import datasets
 
     m = datasets.load("dl19-passage")
-    r = plan.size_for_target(m, method="analytic", target="erho2", value=0.01, resamples=0)
-    assert r.n_topics == 2 and r.lower <= 2 <= r.upper and (r.lower, r.upper) == (2, 2)
+    r = plan.size_for_target(m, method="analytic", target="erho2", value=0.01, n_resamples=0)
+    assert r.n_topics == 2 and r.interval.low <= 2 <= r.interval.high and (r.interval.low, r.interval.high) == (2, 2)
 
 
 # ----------------------------------------------------------------- paired comparison of counts
@@ -1088,14 +1089,14 @@ def test_paired_difference_of_resampled_counts():
     a = np.array([10.0, 20, 30, 40, 50, 60, 70, 80, 90, 100])
     d = plan.paired_difference(a, a + 5)
     # the same shift in every resample: a degenerate interval although both counts vary widely
-    assert d["lower"] == d["upper"] == d["diff_median"] == 5
-    assert d["share_b_more"] == 1 and d["share_equal"] == 0 and d["separated"] == "b more"
+    assert d.interval.low == d.interval.high == d.diff_median == 5
+    assert d.share_b_more == 1 and d.share_equal == 0 and d.separated == "b more"
     d = plan.paired_difference(a, a[::-1])            # unpaired-looking: the interval spans 0
-    assert d["lower"] < 0 < d["upper"] and d["separated"] is None
-    assert d["share_b_more"] == d["share_b_fewer"] == 0.5
+    assert d.interval.low < 0 < d.interval.high and d.separated is None
+    assert d.share_b_more == d.share_b_fewer == 0.5
     # never reached (inf) in both counts as equal; in one only, an infinite difference
     d = plan.paired_difference([np.inf, 10, 12, 14], [np.inf, 8, np.inf, 9])
-    assert d["share_equal"] == 0.25 and d["share_b_more"] == 0.25 and d["upper"] is None   # unbounded
+    assert d.share_equal == 0.25 and d.share_b_more == 0.25 and d.interval.high is None   # unbounded
     with pytest.raises(ParameterError, match="equal-length"):
         plan.paired_difference([1, 2, 3], [1, 2])
     # swapping the two negates the interval exactly: the k-th smallest and k-th largest of 200
@@ -1103,9 +1104,9 @@ def test_paired_difference_of_resampled_counts():
     r = np.random.default_rng(4)
     x, y = r.integers(50, 150, 200).astype(float), r.integers(50, 150, 200).astype(float)
     ab, ba = plan.paired_difference(x, y), plan.paired_difference(y, x)
-    assert (ab["lower"], ab["upper"]) == (-ba["upper"], -ba["lower"])
+    assert (ab.interval.low, ab.interval.high) == (-ba.interval.high, -ba.interval.low)
     srt = np.sort(y - x)
-    assert (ab["lower"], ab["upper"]) == (srt[4], srt[195])       # 5th smallest, 5th largest
+    assert (ab.interval.low, ab.interval.high) == (srt[4], srt[195])       # 5th smallest, 5th largest
 
 
 def test_size_for_target_keeps_resampled_counts_and_pairs_measures_by_seed():
@@ -1113,17 +1114,17 @@ def test_size_for_target_keeps_resampled_counts_and_pairs_measures_by_seed():
     x = rng.normal(0.4, 0.15, (12, 1)) + rng.normal(0, 0.2, (12, 40))
     a = ScoreMatrix.build(x, [f"s{i}" for i in range(12)], [f"t{j}" for j in range(40)])
     b = ScoreMatrix.build(2 * x, a.systems, a.topics)     # the same scores on another scale
-    ra = plan.size_for_target(a, method="analytic", target="swap_rate", value=0.05, resamples=80, rng=9)
-    rb = plan.size_for_target(b, method="analytic", target="swap_rate", value=0.05, resamples=80, rng=9)
+    ra = plan.size_for_target(a, method="analytic", target="swap_rate", value=0.05, n_resamples=80, rng=9)
+    rb = plan.size_for_target(b, method="analytic", target="swap_rate", value=0.05, n_resamples=80, rng=9)
     assert ra.resampled_n.shape == (80,)
     # the interval on n is the quantiles of the kept counts
-    assert (ra.lower, ra.upper) == tuple(int(v) for v in plan.interval_quantiles(ra.resampled_n, 0.95))
+    assert (ra.interval.low, ra.interval.high) == tuple(int(v) for v in plan.interval_quantiles(ra.resampled_n, 0.95))
     assert "resampled_n" not in ra.to_dict()
     # the swap rate is scale-free and the same seed draws the same topics: equal in every resample
     d = plan.paired_difference(ra.resampled_n, rb.resampled_n)
-    assert d["share_equal"] == 1 and d["lower"] == d["upper"] == 0
-    rc = plan.size_for_target(b, method="analytic", target="swap_rate", value=0.05, resamples=80, rng=10)
-    assert plan.paired_difference(ra.resampled_n, rc.resampled_n)["share_equal"] < 0.5
+    assert d.share_equal == 1 and d.interval.low == d.interval.high == 0
+    rc = plan.size_for_target(b, method="analytic", target="swap_rate", value=0.05, n_resamples=80, rng=10)
+    assert plan.paired_difference(ra.resampled_n, rc.resampled_n).share_equal < 0.5
 
 
 # ----------------------------------------------------------------- API audit (2026-11-30)
@@ -1139,9 +1140,9 @@ def test_size_for_target_reads_a_dataframe_as_fit_does(tmp_path):
     import planner
 
     sm = planner.load_scores(src)
-    want = plan.size_for_target(sm, method="analytic", target="swap_rate", value=0.05, resamples=0)
+    want = plan.size_for_target(sm, method="analytic", target="swap_rate", value=0.05, n_resamples=0)
     for given in (pd.read_csv(src), str(src)):
-        r = plan.size_for_target(given, method="analytic", target="swap_rate", value=0.05, resamples=0)
+        r = plan.size_for_target(given, method="analytic", target="swap_rate", value=0.05, n_resamples=0)
         assert (r.n_topics, r.n_systems, r.n_topics_observed) == (want.n_topics, 61, 50) == (191, 61, 50)
 
 
@@ -1155,7 +1156,7 @@ def test_one_system_or_one_topic_is_an_input_error(shape):
     for target in ("swap_rate", "power", "ci_width"):
         with pytest.raises(InputError, match="need at least 2 systems and 2 topics"):
             plan.size_for_target(m, method="analytic", target=target, value=0.2 if target != "power" else 0.8,
-                                 resamples=0)
+                                 n_resamples=0)
 
 
 def test_subsample_target_is_searched_up_to_half_the_topics():
@@ -1168,19 +1169,19 @@ def test_subsample_target_is_searched_up_to_half_the_topics():
     v = (curve[17] + curve[18]) / 2 if curve[18] < curve[17] else None
     if v is None:
         pytest.skip("toy curve not decreasing between 17 and 18")
-    r = plan.size_for_target(m, target="swap_rate", value=v, method="subsample", rng=4, resamples=0)
+    r = plan.size_for_target(m, target="swap_rate", value=v, method="subsample", rng=4, n_resamples=0)
     assert r.n_topics is not None and 17 <= r.n_topics <= 21
     assert r.achieved <= v
     with pytest.raises(ParameterError, match="stops at 21 topics"):
-        plan.size_for_target(m, target="swap_rate", value=1e-4, method="subsample", rng=4, resamples=0)
+        plan.size_for_target(m, target="swap_rate", value=1e-4, method="subsample", rng=4, n_resamples=0)
 
 
 def test_random_method_targets_use_and_record_the_seed_of_the_generator_given():
     # rng=None and rng=Generator were replaced by seed 0, and the result recorded seed None
     m = _toy(seed=5, S=6, T=30)
-    kw = dict(target="swap_rate", value=0.08, method="bootstrap", resamples=0, sim_resamples=200)
+    kw = dict(target="swap_rate", value=0.08, method="bootstrap", n_resamples=0, method_resamples=200)
     a = plan.size_for_target(m, rng=np.random.default_rng(5), **kw)
-    assert a.seed is not None and a.to_dict()["sim_resamples"] == 200     # what drove n is recorded
+    assert a.seed is not None and a.to_dict()["method_resamples"] == 200     # what drove n is recorded
     again = plan.size_for_target(m, rng=a.seed, **kw)           # the recorded seed repeats it
     assert (again.n_topics, again.achieved) == (a.n_topics, a.achieved)
     seeds = {plan.size_for_target(m, rng=None, **kw).seed for _ in range(3)}
@@ -1194,23 +1195,23 @@ def test_exactly_tied_means_warn_and_give_no_interval_without_a_point():
     x = np.random.default_rng(0).normal(0.5, 0.1, (5, 30))
     x = x - x.mean(1, keepdims=True) + 0.5
     with pytest.warns(DegenerateDataWarning, match="exactly equal means"):
-        r = plan.size_for_target(x, method="analytic", target="swap_rate", value=0.05, resamples=20, rng=1)
-    assert r.n_topics is None and (r.lower, r.upper) == (None, None)
-    assert r.interval_method.startswith("none (the target is not reached")
+        r = plan.size_for_target(x, method="analytic", target="swap_rate", value=0.05, n_resamples=20, rng=1)
+    assert r.n_topics is None and (r.interval.low, r.interval.high) == (None, None)
+    assert r.interval.describe().startswith("none (the target is not reached")
 
 
 def test_api_options_that_would_be_ignored_are_errors():
     with pytest.raises(ParameterError, match="power"):
-        topic_set_size(design="ci", min_diff=0.1, variance=0.02, power=0.8)
+        topic_set_size(design="ci", min_diff=0.1, sigma2=0.02, power=0.8)
     with pytest.raises(ParameterError, match="not both"):
-        topic_set_size(design="ci", min_diff=0.1, width=0.2, variance=0.02)
+        topic_set_size(design="ci", min_diff=0.1, width=0.2, sigma2=0.02)
     with pytest.raises(ParameterError, match="n_topics"):
-        topic_set_size(design="paired-t", n_topics=2.5, min_diff=0.1, variance=0.02)
-    assert topic_set_size(design="paired-t", n_topics=30.0, min_diff=0.1, variance=0.02).n_topics == 30
+        topic_set_size(design="paired-t", n_topics=2.5, min_diff=0.1, sigma2=0.02)
+    assert topic_set_size(design="paired-t", n_topics=30.0, min_diff=0.1, sigma2=0.02).n_topics == 30
     with pytest.raises(ParameterError, match="n_a"):
         plan.paired_difference(["a", "b"], ["c", "d"])
     d = plan.paired_difference([np.inf, 3, 4, 5], [np.inf, np.inf, np.inf, 9])
-    assert d["upper"] is None and json.dumps(d, allow_nan=False)
+    assert d.interval.high is None and json.dumps(d.to_dict(), allow_nan=False)
 
 
 def test_depths_given_as_a_string_are_an_error_not_characters():
@@ -1232,10 +1233,10 @@ def test_cli_size_target_names_its_statistic_and_scores_and_sizes_random_methods
     for r in ("50", "400"):
         assert main(base + ["--resamples", r]) == 0
         runs[r] = json.loads(capsys.readouterr().out)
-    assert (runs["50"]["sim_resamples"], runs["400"]["sim_resamples"]) == (50, 400)
+    assert (runs["50"]["method_resamples"], runs["400"]["method_resamples"]) == (50, 400)
     assert runs["50"]["achieved"] != runs["400"]["achieved"]          # the simulation size is used
     assert runs["50"]["variance"] == "empirical" and runs["50"]["measure"] == "nDCG@10"
-    assert runs["50"]["interval_method"].startswith("none (bootstrap:")
+    assert runs["50"]["interval"]["how"] == "none" and runs["50"]["interval"]["note"].startswith("bootstrap:")
     assert main(base + ["--resamples", "0"]) == 2
 
 
@@ -1274,18 +1275,19 @@ def test_random_intervals_without_a_seed_record_the_seed_drawn(shared_data):
 
     m = load_scores(shared_data / "trec-adhoc" / "adhoc5_ap.csv")
     for method in ("analytic", "predictive"):
-        r = plan.size_for_target(m, target="swap_rate", value=0.1, method=method, resamples=40, rng=None)
-        assert isinstance(r.seed, int) and r.lower is not None
-        again = plan.size_for_target(m, target="swap_rate", value=0.1, method=method, resamples=40, rng=r.seed)
-        assert (again.lower, again.upper, again.seed) == (r.lower, r.upper, r.seed)
+        r = plan.size_for_target(m, target="swap_rate", value=0.1, method=method, n_resamples=40, rng=None)
+        assert isinstance(r.seed, int) and r.interval.low is not None
+        again = plan.size_for_target(m, target="swap_rate", value=0.1, method=method, n_resamples=40, rng=r.seed)
+        assert (again.interval.low, again.interval.high, again.seed) == (r.interval.low, r.interval.high, r.seed)
     # nothing random: no seed drawn
-    assert plan.size_for_target(m, method="analytic", target="swap_rate", value=0.1, resamples=0, rng=None).seed is None
-    s = plan.topic_set_size(design="paired-t", min_diff=0.05, variance=m, variance_selector="pair", power=0.8,
-                            resamples=40, rng=None)
+    closed = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.1, n_resamples=0, rng=None)
+    assert closed.seed is None
+    s = plan.topic_set_size(design="paired-t", min_diff=0.05, scores=m, variance="pair", power=0.8,
+                            n_resamples=40, rng=None)
     assert isinstance(s.seed, int)
-    s2 = plan.topic_set_size(design="paired-t", min_diff=0.05, variance=m, variance_selector="pair", power=0.8,
-                             resamples=40, rng=s.seed)
-    assert (s2.n_lower, s2.n_upper) == (s.n_lower, s.n_upper)
+    s2 = plan.topic_set_size(design="paired-t", min_diff=0.05, scores=m, variance="pair", power=0.8,
+                             n_resamples=40, rng=s.seed)
+    assert (s2.interval.low, s2.interval.high) == (s.interval.low, s.interval.high)
 
 
 @pytest.mark.slow
@@ -1298,28 +1300,30 @@ def test_growth_and_pool_depth_study_record_their_seed(dl19_small):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        kw = dict(depths=[10], measure="nDCG@10", target="swap_rate", value=0.05, resamples=30, method="analytic")
+        kw = dict(depths=[10], measure="nDCG@10", target="swap_rate", value=0.05, n_resamples=30, method="analytic")
         d = plan.pool_depth_study(runs, qrels, rng=None, **kw)
-        assert isinstance(d.seed, int) and d.resamples == 30
+        assert isinstance(d.seed, int) and d.n_resamples == 30
         assert d.to_dict()["seed"] == d.seed
         d2 = plan.pool_depth_study(runs, qrels, rng=d.seed, **kw)
-        none = plan.pool_depth_study(runs, qrels, **{**kw, "resamples": 0})
+        none = plan.pool_depth_study(runs, qrels, **{**kw, "n_resamples": 0})
     assert d2.to_dict() == d.to_dict()
-    assert (none.seed, none.resamples) == (None, 0)
+    assert (none.seed, none.n_resamples) == (None, 0)
 
 
-def test_interval_ends_answer_to_both_names(shared_data):
-    # size_for_target says lower/upper, topic_set_size n_lower/n_upper (API audit): each
-    # result answers to both names; the JSON keeps its own
+def test_interval_ends_have_one_name_in_both_results(shared_data):
+    # size_for_target said lower/upper, topic_set_size n_lower/n_upper (API audit): both now
+    # carry one Interval, in Python and in the JSON
     from planner.collection import load_scores
 
     m = load_scores(shared_data / "trec-adhoc" / "adhoc5_ap.csv")
-    t = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.05, resamples=30, rng=2)
-    s = plan.topic_set_size(design="paired-t", min_diff=0.05, variance=m, variance_selector="pair", power=0.8,
-                            resamples=30, rng=2)
-    assert (t.n_lower, t.n_upper) == (t.lower, t.upper) and t.lower is not None
-    assert (s.lower, s.upper) == (s.n_lower, s.n_upper) and s.lower is not None
-    assert "n_lower" not in t.to_dict() and "lower" not in s.to_dict()
+    t = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.05, n_resamples=30, rng=2)
+    s = plan.topic_set_size(design="paired-t", min_diff=0.05, scores=m, variance="pair", power=0.8,
+                            n_resamples=30, rng=2)
+    for r in (t, s):
+        assert r.interval.how is IntervalMethod.TOPIC_RESAMPLING and r.interval.n_resamples == 30
+        assert r.interval.low is not None and r.interval.low <= r.n_topics <= r.interval.high
+        assert r.to_dict()["interval"] == r.interval.to_dict()
+        assert not {"lower", "upper", "n_lower", "n_upper"} & set(r.to_dict())
 
 
 def test_size_target_notes_a_count_far_beyond_the_topics_learnt_from(capsys):
@@ -1395,7 +1399,7 @@ def test_topics_for_variants_on_clef(shared_data, measure, method):
         warnings.simplefilter("ignore")
         r = plan.topics_for_variants(m, target="swap_rate", value=0.05, method=method, n_variants=[1, 2, 3, 6, 12])
         ref = plan.size_for_target(m.collapse_variants(), target="swap_rate", value=0.05, method=method,
-                                   resamples=0).n_topics
+                                   n_resamples=0).n_topics
         tau = plan.topics_for_variants(m, target="kendall_tau", value=0.9, method=method, n_variants=[1, 6])
     by = {row["n_variants"]: row for row in r.rows}
     assert by[6]["n_topics"] == ref and by[6]["variance_ratio"] == 1.0
@@ -1409,7 +1413,7 @@ def test_topics_for_variants_on_clef(shared_data, measure, method):
     assert [row["n_topics"] for row in tau.rows] == [by[1]["n_topics"], by[6]["n_topics"]]
     assert 0.5 < r.variant_share < 0.8 and r.n_variants_observed == 6 and r.identical_pairs >= 0
     json.dumps(r.to_dict())
-    assert r.interval_method == "none" and all(row["n_lower"] is None for row in r.rows)
+    assert r.interval_method is IntervalMethod.NONE and all(row["n_lower"] is None for row in r.rows)
 
 
 def test_topics_for_variants_interval_on_n(shared_data):
@@ -1423,21 +1427,23 @@ def test_topics_for_variants_interval_on_n(shared_data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = plan.topics_for_variants(m, target="swap_rate", value=0.05, method="predictive",
-                                     n_variants=[1, 6], resamples=200, rng=2026)
+                                     n_variants=[1, 6], n_resamples=200, rng=2026)
         again = plan.topics_for_variants(m, target="swap_rate", value=0.05, method="predictive",
-                                         n_variants=[1, 6], resamples=200, rng=2026)
+                                         n_variants=[1, 6], n_resamples=200, rng=2026)
         ref = plan.size_for_target(m.collapse_variants(), target="swap_rate", value=0.05, method="predictive",
-                                   resamples=200, rng=2026)
+                                   n_resamples=200, rng=2026)
     one, six = r.rows
-    assert (six["n_topics"], six["n_lower"], six["n_upper"]) == (ref.n_topics, ref.lower, ref.upper)
+    assert (six["n_topics"], six["n_lower"], six["n_upper"]) == (ref.n_topics, ref.interval.low, ref.interval.high)
     assert one["n_lower"] < one["n_topics"] < one["n_upper"] and one["n_lower"] > six["n_lower"]
     assert (one["n_topics"], one["n_lower"], one["n_upper"]) == (1061, 569, 1825)
-    assert r.rows == again.rows and r.seed == 2026 and r.resamples == 200
-    assert r.interval_method.startswith("topic resampling (200 resamples of the topics with all their variants")
-    for kw, msg in (({"interval": "x"}, "interval: expected a number"), ({"interval": 1.0}, "strictly between"),
-                    ({"resamples": -1}, "resamples: must be 0"), ({"resamples": True}, "expected an integer"),
-                    ({"resamples": False}, "expected an integer"), ({"resamples": float("inf")}, "expected an integer"),
-                    ({"resamples": 2.0}, "expected an integer")):
+    assert r.rows == again.rows and r.seed == 2026 and r.n_resamples == 200
+    assert r.interval_method is IntervalMethod.TOPIC_RESAMPLING
+    for kw, msg in (({"confidence_level": "x"}, "confidence_level: expected a number"),
+                    ({"confidence_level": 1.0}, "strictly between"),
+                    ({"n_resamples": -1}, "resamples: must be 0"), ({"n_resamples": True}, "expected an integer"),
+                    ({"n_resamples": False}, "expected an integer"),
+                    ({"n_resamples": float("inf")}, "expected an integer"),
+                    ({"n_resamples": 2.0}, "expected an integer")):
         with pytest.raises(ParameterError, match=msg):
             plan.topics_for_variants(m, target="swap_rate", value=0.05, **kw)
     # no row reaches the target on the collection itself: no interval, and no resampling said
@@ -1446,9 +1452,9 @@ def test_topics_for_variants_interval_on_n(shared_data):
         warnings.simplefilter("ignore")
         far = plan.topics_for_variants(m, method="analytic", target="swap_rate", value=0.05, n_variants=[1, 6],
                                        n_max=100,
-                                       resamples=200, rng=1)
-    assert [row["n_topics"] for row in far.rows] == [None, None] and far.resamples == 0 and far.seed is None
-    assert far.interval_method == "none (the target is not reached on the collection itself)"
+                                       n_resamples=200, rng=1)
+    assert [row["n_topics"] for row in far.rows] == [None, None] and far.n_resamples == 0 and far.seed is None
+    assert far.interval_method is IntervalMethod.NONE
 
 
 def test_topics_for_variants_recovers_a_known_model():
@@ -1481,7 +1487,7 @@ def test_topics_for_variants_recovers_a_known_model():
     for v in (1, 5):
         assert got[v] == pytest.approx(truth(v), rel=0.06)
     first = ScoreMatrix.build(x[:, :, 0], m.systems, m.topics, warn=False)
-    alone = plan.size_for_target(first, method="analytic", target="swap_rate", value=0.02, resamples=0).n_topics
+    alone = plan.size_for_target(first, method="analytic", target="swap_rate", value=0.02, n_resamples=0).n_topics
     assert got[1] == pytest.approx(alone, rel=0.06)
     assert got[1] > 1.8 * got[5]
 
@@ -1500,7 +1506,7 @@ def test_topics_for_variants_keeps_the_variant_part_when_topics_agree_exactly():
     r = {row["n_variants"]: row["n_topics"] for row in
          plan.topics_for_variants(m, method="analytic", target="swap_rate", value=0.05, n_variants=[1, 2, 4]).rows}
     alone = plan.size_for_target(ScoreMatrix.build(x[:, :, 0], ["a", "b"], m.topics, warn=False), method="analytic",
-                                 target="swap_rate", value=0.05, resamples=0).n_topics
+                                 target="swap_rate", value=0.05, n_resamples=0).n_topics
     assert r[4] == 2 and r[2] > 50 and r[1] == pytest.approx(alone, rel=0.25)
 
 
@@ -1623,10 +1629,10 @@ def test_one_default_method_for_every_function_that_takes_one():
     for f in (plan.size_for_target, plan.pool_depth_study, plan.topics_for_variants, predict):
         assert inspect.signature(f).parameters["method"].default == methods.DEFAULT_METHOD == "predictive"
     m = _toy(seed=6, S=6, T=30)
-    r = plan.size_for_target(m, target="swap_rate", value=0.05, resamples=0)
+    r = plan.size_for_target(m, target="swap_rate", value=0.05, n_resamples=0)
     assert r.method == "predictive"
     assert r.n_topics == plan.size_for_target(m, target="swap_rate", value=0.05, method="predictive",
-                                              resamples=0).n_topics
+                                              n_resamples=0).n_topics
 
 
 def test_target_values_follow_the_registry_ranges():

@@ -146,7 +146,7 @@ def _plain_loop(x, a, b, n, trials, rng, alpha=0.05):
 def test_bootstrap_agrees_with_plain_per_pair_loop(adhoc5_small):
     R, n = 10_000, 25
     m = adhoc5_small
-    c = simulate.predict(m, topics=[n], method="bootstrap", resamples=R, rng=11)
+    c = simulate.predict(m, topics=[n], method="bootstrap", n_resamples=R, rng=11)
     rev = c.per_pair["reversal_rate"][:, 0]
     close = np.flatnonzero((rev > 0.05) & (rev < 0.45))
     assert close.size >= 3
@@ -176,7 +176,7 @@ def test_analytic_and_bootstrap_agree_where_normal_holds():
     R, n = 10_000, 100
     T = m.n_topics
     an = simulate.predict(m, topics=[n], method="analytic")
-    bo = simulate.predict(m, topics=[n], method="bootstrap", resamples=R, rng=4)
+    bo = simulate.predict(m, topics=[n], method="bootstrap", n_resamples=R, rng=4)
     # the bootstrap's variance of a mean is s2_d (T-1)/T / n (ddof 0): exact bias, accounted for
     se_a = np.sqrt(an.s2_d / n)
     se_b = np.sqrt(an.s2_d * (T - 1) / T / n)
@@ -207,8 +207,8 @@ def test_one_topic_stratum_is_refused(adhoc5, method, strata):
     # narrowed the widths (0.176 against 0.243 without strata on TREC-5), silently
     m = adhoc5.with_strata(["tiny" if i == 0 else "big" for i in range(adhoc5.n_topics)])
     with pytest.raises(ParameterError, match=r"strata: .*at least 2 topics.*'tiny' \(1\)"):
-        simulate.predict(m, topics=[10], method=method, strata=strata, resamples=20, rng=1)
-    assert simulate.predict(m, topics=[10], method=method, resamples=20, rng=1).rows  # uniform: fine
+        simulate.predict(m, topics=[10], method=method, strata=strata, n_resamples=20, rng=1)
+    assert simulate.predict(m, topics=[10], method=method, n_resamples=20, rng=1).rows  # uniform: fine
 
 
 def test_topic_counts_bounded_and_seed_checked(adhoc5):
@@ -219,9 +219,9 @@ def test_topic_counts_bounded_and_seed_checked(adhoc5):
     assert simulate.predict(adhoc5, topics=[simulate.MAX_TOPICS], method="analytic").rows[0]["n_topics"] \
         == simulate.MAX_TOPICS
     with pytest.raises(ParameterError, match="rng: a seed must be an integer >= 0"):
-        simulate.predict(adhoc5, topics=[10], method="bootstrap", resamples=10, rng=-1)
-    with pytest.raises(ParameterError, match="resamples: must be at most 1,000,000"):
-        simulate.predict(adhoc5, topics=[10], method="bootstrap", resamples=10 ** 9, rng=1)
+        simulate.predict(adhoc5, topics=[10], method="bootstrap", n_resamples=10, rng=-1)
+    with pytest.raises(ParameterError, match="n_resamples: must be at most 1,000,000"):
+        simulate.predict(adhoc5, topics=[10], method="bootstrap", n_resamples=10 ** 9, rng=1)
 
 
 @pytest.mark.parametrize("method,R,strata", [("bootstrap", 100, "uniform"), ("subsample", 60, "uniform"),
@@ -231,7 +231,7 @@ def test_same_seed_identical_whatever_chunk_size(adhoc5, method, R, strata):
     m = adhoc5  # 1830 pairs: 4 blocks of 512
     if strata != "uniform":  # two strata of 20 and 30 topics
         m = m.with_strata(["a" if i < 20 else "b" for i in range(m.n_topics)])
-    kw = dict(topics=[10, 25], method=method, resamples=R, rng=123, strata=strata)
+    kw = dict(topics=[10, 25], method=method, n_resamples=R, rng=123, strata=strata)
     ref = simulate.predict(m, **kw)
     for chunk in (1, 1024):
         c = simulate.predict(m, chunk_pairs=chunk, **kw)
@@ -345,8 +345,8 @@ def test_predictive_variants_differ_and_take_no_other_variance(adhoc5_small):
 
 
 def test_count_stream_independent_of_other_counts(adhoc5_small):
-    one = simulate.predict(adhoc5_small, topics=[25], method="bootstrap", resamples=300, rng=8)
-    two = simulate.predict(adhoc5_small, topics=[10, 25], method="bootstrap", resamples=300, rng=8)
+    one = simulate.predict(adhoc5_small, topics=[25], method="bootstrap", n_resamples=300, rng=8)
+    two = simulate.predict(adhoc5_small, topics=[10, 25], method="bootstrap", n_resamples=300, rng=8)
     assert one.row(25) == two.row(25)
     assert np.array_equal(one.per_pair["swap_rate"][:, 0], two.per_pair["swap_rate"][:, 1])
 
@@ -354,7 +354,7 @@ def test_count_stream_independent_of_other_counts(adhoc5_small):
 # ------------------------------------------------------------------ other methods
 def test_parametric_matches_its_normal_model(adhoc5_small):
     R, n = 4000, 25
-    pa = simulate.predict(adhoc5_small, topics=[n], method="parametric", resamples=R, rng=5)
+    pa = simulate.predict(adhoc5_small, topics=[n], method="parametric", n_resamples=R, rng=5)
     an = simulate.predict(adhoc5_small, topics=[n], method="analytic", variance="pooled")
     assert pa.variance == "pooled"
     p_a = an.per_pair["reversal_rate"][:, 0]
@@ -366,7 +366,7 @@ def test_parametric_matches_its_normal_model(adhoc5_small):
 
 def test_subsample_swap_matches_plain_disjoint_loop(adhoc5_small):
     R, n = 3000, 20
-    c = simulate.predict(adhoc5_small, topics=[n], method="subsample", resamples=R, rng=6)
+    c = simulate.predict(adhoc5_small, topics=[n], method="subsample", n_resamples=R, rng=6)
     sw = c.per_pair["swap_rate"][:, 0]
     p = int(np.argmin(np.abs(sw - 0.25)))
     a, b = c.pair_a[p], c.pair_b[p]
@@ -394,7 +394,7 @@ def test_stratified_subsample_equals_plain_loop_on_the_same_draws():
     x = np.round(rng.random((S, T)) * 0.6 + np.array([[0.0], [0.1], [0.2], [0.3]]), 2)
     strata = ["p"] * 12 + ["q"] * 18
     c = simulate.predict(_matrix(x, strata=strata), topics=[n], method="subsample", strata="proportional",
-                         resamples=R, rng=3)
+                         n_resamples=R, rng=3)
     assert c.rows[0]["allocation"] == {"p": 4, "q": 6}
     g_n = kernels.count_stream(np.random.default_rng(3).bit_generator.seed_seq.spawn(1)[0], n)
     groups, nk = [np.arange(12), np.arange(12, 30)], [4, 6]
@@ -422,13 +422,13 @@ def test_stratified_subsample_equals_plain_loop_on_the_same_draws():
 
 def test_subsample_extrapolates_beyond_half(adhoc5):
     with pytest.warns(DegenerateDataWarning, match="does not fall with n"):  # the near-tie bin only
-        c = simulate.predict(adhoc5, topics=[5, 10, 15, 25, 50, 100], method="subsample", resamples=200, rng=1)
+        c = simulate.predict(adhoc5, topics=[5, 10, 15, 25, 50, 100], method="subsample", n_resamples=200, rng=1)
     ex = c.extrapolation
     assert ex["fit_topics"] == [5, 10, 15, 25]
     for r in c.rows:
         assert r["extrapolated"] == (r["n_topics"] > 25)
     # one bin holding every pair: its fit is the all-pairs fit, and the rows follow it
-    c = simulate.predict(adhoc5, topics=[5, 10, 15, 25, 50, 100], method="subsample", resamples=200, rng=1,
+    c = simulate.predict(adhoc5, topics=[5, 10, 15, 25, 50, 100], method="subsample", n_resamples=200, rng=1,
                          bins=(0.0, math.inf))
     ex = c.extrapolation
     r = c.row(100)
@@ -442,7 +442,7 @@ def test_subsample_extrapolates_beyond_half(adhoc5):
 def test_subsample_output_does_not_depend_on_the_order_of_topic_counts(adhoc5):
     # each count has its own random stream and the exponential fit is made in increasing n,
     # so every row (extrapolated ones included) is the same to the last bit in either order
-    kw = dict(method="subsample", resamples=100, rng=3)
+    kw = dict(method="subsample", n_resamples=100, rng=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         up = simulate.predict(adhoc5, topics=[5, 10, 15, 25, 40, 100], **kw)
@@ -466,8 +466,8 @@ def test_every_method_is_scale_invariant_up_to_the_largest_accepted_score():
     small, big = (_matrix(v * k) for k in (1.0, scale))
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         for method in ("predictive", "analytic", "bootstrap", "subsample", "parametric"):
-            a = simulate.predict(small, topics=[10, 15], method=method, rng=1, resamples=100)
-            b = simulate.predict(big, topics=[10, 15], method=method, rng=1, resamples=100)
+            a = simulate.predict(small, topics=[10, 15], method=method, rng=1, n_resamples=100)
+            b = simulate.predict(big, topics=[10, 15], method=method, rng=1, n_resamples=100)
             for ra, rb in zip(a.rows, b.rows):
                 assert rb["swap_rate_mean"] == pytest.approx(ra["swap_rate_mean"], rel=1e-9), method
                 assert rb["ci_width_median"] == pytest.approx(ra["ci_width_median"] * scale, rel=1e-6)
@@ -491,7 +491,7 @@ def test_identical_systems_count_as_ties():
     with pytest.warns(DegenerateDataWarning, match="identical"):
         an = simulate.predict(m, topics=[4], method="analytic")
     with pytest.warns(DegenerateDataWarning, match="identical"):
-        bo = simulate.predict(m, topics=[4], method="bootstrap", resamples=100, rng=1)
+        bo = simulate.predict(m, topics=[4], method="bootstrap", n_resamples=100, rng=1)
     # pair (0, 1) is pair index 0: every resample ties, ties count half
     assert an.per_pair["reversal_rate"][0, 0] == 0.5
     assert bo.per_pair["reversal_rate"][0, 0] == 0.5
@@ -547,14 +547,14 @@ def test_allocate_counts_rounds_the_bounded_quotas():
 def test_one_rounding_rule_for_every_allocation(adhoc5_small):
     # plan.allocate, the study's stacked strata and the simulator share allocate_counts
     from planner import plan
-    from planner.stacked import allocate as _allocate
+    from planner.plan import stratum_counts
 
     m = adhoc5_small.with_strata(["a" if i % 3 else "b" for i in range(adhoc5_small.n_topics)])
     for n in (9, 17, 40):
         al = plan.allocate(m, n=n)
         W = np.array([r["weight"] for r in al.strata])
         assert [r["n_proportional"] for r in al.strata] == simulate.allocate_counts(n, W).tolist()
-        assert _allocate(n, W).tolist() == simulate.allocate_counts(n, W).tolist()
+        assert stratum_counts(n, W).tolist() == simulate.allocate_counts(n, W).tolist()
 
 
 def test_stratified_analytic_by_hand():
@@ -580,8 +580,8 @@ def test_stratified_resampling_removes_stratum_inflation():
     shift = np.where(np.arange(T) < 30, 0.3, -0.3)  # a system effect that differs by stratum
     x = np.vstack([0.5 + rng.normal(0, 0.05, T), 0.5 + shift + rng.normal(0, 0.05, T)])
     m = _matrix(x, strata=strata)
-    uni = simulate.predict(m, topics=[20], method="bootstrap", strata="uniform", resamples=2000, rng=1)
-    st = simulate.predict(m, topics=[20], method="bootstrap", strata="stratified", resamples=2000, rng=1)
+    uni = simulate.predict(m, topics=[20], method="bootstrap", strata="uniform", n_resamples=2000, rng=1)
+    st = simulate.predict(m, topics=[20], method="bootstrap", strata="stratified", n_resamples=2000, rng=1)
     # uniform draws mix the strata: the mean difference varies with the easy/hard share
     assert uni.per_pair["ci_width"][0, 0] > 3 * st.per_pair["ci_width"][0, 0]
     an_u = simulate.predict(m, topics=[20], method="analytic", strata="uniform")
@@ -643,7 +643,7 @@ def test_scenarios_grid_lists_filters_and_strata(adhoc5_small):
     ({"topics": [10, 10]}, "topics"),
     ({"alpha": 1.5}, "alpha"),
     ({"min_diff": -0.1}, "min_diff"),
-    ({"method": "bootstrap", "resamples": 1}, "resamples"),
+    ({"method": "bootstrap", "n_resamples": 1}, "n_resamples"),
     ({"method": "bootstrap", "variance": "pooled"}, "variance"),
     ({"method": "analytic", "variance": "percentile:120"}, "variance"),
     ({"method": "analytic", "strata": "optimal"}, "strata"),
@@ -682,7 +682,7 @@ def test_cli_predict_json(shared_data, capsys):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
-        ref = simulate.predict(load_scores(f), topics=[25, 50], method="bootstrap", resamples=50, rng=3)
+        ref = simulate.predict(load_scores(f), topics=[25, 50], method="bootstrap", n_resamples=50, rng=3)
     assert out["rows"] == json.loads(json.dumps(ref.to_dict()["rows"]))
 
 
@@ -734,9 +734,9 @@ def test_cli_variant_divisor_counts_topics_not_queries(shared_data, capsys):
         m = stack_variants(load_scores(folder, measure="P_10"), divisor=1000)
         assert m.shape == (48, 50, 6)
         want = size_for_target(m.collapse_variants(), target="swap_rate", value=0.05, method="analytic",
-                               resamples=0).n_topics
+                               n_resamples=0).n_topics
         flat = size_for_target(load_scores(folder, measure="P_10"), target="swap_rate", value=0.05,
-                               resamples=0).n_topics
+                               n_resamples=0).n_topics
         assert main(["size", "--target", "swap_rate:0.05", *base, "--method", "analytic", "--resamples", "0",
                      "--variant-divisor", "1000", "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
@@ -821,7 +821,7 @@ def test_cli_predict_missing_file(tmp_path, capsys):
 
 
 def test_keep_pairs_false_gives_same_rows(adhoc5_small):
-    kw = dict(topics=[10, 30], method="bootstrap", resamples=200, rng=4)
+    kw = dict(topics=[10, 30], method="bootstrap", n_resamples=200, rng=4)
     full = simulate.predict(adhoc5_small, **kw)
     lean = simulate.predict(adhoc5_small, keep_pairs=False, **kw)
     assert lean.per_pair is None
@@ -868,7 +868,7 @@ def test_subsample_does_not_extrapolate_a_rising_swap_rate(adhoc5):
     # n grows (about 0.57, 0.69, 0.79 at 10, 20, 25), so the exponential fit has B < 0 and
     # growing it would give "swap rates" above 1 (1.35 at 50, 4.0 at 100): left undefined
     with pytest.warns(DegenerateDataWarning, match=r"does not fall with n .*\[0, 0\.01\)"):
-        c = simulate.predict(adhoc5, topics=[10, 20, 25, 50, 100], method="subsample", resamples=300, rng=7)
+        c = simulate.predict(adhoc5, topics=[10, 20, 25, 50, 100], method="subsample", n_resamples=300, rng=7)
     by_bin = {b["bin_lo"]: b["fit"] for b in c.extrapolation["by_bin"]}
     assert by_bin[0.0]["B"] < 0 and by_bin[0.0]["extrapolates"] is False
     assert c.extrapolation["extrapolates"] is True and c.extrapolation["B"] > 0
@@ -887,7 +887,7 @@ def test_subsample_does_not_extrapolate_a_rising_swap_rate(adhoc5):
 
 def test_subsample_all_pairs_extrapolation_is_the_pair_weighted_mean_of_the_bins(adhoc5):
     # bins that all extrapolate (the near-ties left out of none: one bin from 0.01 up, one below)
-    c = simulate.predict(adhoc5, topics=[10, 20, 25, 50, 100], method="subsample", resamples=300, rng=7,
+    c = simulate.predict(adhoc5, topics=[10, 20, 25, 50, 100], method="subsample", n_resamples=300, rng=7,
                          bins=(0.0, 0.05, math.inf))
     assert c.extrapolation["all_pairs"] == "pair-weighted mean of the bins"
     for n in (50, 100):
@@ -918,7 +918,7 @@ def test_observed_difference_is_exact_on_decimal_scores(shared_data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         m = load_scores(path)
-        c = simulate.predict(m, topics=[10], method="bootstrap", resamples=200, rng=1)
+        c = simulate.predict(m, topics=[10], method="bootstrap", n_resamples=200, rng=1)
     tot = {sy: sum(Fraction(v) for v in raw[sy]) for sy in m.systems}
     T = m.n_topics
     edges = [Fraction(e) for e in ("0", "0.01", "0.02", "0.03", "0.05", "0.1", "0.2")]
@@ -939,7 +939,7 @@ def test_subsample_bin_with_no_swaps_extrapolates_to_zero(adhoc5):
     # TREC-5 AP, seed 7: the pairs more than 0.2 apart never swap at 10, 20 or 25 topics; the
     # counts above T/2 were left undefined ('-') without a warning; they are 0 (the expected
     # swap rate only falls with n), and the fit says so
-    c = simulate.predict(adhoc5, topics=[10, 20, 25, 50, 100], method="subsample", resamples=300, rng=7)
+    c = simulate.predict(adhoc5, topics=[10, 20, 25, 50, 100], method="subsample", n_resamples=300, rng=7)
     top = [br for br in c.bins if br["bin_lo"] == 0.2]
     assert [br["swap_rate_mean"] for br in top if br["n_topics"] <= 25] == [0.0, 0.0, 0.0]
     assert [br["swap_rate_mean"] for br in top if br["n_topics"] > 25] == [0.0, 0.0]
@@ -959,7 +959,7 @@ def test_subsample_bin_with_no_swaps_extrapolates_to_zero(adhoc5):
 
 def test_subsample_without_fit_points_warns(adhoc5_small):
     with pytest.warns(DegenerateDataWarning, match="extrapolated"):
-        c = simulate.predict(adhoc5_small, topics=[30, 40], method="subsample", resamples=20, rng=1)
+        c = simulate.predict(adhoc5_small, topics=[30, 40], method="subsample", n_resamples=20, rng=1)
     assert all(r["extrapolated"] for r in c.rows) and math.isnan(c.row(30)["swap_rate_mean"])
 
 
@@ -1019,7 +1019,7 @@ def test_bootstrap_ties_of_equal_decimal_sums_count_half():
     # the rest keep the order: reversal = 1/9 + 0.5 * 2/9 = 2/9 (hand calculation).
     m = _matrix([[0.3, 0.5, 0.9], [0.4, 0.4, 0.1]])
     R = 4000
-    c = simulate.predict(m, topics=[2], method="bootstrap", resamples=R, rng=3)
+    c = simulate.predict(m, topics=[2], method="bootstrap", n_resamples=R, rng=3)
     p = 2 / 9
     assert abs(c.per_pair["reversal_rate"][0, 0] - p) <= 4 * math.sqrt(p * (1 - p) / R)
 
@@ -1032,7 +1032,7 @@ def test_identical_systems_tie_with_arbitrary_float_scores():
     x[6] = x[0]
     m = _matrix(x)
     with pytest.warns(DegenerateDataWarning, match="identical"):
-        c = simulate.predict(m, topics=[6], method="bootstrap", resamples=3000, rng=2)
+        c = simulate.predict(m, topics=[6], method="bootstrap", n_resamples=3000, rng=2)
     a, b = c.pair_a, c.pair_b
     same = ((a == 0) & (b == 3)) | ((a == 0) & (b == 6)) | ((a == 3) & (b == 6))
     assert same.sum() == 3
@@ -1093,7 +1093,7 @@ def test_stratified_bootstrap_equals_plain_loop_on_the_same_draws(first, mode, d
     strata = ["p"] * first + ["q"] * (T - first)
     m = _matrix(x, strata=strata)
     with pytest.warns(DegenerateDataWarning, match="identical"):
-        c = simulate.predict(m, topics=[n], method="bootstrap", strata=mode, resamples=R, rng=5,
+        c = simulate.predict(m, topics=[n], method="bootstrap", strata=mode, n_resamples=R, rng=5,
                              min_diff=0.05)
     base = np.random.default_rng(5).bit_generator.seed_seq.spawn(1)[0]
     g_n = kernels.count_stream(base, n)
@@ -1147,7 +1147,7 @@ def test_stratified_ties_across_strata_are_exact():
     d = np.array([17] * 7 + [-7] * 15 + [5] * 2)  # hundredths
     x = np.vstack([base_scores + d / 100, base_scores, np.round(base_scores * 0.5, 2)])
     m = _matrix(np.round(x, 2), strata=["A"] * 7 + ["B"] * 17)
-    c = simulate.predict(m, topics=[n], method="bootstrap", strata="proportional", resamples=R, rng=2)
+    c = simulate.predict(m, topics=[n], method="bootstrap", strata="proportional", n_resamples=R, rng=2)
     assert c.rows[0]["allocation"] == {"A": 4, "B": 8}
     g_n = kernels.count_stream(np.random.default_rng(2).bit_generator.seed_seq.spawn(1)[0], n)
     draws = [g_n.multinomial(k, np.full(size, 1.0 / size), size=R) for size, k in ((7, 4), (17, 8))]
@@ -1166,8 +1166,8 @@ def test_count_stream_independent_of_other_counts_float_scores():
     # arbitrary floats use a binary grid that depends on n: it must be n's own
     x = np.random.default_rng(9).random((5, 40))
     m = _matrix(x)
-    one = simulate.predict(m, topics=[10], method="bootstrap", resamples=300, rng=8)
-    two = simulate.predict(m, topics=[10, 40], method="bootstrap", resamples=300, rng=8)
+    one = simulate.predict(m, topics=[10], method="bootstrap", n_resamples=300, rng=8)
+    two = simulate.predict(m, topics=[10, 40], method="bootstrap", n_resamples=300, rng=8)
     for k in one.per_pair:
         assert np.array_equal(one.per_pair[k][:, 0], two.per_pair[k][:, 0]), k
 
@@ -1176,7 +1176,7 @@ def test_bootstrap_without_threadpoolctl(adhoc5_small, monkeypatch):
     # threadpoolctl is optional: without it BLAS threads are left alone, same statistics
     import sys
 
-    kw = dict(topics=[20], method="bootstrap", resamples=500, rng=6)
+    kw = dict(topics=[20], method="bootstrap", n_resamples=500, rng=6)
     ref = simulate.predict(adhoc5_small, **kw)
     monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import fails
     assert isinstance(kernels.one_blas_thread(), contextlib.nullcontext)
@@ -1198,7 +1198,7 @@ def test_fewer_than_two_systems_or_topics_refused_everywhere(adhoc5_small):
     one_system = adhoc5_small.take(systems=adhoc5_small.systems[:1])
     for bad, what in ((one_topic, "topics"), (one_system, "systems")):
         for call in (lambda s: simulate.predict(s, topics=[10], method="analytic"),
-                     lambda s: simulate.predict(s, topics=[10], method="bootstrap", resamples=20, rng=1),
+                     lambda s: simulate.predict(s, topics=[10], method="bootstrap", n_resamples=20, rng=1),
                      lambda s: simulate.filter_informative(s),
                      lambda s: simulate.scenarios(s, topics=[10], method="analytic", strata="uniform"),
                      lambda s: simulate.compare_measures({"AP": s}, topics=[10])):
@@ -1275,14 +1275,14 @@ def test_unknown_scenario_options_name_the_option_and_the_function(adhoc5_small)
 def test_seed_recorded_when_drawn_and_in_scenario_tables(adhoc5_small):
     # audit F15: rng=None recorded seed None, so the curve could not be repeated; scenario tables
     # recorded no seed at all
-    c = simulate.predict(adhoc5_small, topics=[10], method="bootstrap", resamples=30)
+    c = simulate.predict(adhoc5_small, topics=[10], method="bootstrap", n_resamples=30)
     assert isinstance(c.seed, int) and 0 <= c.seed < 2 ** 31 and c.to_dict()["seed"] == c.seed
-    again = simulate.predict(adhoc5_small, topics=[10], method="bootstrap", resamples=30, rng=c.seed)
+    again = simulate.predict(adhoc5_small, topics=[10], method="bootstrap", n_resamples=30, rng=c.seed)
     assert again.rows == c.rows
     assert simulate.predict(adhoc5_small, topics=[10], method="analytic").seed is None
-    assert simulate.predict(adhoc5_small, topics=[10], method="bootstrap", resamples=30,
+    assert simulate.predict(adhoc5_small, topics=[10], method="bootstrap", n_resamples=30,
                             rng=np.random.default_rng(3)).seed is None       # documented
-    kw = dict(topics=[10], method="bootstrap", resamples=30)
+    kw = dict(topics=[10], method="bootstrap", n_resamples=30)
     tab = simulate.compare_measures({"AP": adhoc5_small}, rng=1, **kw)
     assert tab.seed == 1 and json.loads(json.dumps(tab.to_dict()))["seed"] == 1
     tab = simulate.scenarios(adhoc5_small, strata="uniform", **kw)
@@ -1310,7 +1310,7 @@ def test_compare_measures_and_scenarios_streams_are_keyed_on_names():
     x = rng.normal(0.4, 0.1, (6, 30))
     a = ScoreMatrix.build(x, [f"s{i}" for i in range(6)], [str(t) for t in range(30)], measure="A")
     b = ScoreMatrix.build(x * 0.5, a.systems, a.topics, measure="B")
-    kw = dict(target="swap_rate", value=0.1, topics=[5, 10], method="bootstrap", resamples=50, rng=3)
+    kw = dict(target="swap_rate", value=0.1, topics=[5, 10], method="bootstrap", n_resamples=50, rng=3)
     one = compare_measures({"A": a}, **kw)
     two = compare_measures({"B": b, "A": a}, **kw)
     assert one.curves["A"].rows == two.curves["A"].rows

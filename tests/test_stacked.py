@@ -1,5 +1,5 @@
-"""Tests of planner.stacked (stratified width, power and allocation over stacked collections) and
-planner.paired_bootstrap (the paired topic bootstrap), through their public API."""
+"""Tests of planner.plan.stacked (stratified width, power and allocation over stacked collections) and
+planner.plan.paired_bootstrap (the paired topic bootstrap), through their public API."""
 
 from __future__ import annotations
 
@@ -9,19 +9,18 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from planner.paired_bootstrap import paired_bootstrap
+from planner.plan import StackedStrata, paired_bootstrap, resampled_n, stratum_counts
 from planner.scores import ScoreMatrix
-from planner.stacked import StackedStrata, allocate, resampled_n
 from planner.variance import anova_components
 
 
 # ------------------------------------------------------------------ allocation
 def test_allocate_hand_cases():
     # largest remainder: 100 * (43, 54) / 97 = 44.33, 55.67 -> 44, 56; at least 2 per stratum
-    assert allocate(100, [43 / 97, 54 / 97]).tolist() == [44, 56]
-    assert allocate(10, [0.95, 0.05]).tolist() == [8, 2]
-    assert allocate(3, [0.9, 0.1]).tolist() == [2, 2]                  # below 2 K: 2 each
-    assert allocate(7, np.array([1.0, 1.0, 1.0])).sum() == 7
+    assert stratum_counts(100, [43 / 97, 54 / 97]).tolist() == [44, 56]
+    assert stratum_counts(10, [0.95, 0.05]).tolist() == [8, 2]
+    assert stratum_counts(3, [0.9, 0.1]).tolist() == [2, 2]                  # below 2 K: 2 each
+    assert stratum_counts(7, np.array([1.0, 1.0, 1.0])).sum() == 7
 
 
 # ------------------------------------------------------------ width and power
@@ -57,7 +56,7 @@ def test_smallest_n_meets_the_target_and_one_less_does_not(target, value):
     n = st.smallest_n(target, value)
 
     def ok(k):
-        _, w, p = st.width_power(allocate(k, st.weights))
+        _, w, p = st.width_power(stratum_counts(k, st.weights))
         return w <= value if target == "ci_width" else p >= value
 
     assert n is not None and ok(n) and not ok(n - 1)
@@ -101,7 +100,7 @@ def test_paired_bootstrap_hand_case():
     m = _matrix([[0.5, 0.6, 0.7, 0.8], [0.4, 0.5, 0.6, 0.7], [0.5, 0.6, 0.7, 0.8]])
     b = paired_bootstrap(m, n_resamples=100, alpha=0.05, rng=1)
     assert (b.best_system, b.second_system, b.identical_to_best) == ("s0", "s1", ("s2",))
-    assert b.diff_top2 == pytest.approx(0.1) and b.diff_top2_lo == pytest.approx(0.1)
+    assert b.diff_top2 == pytest.approx(0.1) and b.diff_top2_interval.low == pytest.approx(0.1)
     assert b.reversal_top2 == 0.0 and b.reversal_mean_pairs == pytest.approx(0.5 / 3)
     assert b.pairs_reversal_over_5pct == pytest.approx(1 / 3)
 
@@ -122,6 +121,7 @@ def test_paired_bootstrap_against_a_plain_loop():
     assert b.reversal_mean_pairs == pytest.approx(np.mean(rev), abs=1e-12)
     best, second = np.argsort(-means, kind="stable")[:2]
     d = np.array([x[best, r].mean() - x[second, r].mean() for r in idx])
-    assert (b.diff_top2_lo, b.diff_top2_hi) == pytest.approx(tuple(np.quantile(d, [0.05, 0.95])), abs=1e-12)
+    ivl = b.diff_top2_interval
+    assert (ivl.low, ivl.high) == pytest.approx(tuple(np.quantile(d, [0.05, 0.95])), abs=1e-12)
     # the same seed gives the same numbers
     assert paired_bootstrap(m, n_resamples=300, alpha=0.1, rng=np.random.default_rng(4)) == b

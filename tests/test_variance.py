@@ -157,9 +157,9 @@ def test_topics_for_matches_dstudy(brennan):
     # the interval of n inverts the D-study bounds: the upper Erho2 bound reaches the
     # target first (at e.lower), the lower bound last (at e.upper)
     for need, coef in ((e, "erho2"), (p, "phi")):
-        assert need.lower <= need.n_topics <= need.upper
-        lo = f.dstudy([need.lower - 1, need.lower], alpha=0.2).rows
-        hi = f.dstudy([need.upper - 1, need.upper], alpha=0.2).rows
+        assert need.interval.low <= need.n_topics <= need.interval.high
+        lo = f.dstudy([need.interval.low - 1, need.interval.low], alpha=0.2).rows
+        hi = f.dstudy([need.interval.high - 1, need.interval.high], alpha=0.2).rows
         assert lo[0][coef + "_upper"] < 0.8 <= lo[1][coef + "_upper"] + 1e-12
         assert hi[0][coef + "_lower"] < 0.8 <= hi[1][coef + "_lower"] + 1e-12
     assert e.to_dict()["coefficient"] == "erho2"
@@ -515,7 +515,7 @@ def test_degenerate_fits_are_consistent_despite_rounding():
     assert math.isnan(r["erho2"]) and math.isnan(r["erho2_lower"]) and math.isnan(r["erho2_upper"])
     assert r["phi"] == r["phi_lower"] == r["phi_upper"] == 0.0
     need = f.topics_for(phi=0.8)
-    assert need.n_topics == need.lower == need.upper == math.inf
+    assert need.n_topics == need.interval.low == need.interval.high == math.inf
     # systems 0.1 apart on every topic: no topic or residual variance, Erho2 = Phi = 1 at any
     # n, with intervals [1, 1] and one topic needed (Phi's interval used to be [0, 0])
     f = fit(mat(np.tile([[0.1], [0.2], [0.3]], (1, 4))))
@@ -524,7 +524,7 @@ def test_degenerate_fits_are_consistent_despite_rounding():
     assert r["erho2"] == r["erho2_lower"] == r["erho2_upper"] == 1.0
     assert r["phi"] == r["phi_lower"] == r["phi_upper"] == 1.0
     need = f.topics_for(phi=0.9)
-    assert need.n_topics == need.lower == need.upper == 1
+    assert need.n_topics == need.interval.low == need.interval.high == 1
 
 
 @pytest.mark.filterwarnings("ignore::planner.errors.DegenerateDataWarning")
@@ -552,7 +552,7 @@ def test_negative_component_truncated_and_topics_for_infinite():
     assert f.erho2(50) == 0.0
     with pytest.warns(DegenerateDataWarning, match="no number of topics"):
         need = f.topics_for(erho2=0.8)
-    assert need.n_topics == math.inf and need.upper == math.inf
+    assert need.n_topics == math.inf and need.interval.high == math.inf
     r = f.dstudy([10]).rows[0]
     assert not any(isinstance(v, float) and math.isnan(v) for v in r.values())
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 NAME = "budget"
 #: the target solved when none is given (the JSON keeps ``None`` for a fixed --topics)
-DEFAULT_TARGET = ("swap_rate", 0.05)
+DEFAULT_TARGET = methods.DEFAULT_BUDGET_TARGET
 
 
 def _closed_form(m: methods.Method) -> bool:
@@ -154,7 +154,7 @@ def _from_dataset(args: argparse.Namespace, ask: _Ask) -> BudgetResult:
     if ask.target is not None and ask.value is not None:      # no fixed --topics: solve the target
         scores = datasets.load(args.dataset, measure=args.measure)
         need = plan.size_for_target(scores, target=ask.target, value=ask.value, variance=args.variance,
-                                    method=ask.method, min_diff=args.min_diff, resamples=0).n_topics
+                                    method=ask.method, min_diff=args.min_diff, n_resamples=0).n_topics
         if need is None:
             raise ParameterError(f"no topic count reaches {ask.target} {ask.value}", parameter="--target")
     ps_depths = set(int(d) for d in pool.depths)

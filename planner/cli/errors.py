@@ -27,7 +27,8 @@ PROG = "planner"
 
 #: library parameter names whose command-line option has another name (the option's ``dest``)
 PARAMETER_OPTION = {"rng": "seed", "n_topics": "topics", "topics_needed": "topics", "divisor": "variant_divisor",
-                    "variance_selector": "variance", "n0": "pilot", "value": "target", "n_runs": "project_runs",
+                    "n_resamples": "resamples", "method_resamples": "resamples",
+                    "n0": "pilot", "value": "target", "n_runs": "project_runs",
                     "name": "dataset", "measures": "measure"}
 
 

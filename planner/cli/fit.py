@@ -146,8 +146,9 @@ def _print_dstudy(args: argparse.Namespace, r: _Fit) -> None:
     print(f"\ntopics needed ({level} interval)")
     print(f"{'target':>7} {'Erho2':>7} {'interval':>15}   {'Phi':>7} {'interval':>15}")
     for e, p in zip(r.need[::2], r.need[1::2]):
-        print(f"{e.target:7g} {_count(e.n_topics):>7} {'[' + _count(e.lower) + ', ' + _count(e.upper) + ']':>15}   "
-              f"{_count(p.n_topics):>7} {'[' + _count(p.lower) + ', ' + _count(p.upper) + ']':>15}")
+        ei = "[" + _count(e.interval.low) + ", " + _count(e.interval.high) + "]"
+        pi = "[" + _count(p.interval.low) + ", " + _count(p.interval.high) + "]"
+        print(f"{e.target:7g} {_count(e.n_topics):>7} {ei:>15}   {_count(p.n_topics):>7} {pi:>15}")
 
 
 def _print_pairs(r: _Fit) -> None:

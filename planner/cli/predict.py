@@ -170,7 +170,7 @@ def _edges(args: argparse.Namespace) -> tuple[float, ...]:
 
 
 def _print_first_set(fs: Any) -> None:
-    print(f"\nswap rate by the first set's |difference| (Voorhees & Buckley; {fs.resamples} pairs of "
+    print(f"\nswap rate by the first set's |difference| (Voorhees & Buckley; {fs.n_resamples} pairs of "
           f"disjoint topic sets per n, seed {fs.seed}):")
     print(f"{'n':>6} {'bin':>14} {'draws':>9} {'swap':>8}")
     for r in fs.to_dict()["rows"]:
@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
         draw_seed(args)
     with options({"strata": "--allocation"}):
         curve = predict(scores, topics=topics, method=m.name, variance=args.variance,
-                        min_diff=args.min_diff, alpha=args.alpha, resamples=args.resamples,
+                        min_diff=args.min_diff, alpha=args.alpha, n_resamples=args.resamples,
                         strata=args.allocation or ("stratified" if args.strata else "uniform"), rng=args.seed,
                         bins=edges)
     out = curve.to_dict()
@@ -202,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
 
         if args.seed is None:
             draw_seed(args)
-        first = first_set_bins(scores, topics=topics, bins=edges, resamples=args.resamples, rng=args.seed)
+        first = first_set_bins(scores, topics=topics, bins=edges, n_resamples=args.resamples, rng=args.seed)
         out["bins_first_set"] = first.to_dict()
     if filt is not None:
         out["filter"] = dict(filt, removed_topics=removed)

@@ -160,19 +160,20 @@ def _design(args: argparse.Namespace) -> int:
         if not args.resamples and args.seed is not None:
             raise ParameterError("not used without --resamples R (no interval on n: nothing is drawn at random)",
                                  parameter="--seed")
-        variance: object = load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
+        scores: object = load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
         if args.resamples:
             draw_seed(args)
     else:
-        variance = args.sigma2
+        scores = None
     power = args.power
     if args.design != "ci" and power is None and (args.topics is None or args.min_diff is None):
         power = 0.8
-    res = topic_set_size(design=args.design, min_diff=args.min_diff, variance=variance,
-                         variance_selector=args.variance or "pooled", alpha=args.alpha, power=power,
+    res = topic_set_size(design=args.design, min_diff=args.min_diff, scores=scores,
+                         sigma2=args.sigma2 if scores is None else None,
+                         variance=args.variance or "pooled", alpha=args.alpha, power=power,
                          n_topics=args.topics, systems=2 if args.systems is None else args.systems,
                          approx=args.approx, correction=args.correction, width=args.width,
-                         resamples=args.resamples or 0, rng=args.seed)
+                         n_resamples=args.resamples or 0, rng=args.seed)
     if args.json:
         print_json(res.to_dict(), args)
         return 0
@@ -183,9 +184,10 @@ def _design(args: argparse.Namespace) -> int:
 def _print_design(args: argparse.Namespace, res: SizeResult) -> None:
     print(f"design {res.design} ({res.method}), solved for {res.solved_for}")
     print(f"  topics        {res.n_topics}")
-    if res.n_lower is not None or res.n_upper is not None:
-        hi = "unbounded" if res.n_upper is None else res.n_upper
-        print(f"  {res.interval:.0%} interval  [{res.n_lower}, {hi}]  ({res.interval_method})")
+    ivl = res.interval
+    if ivl.low is not None or ivl.high is not None:
+        hi = "unbounded" if ivl.high is None else ivl.high
+        print(f"  {ivl.level:.0%} interval  [{ivl.low}, {hi}]  ({ivl.describe()})")
     if res.min_diff is not None:
         print(f"  min_diff      {res.min_diff:.4g}")
     if res.power is not None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import methods
 from ..errors import DegenerateDataWarning, ParameterError
+from ..results import IntervalMethod
 from .format import print_json
 from .inputs import draw_seed, load_scores, seed_note
 from .options import parse_int_list, parse_target
@@ -53,13 +54,13 @@ def _resampling(args: argparse.Namespace, target: methods.Target, method: method
             f"--resamples 0 asks for no interval on n, and method {method.name} is a closed form") + ")",
             parameter="--seed")
     if not method.random:
-        return {"resamples": INTERVAL_RESAMPLES if args.resamples is None else args.resamples}
+        return {"n_resamples": INTERVAL_RESAMPLES if args.resamples is None else args.resamples}
     # no interval on n for these: --resamples is the simulation's size, as in planner predict
     sim = SIM_RESAMPLES if args.resamples is None else args.resamples
     if isinstance(sim, bool) or sim < 1:
         raise ParameterError(f"expected an integer >= 1 (the simulation's resamples), got {sim}",
                              parameter="--resamples")
-    return {"resamples": 0, "sim_resamples": sim}
+    return {"n_resamples": 0, "method_resamples": sim}
 
 
 def run_target(args: argparse.Namespace) -> int:
@@ -87,7 +88,7 @@ def run_target(args: argparse.Namespace) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateDataWarning)     # said once already
             vtr = topics_for_variants(scores, target=name, value=value, n_variants=nv, method=method.name,
-                                      min_diff=min_diff, alpha=args.alpha, resamples=rkw["resamples"],
+                                      min_diff=min_diff, alpha=args.alpha, n_resamples=rkw["n_resamples"],
                                       rng=args.seed)
     if args.json:
         print_json({**res.to_dict(), "source": scores.source, "measure": scores.measure,
@@ -116,16 +117,14 @@ def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target
     if res.n_topics is not None:
         prev = "" if res.at_n_minus_1 is None else f" (at n-1: {res.at_n_minus_1:.8g})"
         print(f"  achieved      {res.achieved:.8g}{prev}")
-    # TODO(coordinator): Interval.how -- read how the interval was computed from the result's
-    # Interval once TargetResult has one; until then: topic resampling leaves resamples > 0, the
-    # D-study of a reliability target always gives one, and every other case gives none
-    resampled = res.resamples > 0
-    if not (resampled or target.reliability):
-        print(f"  interval      {res.interval_method}")
+    ivl = res.interval
+    resampled = ivl.how is IntervalMethod.TOPIC_RESAMPLING
+    if ivl.how is IntervalMethod.NONE:
+        print(f"  interval      {ivl.describe()}")
     else:
-        lo = "-" if res.lower is None else res.lower
-        hi = "unbounded" if res.upper is None else res.upper
-        print(f"  {res.interval:.0%} interval  [{lo}, {hi}]  ({res.interval_method})")
+        lo = "-" if ivl.low is None else ivl.low
+        hi = "unbounded" if ivl.high is None else ivl.high
+        print(f"  {ivl.level:.0%} interval  [{lo}, {hi}]  ({ivl.describe()})")
     print(f"  learnt from   {res.n_systems} systems x {res.n_topics_observed} topics, {res.n_pairs} pairs"
           + (f" ({res.identical_pairs} identical, counted as ties)" if res.identical_pairs else ""))
     far_noted = False
@@ -135,18 +134,18 @@ def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target
         print(f"  note          {res.n_topics} is {res.n_topics / res.n_topics_observed:.1f} times the topics learnt "
               "from: counts this far out, and their interval, tend to run low (docs/planning.md, "
               "'What the interval on n covers'); plan towards the upper end")
-    if res.sim_resamples:
-        print(f"  simulation    {res.sim_resamples} resamples at each topic count (--resamples)")
+    if res.method_resamples:
+        print(f"  simulation    {res.method_resamples} resamples at each topic count (--resamples)")
     return far_noted
 
 
 def _print_variants(vtr: VariantTrade, method: str, far_noted: bool) -> None:
-    ivl = ("no interval on n" if not vtr.resamples else
-           f"{vtr.interval:.0%} interval on n from the same {vtr.resamples} topic resamples")
+    ivl = ("no interval on n" if not vtr.n_resamples else
+           f"{vtr.confidence_level:.0%} interval on n from the same {vtr.n_resamples} topic resamples")
     print(f"  variants      topics needed with V query variants per topic ({method}; each pair's "
           f"variant share of one variant's variance: median {vtr.variant_share:.2f}; {ivl}):")
     for r in vtr.rows:
-        print(f"    V = {r['n_variants']:<4} {_variant_count(r, bool(vtr.resamples))}   "
+        print(f"    V = {r['n_variants']:<4} {_variant_count(r, bool(vtr.n_resamples))}   "
               f"(variance x {r['variance_ratio']:.3f})")
     far = max((r["n_topics"] for r in vtr.rows if r["n_topics"] is not None), default=None)
     more = [r["n_variants"] for r in vtr.rows if r["n_variants"] > vtr.n_variants_observed]
@@ -170,18 +169,6 @@ def _variant_count(r: dict[str, Any], interval: bool) -> str:
 
 
 def statistic_words(res: TargetResult) -> str:
-    """What a size --target statistic is, in words (the JSON has the same settings as fields)."""
-    level = f"{1 - res.alpha:.0%}"
-    return {
-        "swap_rate": "mean over system pairs of the chance that two independent topic sets order the "
-                     "pair differently",
-        "reversal_rate": "mean over system pairs of the chance that a topic set orders the pair "
-                         "differently from the collection",
-        "kendall_tau": "expected Kendall tau between the system rankings of two independent topic sets",
-        "ci_width": f"median over system pairs of the width of the {level} interval of the pair's mean "
-                    "difference",
-        "power": f"mean over system pairs of the power of the paired t-test (alpha {res.alpha:g}) to "
-                 f"detect a difference of {res.min_diff:g}",
-        "erho2": "generalizability coefficient Erho2 of the D-study (the variance components)",
-        "phi": "dependability coefficient Phi of the D-study (the variance components)",
-    }[res.target]
+    """What a size --target statistic is, in words (the registry's description; the JSON has the
+    same settings as fields)."""
+    return methods.target(res.target).describe(alpha=res.alpha, min_diff=res.min_diff)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..validation import Validation
 
 NAME = "validate"
-STATISTICS = ("swap_rate", "reversal_rate")
+STATISTICS = methods.PAIR_RATES
 
 
 def add(subparsers: Subparsers) -> None:

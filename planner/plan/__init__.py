@@ -83,7 +83,11 @@ Modules, one step each:
 - :mod:`~planner.plan.pool`: :func:`pool_depth_study`, :func:`judgment_growth`,
   :class:`DepthStudy`, :class:`GrowthCurve`;
 - :mod:`~planner.plan.budget`: :func:`budget`, :class:`BudgetResult`;
-- :mod:`~planner.plan.allocation`: :func:`allocate`, :class:`Allocation`.
+- :mod:`~planner.plan.allocation`: :func:`allocate`, :class:`Allocation`;
+- :mod:`~planner.plan.stacked`: stacked strata (:class:`StackedStrata`, :func:`resampled_n`,
+  :func:`stratum_counts`): several collections, each a stratum with its own systems;
+- :mod:`~planner.plan.paired_bootstrap`: :func:`paired_bootstrap`, :class:`PairedBootstrap` (the
+  paired topic bootstrap of a collection's system ordering).
 """
 
 from __future__ import annotations
@@ -92,7 +96,8 @@ from .allocation import ALLOCATIONS, Allocation, allocate
 from .budget import BudgetResult, budget
 from .checks import MAX_COST, MAX_INTERVAL_RESAMPLES, N_MAX
 from .designs import APPROX, CORRECTIONS, DESIGNS, PAIRED_DESIGNS, SizeResult, topic_set_size
-from .paired import paired_difference
+from .paired import PairedDifference, paired_difference
+from .paired_bootstrap import PairedBootstrap, paired_bootstrap
 from .pairs import pair_variances
 from .pool import DepthStudy, GrowthCurve, judgment_growth, pool_depth_study
 from .power import design_power, sakai_initial_n
@@ -100,8 +105,9 @@ from .reusability import Reusability, leave_group_out
 from .search import interval_quantiles, smallest_n
 from .seeds import SeedComponents, SeedPower, SeedTradeoff, fit_seeds, seed_power, seed_topic_tradeoff
 from .selection import SelectionBias, SplitPlan, plan_split, selection_bias
-from .targets import TARGETS, TargetResult, check_target_value, size_for_target
-from .variants import MAX_VARIANTS, VARIANT_METHODS, VariantTrade, topics_for_variants
+from .stacked import STACK_TARGETS, StackedPoint, StackedStrata, resampled_n, stratum_counts
+from .targets import TargetResult, check_target_value, size_for_target
+from .variants import MAX_VARIANTS, VariantTrade, topics_for_variants
 
 __all__ = [
     "ALLOCATIONS",
@@ -113,12 +119,13 @@ __all__ = [
     "MAX_VARIANTS",
     "N_MAX",
     "PAIRED_DESIGNS",
-    "TARGETS",
-    "VARIANT_METHODS",
+    "STACK_TARGETS",
     "Allocation",
     "BudgetResult",
     "DepthStudy",
     "GrowthCurve",
+    "PairedBootstrap",
+    "PairedDifference",
     "Reusability",
     "SeedComponents",
     "SeedPower",
@@ -126,6 +133,8 @@ __all__ = [
     "SelectionBias",
     "SizeResult",
     "SplitPlan",
+    "StackedPoint",
+    "StackedStrata",
     "TargetResult",
     "VariantTrade",
     "allocate",
@@ -137,15 +146,18 @@ __all__ = [
     "judgment_growth",
     "leave_group_out",
     "pair_variances",
+    "paired_bootstrap",
     "paired_difference",
     "plan_split",
     "pool_depth_study",
+    "resampled_n",
     "sakai_initial_n",
     "seed_power",
     "seed_topic_tradeoff",
     "selection_bias",
     "size_for_target",
     "smallest_n",
+    "stratum_counts",
     "topic_set_size",
     "topics_for_variants",
 ]

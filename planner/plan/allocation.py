@@ -13,6 +13,7 @@ import numpy as np
 from scipy import stats
 
 from ..errors import ParameterError
+from ..results import ResultMixin
 from ..simulate import MAX_TOPICS, allocate_counts
 from ..variance import check_alpha, pair_index
 from .checks import complete_values, plain
@@ -23,8 +24,8 @@ __all__ = ["ALLOCATIONS", "Allocation", "allocate", "exact_allocation", "round_a
 ALLOCATIONS = ("proportional", "optimal")
 
 
-@dataclass(frozen=True)
-class Allocation:
+@dataclass(frozen=True, repr=False)
+class Allocation(ResultMixin):
     """Allocation of ``n`` topics across strata (:func:`allocate`).
 
     Attributes
@@ -55,6 +56,8 @@ class Allocation:
     >>> [s["n"] for s in al.strata], al.to_frame().shape[0]
     ([10, 10], 2)
     """
+
+    _repr_fields = ('method', 'n_topics', 'strata')
 
     method: str
     n_topics: int

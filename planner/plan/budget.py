@@ -11,14 +11,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
+from ..results import ResultMixin
 from .checks import N_MAX, check_cost, plain
 from .pool import DepthStudy, GrowthCurve
 
 __all__ = ["BudgetResult", "budget"]
 
 
-@dataclass(frozen=True)
-class BudgetResult:
+@dataclass(frozen=True, repr=False)
+class BudgetResult(ResultMixin):
     """Assessment budget over pool depths (:func:`budget`).
 
     Attributes
@@ -47,6 +48,8 @@ class BudgetResult:
     >>> b.cheapest["depth"], b.to_frame()["cost_per_topic"].tolist()
     (10, [30.0, 50.0])
     """
+
+    _repr_fields = ('cheapest', 'total', 'topic_cost', 'judgment_cost')
 
     rows: tuple
     cheapest: dict | None

@@ -73,11 +73,11 @@ def check_interval_resamples(resamples: object) -> int:
     ``MAX_INTERVAL_RESAMPLES``."""
     if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)):
         # True / False would be read as 1 / 0, 2.0 or inf as numbers: an integer or nothing
-        raise ParameterError(f"expected an integer, got {resamples!r}", parameter="resamples")
+        raise ParameterError(f"expected an integer, got {resamples!r}", parameter="n_resamples")
     r = int(resamples)
     if r < 0 or r == 1 or r > MAX_INTERVAL_RESAMPLES:
         raise ParameterError(f"must be 0 (no interval) or an integer from 2 to {MAX_INTERVAL_RESAMPLES:,}, "
-                             f"got {resamples!r}", parameter="resamples")
+                             f"got {resamples!r}", parameter="n_resamples")
     return r
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, SupportsFloat
 
 import numpy as np
@@ -18,9 +18,10 @@ from scipy import optimize
 
 from .._random import as_generator, seed_of, seed_to_use
 from ..errors import DegenerateDataWarning, ParameterError
+from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..variance import check_alpha, parse_selector
-from .checks import N_MAX, check_interval_resamples, check_min_diff, check_prob, complete_values, plain
+from .checks import N_MAX, check_interval_resamples, check_min_diff, check_prob, complete_values
 from .pairs import pair_variances
 from .power import design_power, expected_width, sakai_initial_n
 from .search import ceil_start, interval_quantiles, smallest_n, smallest_n_vec
@@ -33,8 +34,8 @@ APPROX = ("exact", "sakai")
 CORRECTIONS = (None, "none", "bonferroni", "holm")
 
 
-@dataclass(frozen=True)
-class SizeResult:
+@dataclass(frozen=True, repr=False)
+class SizeResult(ResultMixin):
     """Result of a classical topic-set-size design (:func:`topic_set_size`).
 
     Attributes
@@ -73,8 +74,9 @@ class SizeResult:
         For the ``pair`` selector, quantiles of the per-pair sizes (or min_diff / power).
     width_at_n_minus_1 : float or None
         ci design with n solved: expected width at ``n_topics - 1``.
-    n_lower, n_upper, interval, interval_method : optional
-        The topic-resampling interval on a solved n (``resamples > 0`` with a ScoreMatrix).
+    interval : Interval
+        The topic-resampling interval on a solved n (``n_resamples > 0`` with a ScoreMatrix;
+        ``how`` is ``NONE`` without one).
     n_initial : float or None
         ``approx="sakai"`` with n solved: Sakai's normal-theory starting value n'.
     seed : int or None
@@ -82,9 +84,11 @@ class SizeResult:
 
     Examples
     --------
-    >>> r = topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8)
-    >>> r.solved_for, r.n_topics, r.to_dict()["design"]
-    ('n_topics', 65, 'paired-t')
+    >>> r = topic_set_size(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8)
+    >>> r
+    SizeResult(design='paired-t', solved_for='n_topics', n_topics=65, power=0.8016, interval=Interval(none))
+    >>> r.to_dict()["design"], int(r.to_frame().loc[0, "n_topics"])
+    ('paired-t', 65)
     """
 
     design: str
@@ -106,26 +110,11 @@ class SizeResult:
     method: str
     per_pair: dict | None = None
     width_at_n_minus_1: float | None = None
-    n_lower: int | None = None
-    n_upper: int | None = None
-    interval: float | None = None
-    interval_method: str | None = None
+    interval: Interval = field(default_factory=lambda: Interval.none(""))
     n_initial: float | None = None
     seed: int | None = None
 
-    @property
-    def lower(self) -> int | None:
-        """``n_lower`` under the name :class:`TargetResult` uses (not in :meth:`to_dict`)."""
-        return self.n_lower
-
-    @property
-    def upper(self) -> int | None:
-        """``n_upper`` under the name :class:`TargetResult` uses (not in :meth:`to_dict`)."""
-        return self.n_upper
-
-    def to_dict(self) -> dict:
-        """Plain fields."""
-        return plain(asdict(self))
+    _repr_fields = ("design", "solved_for", "n_topics", "power", "interval")
 
 
 @dataclass(frozen=True)
@@ -260,7 +249,7 @@ def _fitted_variance(fitted: Any, selector: str, paired: bool) -> tuple[float, s
     kind, _ = parse_selector(selector, parameter="variance")
     if kind != "pooled":
         raise ParameterError(f"fitted components only give the pooled variance; pass the "
-                             f"ScoreMatrix for {selector!r}", parameter="variance_selector")
+                             f"ScoreMatrix for {selector!r}", parameter="variance")
     ve = float(fitted.var_e)
     s2 = 2 * ve if paired else ve
     if not s2 > 0:
@@ -268,19 +257,22 @@ def _fitted_variance(fitted: Any, selector: str, paired: bool) -> tuple[float, s
     return s2, "pooled", None
 
 
-def _resolve_variance(variance: Any, selector: str, design: str) -> tuple[float, str, np.ndarray | None]:
+def _resolve_variance(sigma2: Any, scores: Any, selector: str, design: str) -> tuple[float, str, np.ndarray | None]:
     """(sigma2, name of the variance used, per-pair variances or None)."""
     paired = design in PAIRED_DESIGNS
-    if variance is None:
-        raise ParameterError("give the variance the design needs (a number, a ScoreMatrix or "
-                             "fitted VarianceComponents)", parameter="variance")
-    if isinstance(variance, (int, float, np.floating, np.integer)) and not isinstance(variance, bool):
-        return _given_variance(variance, paired)
-    if isinstance(variance, ScoreMatrix):
-        return _matrix_variance(variance, selector, paired)
-    if hasattr(variance, "var_e"):  # VarianceComponents (fitted once; only its var_e is read)
-        return _fitted_variance(variance, selector, paired)
-    raise ParameterError(f"cannot use {type(variance).__name__} as a variance", parameter="variance")
+    if (sigma2 is None) == (scores is None):
+        raise ParameterError("give the variance the design needs: sigma2 (a number) or scores (a ScoreMatrix "
+                             "or fitted VarianceComponents), not both", parameter="sigma2")
+    if sigma2 is not None:
+        if isinstance(sigma2, (int, float, np.floating, np.integer)) and not isinstance(sigma2, bool):
+            return _given_variance(sigma2, paired)
+        raise ParameterError(f"expected a number, got {type(sigma2).__name__}", parameter="sigma2")
+    if isinstance(scores, ScoreMatrix):
+        return _matrix_variance(scores, selector, paired)
+    if hasattr(scores, "var_e"):  # VarianceComponents (fitted once; only its var_e is read)
+        return _fitted_variance(scores, selector, paired)
+    raise ParameterError(f"expected a ScoreMatrix or fitted VarianceComponents, got {type(scores).__name__}",
+                         parameter="scores")
 
 
 # ----------------------------------------------------------------------------- the solvers
@@ -397,7 +389,7 @@ def _ci_design(d: _Design, width_in: Any, n_topics: int | None) -> SizeResult:
                     width_at_n_minus_1=prev, n_initial=n_init)
 
 
-def _solve_design(*, design: str, min_diff: Any, variance: Any, variance_selector: str, alpha: float,
+def _solve_design(*, design: str, min_diff: Any, sigma2: Any, scores: Any, variance: str, alpha: float,
                   power: Any, n_topics: Any, systems: Any, exact: bool, approx: str | None, correction: str | None,
                   width: Any) -> SizeResult:
     """The design solved, without the interval on n."""
@@ -406,8 +398,8 @@ def _solve_design(*, design: str, min_diff: Any, variance: Any, variance_selecto
     systems = _check_systems(systems, design, correction)
     K = systems * (systems - 1) // 2 if correction else 1
     n_topics = _check_n_topics(n_topics)
-    sigma2, vname, per_pair_var = _resolve_variance(variance, variance_selector, design)
-    d = _Design(design, method, alpha, alpha / K, correction, K, systems, sigma2, vname, per_pair_var)
+    s2, vname, per_pair_var = _resolve_variance(sigma2, scores, variance, design)
+    d = _Design(design, method, alpha, alpha / K, correction, K, systems, s2, vname, per_pair_var)
     _check_ci_options(design, power, width, min_diff)
     if design == "ci":
         return _ci_design(d, width if width is not None else min_diff, n_topics)
@@ -430,7 +422,7 @@ def _resampled_sigma2(vals: np.ndarray, selector: str, paired: bool, resamples: 
     return s2s
 
 
-def _with_interval(res: SizeResult, scores: ScoreMatrix, selector: str, resamples: int, interval: float,
+def _with_interval(res: SizeResult, scores: ScoreMatrix, selector: str, resamples: int, level: float,
                    rng: Any) -> SizeResult:
     """``res`` with the topic-resampling interval on its solved n."""
     rng = seed_to_use(rng)      # a drawn seed when None, recorded so that the interval can be repeated
@@ -444,18 +436,17 @@ def _with_interval(res: SizeResult, scores: ScoreMatrix, selector: str, resample
         ns[pos] = smallest_n_vec(lambda k: design_power(res.design, k, res.min_diff, v, alpha=res.alpha_per_test,
                                                         systems=res.systems, approx=res.method)
                                  >= res.target_power, v.size)
-    lo, hi = interval_quantiles(ns, interval)
-    return replace(res, n_lower=None if not np.isfinite(lo) else int(lo),
-                   n_upper=None if not np.isfinite(hi) else int(hi), interval=interval,
-                   interval_method=f"topic resampling ({resamples} resamples, {selector} variance re-estimated)",
-                   seed=seed_of(rng))
+    lo, hi = interval_quantiles(ns, level)
+    ivl = Interval(None if not np.isfinite(lo) else int(lo), None if not np.isfinite(hi) else int(hi), level,
+                   IntervalMethod.TOPIC_RESAMPLING, resamples, f"{selector} variance re-estimated")
+    return replace(res, interval=ivl, seed=seed_of(rng))
 
 
-def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, variance: Any = None,
-                   variance_selector: str = "pooled", alpha: float = 0.05, power: float | None = None,
+def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, sigma2: float | None = None,
+                   scores: Any = None, variance: str = "pooled", alpha: float = 0.05, power: float | None = None,
                    n_topics: int | None = None, systems: int = 2, exact: bool = True,
                    approx: str | None = None, correction: str | None = None,
-                   width: float | None = None, resamples: int = 0, interval: float = 0.95,
+                   width: float | None = None, n_resamples: int = 0, confidence_level: float = 0.95,
                    rng: Any = None) -> SizeResult:
     """Solve a classical design for whichever of ``n_topics``, ``min_diff``, ``power`` is unset.
 
@@ -466,13 +457,18 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, v
     min_diff : float, optional
         Minimum detectable difference (anova: range best - worst). For ``ci`` it is accepted
         as the width cap when ``width`` is not given.
-    variance : float, ScoreMatrix or VarianceComponents
-        A float (the ``sigma2`` the design needs: variance of differences for paired-t/ci,
-        within-system variance for two-sample/anova), a ScoreMatrix, or fitted
-        ``VarianceComponents`` (used as fitted, not refitted).
-    variance_selector : str, optional
-        For a ScoreMatrix: ``pooled`` | ``pair`` | ``within-system`` | ``percentile:q``;
-        ``pair`` plans with the median pair and reports per-pair quantiles.
+    sigma2 : float, optional
+        The variance the design needs, given directly: the variance of per-topic differences
+        for paired-t/ci, the within-system variance for two-sample/anova. Give it or ``scores``.
+    scores : ScoreMatrix or VarianceComponents, optional
+        The collection the variance is estimated from (as :func:`size_for_target`'s first
+        argument), or its fitted ``VarianceComponents`` (used as fitted, not refitted; the
+        ``pooled`` variance only).
+    variance : str, optional
+        How the variance is estimated from ``scores`` (the selector of
+        :func:`size_for_target` and :func:`planner.predict`): ``pooled`` | ``pair`` |
+        ``within-system`` | ``percentile:q``; ``pair`` plans with the median pair and reports
+        per-pair quantiles.
     alpha : float, optional
         Significance level (family-wise with a correction); ``1 - alpha`` intervals for ci.
     power : float, optional
@@ -487,11 +483,11 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, v
         Over all ``m (m-1)/2`` pairs (t designs and ci).
     width : float, optional
         For ``ci``, the largest acceptable expected interval width.
-    resamples, interval, rng : optional
-        When ``variance`` is a ScoreMatrix and n is solved, ``resamples`` bootstrap resamples of
+    n_resamples, confidence_level, rng : optional
+        When ``scores`` is a ScoreMatrix and n is solved, ``n_resamples`` bootstrap resamples of
         its topics (one child stream of ``rng`` each) re-estimate the variance with the same
-        selector and re-solve n; ``n_lower`` / ``n_upper`` are the ``(1 -+ interval)/2``
-        quantiles. 0 (default) skips it.
+        selector and re-solve n; the result's ``interval`` ends are the
+        ``(1 -+ confidence_level)/2`` quantiles. 0 (default) skips it.
 
     Returns
     -------
@@ -505,17 +501,23 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, v
 
     Examples
     --------
-    >>> topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, power=0.8).n_topics
+    >>> topic_set_size(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8).n_topics
     65
-    >>> round(topic_set_size(design="paired-t", min_diff=0.05, variance=0.02, n_topics=65).power, 3)
+    >>> round(topic_set_size(design="paired-t", min_diff=0.05, sigma2=0.02, n_topics=65).power, 3)
     0.802
-    >>> topic_set_size(design="ci", width=0.1, variance=0.02).n_topics
+    >>> topic_set_size(design="ci", width=0.1, sigma2=0.02).n_topics
     33
+    >>> import planner
+    >>> m = planner.datasets.load("dl19-passage", measure="nDCG@10")
+    >>> r = topic_set_size(min_diff=0.05, power=0.8, scores=m, variance="pair", n_resamples=50, rng=1)
+    >>> r.variance, r.interval.how.value
+    ('pair (median over pairs)', 'topic resampling')
     """
-    res = _solve_design(design=design, min_diff=min_diff, variance=variance, variance_selector=variance_selector,
+    res = _solve_design(design=design, min_diff=min_diff, sigma2=sigma2, scores=scores, variance=variance,
                         alpha=alpha, power=power, n_topics=n_topics, systems=systems, exact=exact, approx=approx,
                         correction=correction, width=width)
-    resamples = check_interval_resamples(resamples)
-    if resamples == 0 or res.solved_for != "n_topics" or not isinstance(variance, ScoreMatrix):
+    n_resamples = check_interval_resamples(n_resamples)
+    if n_resamples == 0 or res.solved_for != "n_topics" or not isinstance(scores, ScoreMatrix):
         return res
-    return _with_interval(res, variance, variance_selector, resamples, check_prob(interval, "interval"), rng)
+    return _with_interval(res, scores, variance, n_resamples,
+                          check_prob(confidence_level, "confidence_level"), rng)

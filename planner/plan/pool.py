@@ -17,6 +17,7 @@ from .._random import as_generator, seed_of, seed_to_use
 from ..collection import Qrels, read_qrels
 from ..errors import DegenerateDataWarning, InputError, ParameterError
 from ..measures import as_runs, rank_frame, score_runs
+from ..results import ResultMixin
 from ..scores import ScoreMatrix
 from ..variance import fit
 from .checks import check_cost, check_interval_resamples, plain
@@ -69,8 +70,8 @@ def _ranked_runs(run_map: dict, topics: set, ties: str = "trec_eval") -> Any:
 
 # ----------------------------------------------------------------------------- growth curve
 
-@dataclass(frozen=True)
-class GrowthCurve:
+@dataclass(frozen=True, repr=False)
+class GrowthCurve(ResultMixin):
     """Distinct documents per topic in the depth-k pool against the number of pooled runs.
 
     Fitted per depth as a power law ``J_k(r) = a_k * r ** b_k`` by least squares on
@@ -96,6 +97,8 @@ class GrowthCurve:
     >>> g.predict(10, 16)
     32.0
     """
+
+    _repr_fields = ('depths', 'a', 'b', 'r2', 'n_runs')
 
     depths: tuple[int, ...]
     a: dict
@@ -240,8 +243,8 @@ def judgment_growth(runs: Any, qrels: Any = None, *, depths: Any = (10, 20, 50, 
 
 # ----------------------------------------------------------------------------- depth study
 
-@dataclass(frozen=True)
-class DepthStudy:
+@dataclass(frozen=True, repr=False)
+class DepthStudy(ResultMixin):
     """Pool depth against topics (:func:`pool_depth_study`).
 
     Attributes
@@ -269,7 +272,7 @@ class DepthStudy:
         none qualifies) and ``reason`` text.
     n_runs, n_topics, pool_runs, topic_cost, judgment_cost, tau_min
         The inputs and the collection's size.
-    resamples, seed : int
+    n_resamples, seed : int
         The topic resamples behind ``n_lower``/``n_upper`` (0: no interval) and the seed they
         were drawn with (drawn when ``rng`` is None; None for a Generator).
 
@@ -281,6 +284,8 @@ class DepthStudy:
     >>> d.to_frame()["depth"].tolist()
     [10]
     """
+
+    _repr_fields = ('measure', 'target', 'value', 'method', 'recommendation')
 
     measure: str
     target: str
@@ -297,7 +302,7 @@ class DepthStudy:
     topic_cost: float
     judgment_cost: float
     tau_min: float
-    resamples: int = 0
+    n_resamples: int = 0
     seed: int | None = None
 
     def to_dict(self) -> dict:
@@ -347,7 +352,8 @@ def _needs(m: ScoreMatrix, p: _Plan) -> tuple[dict[str, int | None], int | None,
                 continue
             by[t] = tr.n_topics
             if tr.n_topics is not None and tr.n_topics > best[0]:
-                best = (tr.n_topics, tr.lower, tr.upper)
+                lo_, hi_ = tr.interval.low, tr.interval.high
+                best = (tr.n_topics, None if lo_ is None else int(lo_), None if hi_ is None else int(hi_))
     need = None if any(n is None for n in by.values()) else int(best[0])
     lo, hi = (best[1], best[2]) if need is not None else (None, None)
     return by, need, lo, hi
@@ -485,10 +491,11 @@ def _depth_iv(depths: Any, resamples: Any, rng: Any, method: str, topic_cost: fl
 
 
 def pool_depth_study(runs: Any, qrels: Any, *, depths: Any = (10, 20, 50, 100), measure: str = "nDCG@10",
-                     pool_runs: Sequence[str] | None = None, target: str = "swap_rate",
-                     value: float = 0.05, variance: str = "pair", min_diff: float = 0.05,
+                     pool_runs: Sequence[str] | None = None,
+                     target: str = methods.DEFAULT_BUDGET_TARGET[0], value: float = methods.DEFAULT_BUDGET_TARGET[1],
+                     variance: str = "pair", min_diff: float = 0.05,
                      alpha: float = 0.05, topic_cost: float = 0.0, judgment_cost: float = 1.0,
-                     tau_min: float = 0.9, resamples: int = 0, rng: Any = None, targets: Any = None,
+                     tau_min: float = 0.9, n_resamples: int = 0, rng: Any = None, targets: Any = None,
                      method: str = methods.DEFAULT_METHOD) -> DepthStudy:
     """Re-score runs with judgments restricted to the depth-k pool and weigh depth against topics.
 
@@ -512,7 +519,7 @@ def pool_depth_study(runs: Any, qrels: Any, *, depths: Any = (10, 20, 50, 100), 
         The runs that form the pool (default all).
     target, value : optional
         The target solved at each depth (:func:`size_for_target` with ``method`` and
-        ``variance``, and ``resamples`` topic resamples for an interval).
+        ``variance``, and ``n_resamples`` topic resamples for an interval).
     targets : list of (target, value), optional
         Replaces ``target``/``value``: a depth then needs the largest count over them
         (``n_by_target`` keeps each; the interval is the binding target's).
@@ -522,7 +529,7 @@ def pool_depth_study(runs: Any, qrels: Any, *, depths: Any = (10, 20, 50, 100), 
         ``cost_per_topic = topic_cost + judgments_per_topic * judgment_cost``.
     tau_min : float, optional
         The least Kendall tau against full judgments a recommended depth has.
-    resamples, rng : optional
+    n_resamples, rng : optional
         Topic resamples of the interval on n, and their seed.
     method : str, optional
         A closed-form method (solved at every depth); default
@@ -542,11 +549,11 @@ def pool_depth_study(runs: Any, qrels: Any, *, depths: Any = (10, 20, 50, 100), 
     >>> [r["depth"] for r in ds.rows], ds.method
     ([2, 4], 'analytic')
     """
-    depths, resamples, rng = _depth_iv(depths, resamples, rng, method, topic_cost, judgment_cost, tau_min)
+    depths, resamples, rng = _depth_iv(depths, n_resamples, rng, method, topic_cost, judgment_cost, tau_min)
     tlist = [(str(t), float(v)) for t, v in (targets if targets else [(target, value)])]
     p = _Plan([(t, _request_or_none(t, v, method=method, variance=variance, min_diff=min_diff, alpha=alpha,
-                                    quantile=50.0, interval=0.95, resamples=resamples, n_max=100_000,
-                                    sim_resamples=1000)) for t, v in tlist], variance, rng)
+                                    quantile=50.0, confidence_level=0.95, n_resamples=resamples,
+                                    n_max=100_000, method_resamples=1000)) for t, v in tlist], variance, rng)
     q = read_qrels(qrels)
     run_map = as_runs(runs)
     pool_names = list(run_map) if pool_runs is None else [str(r) for r in pool_runs]
@@ -571,5 +578,5 @@ def pool_depth_study(runs: Any, qrels: Any, *, depths: Any = (10, 20, 50, 100), 
                       targets=tuple(tlist), method=method, rows=tuple(rows), full=full_row,
                       recommendation=_recommend(rows, tau_min), n_runs=len(run_map),
                       n_topics=len(full.topics), pool_runs=tuple(pool_names), topic_cost=float(topic_cost),
-                      judgment_cost=float(judgment_cost), tau_min=float(tau_min), resamples=resamples,
+                      judgment_cost=float(judgment_cost), tau_min=float(tau_min), n_resamples=resamples,
                       seed=seed_of(rng) if resamples > 0 else None)

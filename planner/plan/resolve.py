@@ -3,7 +3,7 @@
 The collection's topics are resampled with replacement (one child stream of the generator
 per resample); each resample's pair differences, variances and components are recomputed
 and the smallest n re-solved, all resamples together. The ends of the interval are the
-``(1 -+ interval) / 2`` quantiles of the re-solved counts (:func:`interval_quantiles`). For the
+``(1 -+ confidence_level) / 2`` quantiles of the re-solved counts (:func:`interval_quantiles`). For the
 swap, reversal and Kendall tau targets of a pilot-aware (predictive) method each resample is
 re-solved with that method's own model (its prior refitted on every resample); otherwise with
 the analytic formulas. For Erho2 and Phi the interval is the D-study's (Feldt / AJF).
@@ -14,15 +14,15 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .. import methods
 from ..errors import DegenerateDataWarning
-from ..scores import ScoreMatrix
+from ..results import Interval
 from ..simulate import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
-from ..variance import fit, pair_index, pair_moments
+from ..variance import VarianceComponents, pair_index, pair_moments
 from .pairs import PairModel, batch_stat
 from .search import interval_quantiles, smallest_n_vec
 
@@ -127,23 +127,20 @@ def resolve_analytic(t: methods.Target, value: float, rs: ResampledModels, n_max
                           rs.D.shape[0], 2, n_max)
 
 
-def topic_interval(ns: np.ndarray, interval: float) -> tuple[int | None, int | None]:
+def topic_interval(ns: np.ndarray, confidence_level: float) -> tuple[int | None, int | None]:
     """The interval on n of the re-solved counts ``ns`` (``None`` where unbounded)."""
-    lo, hi = interval_quantiles(ns, interval)
+    lo, hi = interval_quantiles(ns, confidence_level)
     return (None if not np.isfinite(lo) else int(lo)), (None if not np.isfinite(hi) else int(hi))
 
 
-def dstudy_interval(scores: ScoreMatrix, target: str, value: float,
-                    interval: float) -> tuple[int | None, int | None, str]:
+def dstudy_interval(components: VarianceComponents, target: str, value: float,
+                    confidence_level: float) -> Interval:
     """The D-study interval on n of an Erho2 or Phi target (Feldt / Arteaga-Jeyaratnam-Franklin)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateDataWarning)
-        need = fit(scores).topics_for(**{target: value}, alpha=1 - interval)
+    need = components.topics_for(**{target: value}, alpha=1 - confidence_level)
     # the D-study counts from 1 topic, the answer from 2 (the least a pair's variance needs):
     # the interval uses the answer's floor, so it always contains the answer
 
     def conv(v: float | None) -> int | None:
         return None if v is None or not math.isfinite(v) else max(2, int(v))
 
-    name = "Feldt" if target == "erho2" else "Arteaga-Jeyaratnam-Franklin"
-    return conv(need.lower), conv(need.upper), f"D-study interval ({name})"
+    return replace(need.interval, low=conv(need.interval.low), high=conv(need.interval.high))

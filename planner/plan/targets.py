@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .. import methods
 from .._random import as_generator, draw_seed, seed_of
-from ..errors import DegenerateDataWarning, InputError, ParameterError
+from ..errors import DegenerateDataWarning, IdenticalPairsWarning, InputError, ParameterError
+from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
-from ..simulate import predict
-from ..variance import check_alpha
+from ..simulate import fit_model, predict
+from ..variance import VarianceComponents, check_alpha, fit
 from .checks import (
     as_scores,
     check_interval_resamples,
@@ -28,22 +29,16 @@ from .checks import (
     check_prob,
     check_quantile,
     complete_values,
-    plain,
 )
 from .pairs import PairModel
 from .resolve import dstudy_interval, resample_models, resolve_analytic, resolve_predictive, topic_interval
 from .search import smallest_n
 
-__all__ = ["TARGETS", "FittedPairs", "TargetRequest", "TargetResult", "check_target_value", "fit_pairs",
+__all__ = ["FittedPairs", "TargetRequest", "TargetResult", "check_target_value", "fit_pairs",
            "size_for_target", "solve_target", "target_request"]
 
-#: target -> (direction, the prediction row's column), for every target a size is solved for
-#: (derived from :data:`planner.methods.TARGETS`; kept for the modules that still import it)
-TARGETS = {t.name: (t.direction, t.statistic) for t in methods.TARGETS.values() if t.solvable}
-
-
-@dataclass(frozen=True)
-class TargetResult:
+@dataclass(frozen=True, repr=False)
+class TargetResult(ResultMixin):
     """Smallest topic count meeting a target, with an interval.
 
     Attributes
@@ -58,13 +53,11 @@ class TargetResult:
         Smallest n meeting it (``None`` when no n up to ``n_max`` does).
     achieved, at_n_minus_1 : float or None
         The statistic at ``n_topics`` and at ``n_topics - 1``.
-    lower, upper : int or None
-        Interval on n (``interval`` level) from the uncertainty of the variance estimates
-        (``interval_method`` says how; ``None`` = unbounded).
-    interval : float
-        Level of the interval.
-    interval_method : str
-        How the interval was computed (``"none ..."`` when it was not).
+    interval : Interval
+        Interval on n from the uncertainty of the estimates: ``how`` is ``TOPIC_RESAMPLING``
+        (``n_resamples`` topic resamples, each re-solved), ``ANALYTIC`` (the D-study's Feldt /
+        Arteaga-Jeyaratnam-Franklin interval of Erho2 and Phi) or ``NONE`` (``note`` says why);
+        an end ``None`` is unbounded.
     method : str
         How the statistic was computed (a :data:`planner.methods.METHODS` name).
     variance : str
@@ -76,14 +69,11 @@ class TargetResult:
     identical_pairs : int
         Pairs of systems identical on every topic; they count as ties, as in
         :func:`planner.simulate.predict` (swap and reversal rate 0.5, power 1, width 0).
-    resamples : int
-        Topic resamples behind the interval on n; 0 when it came from the D-study or none was
-        computed.
     seed : int or None
         The integer seed, when one was given; for the random methods the seed every n was
         simulated with (drawn from the Generator given, or fresh without one), so
         ``rng=seed`` repeats the answer.
-    sim_resamples : int
+    method_resamples : int
         The resamples of each simulated n for the random methods (what drives their n); 0 for
         the closed-form methods.
     resampled_n : numpy.ndarray or None
@@ -96,9 +86,11 @@ class TargetResult:
     --------
     >>> from planner import datasets, plan
     >>> m = datasets.load("dl19-passage", measure="nDCG@10")
-    >>> r = plan.size_for_target(m, target="swap_rate", value=0.05, method="analytic", resamples=0)
-    >>> r.direction, r.n_topics is not None, r.to_dict()["target"]
-    ('<=', True, 'swap_rate')
+    >>> r = plan.size_for_target(m, target="swap_rate", value=0.05, method="analytic", n_resamples=50, rng=1)
+    >>> r.interval   # doctest: +ELLIPSIS
+    Interval(..., ..., level=0.95, topic resampling)
+    >>> r.interval.how.value, r.to_dict()["interval"]["n_resamples"], r.to_frame().shape[0]
+    ('topic resampling', 50, 1)
     """
 
     target: str
@@ -107,10 +99,7 @@ class TargetResult:
     n_topics: int | None
     achieved: float | None
     at_n_minus_1: float | None
-    lower: int | None
-    upper: int | None
-    interval: float
-    interval_method: str
+    interval: Interval
     method: str
     variance: str
     min_diff: float
@@ -119,26 +108,11 @@ class TargetResult:
     n_systems: int
     n_topics_observed: int
     identical_pairs: int
-    resamples: int
     seed: int | None
-    sim_resamples: int = 0
-    resampled_n: np.ndarray | None = field(default=None, repr=False, compare=False)
+    method_resamples: int = 0
+    resampled_n: np.ndarray | None = field(default=None, repr=False, compare=False, metadata={"raw": True})
 
-    @property
-    def n_lower(self) -> int | None:
-        """``lower`` under the name :class:`SizeResult` uses (not in :meth:`to_dict`)."""
-        return self.lower
-
-    @property
-    def n_upper(self) -> int | None:
-        """``upper`` under the name :class:`SizeResult` uses (not in :meth:`to_dict`)."""
-        return self.upper
-
-    def to_dict(self) -> dict:
-        """Plain fields (without ``resampled_n``)."""
-        d = asdict(self)
-        d.pop("resampled_n")
-        return plain(d)
+    _repr_fields = ("target", "value", "n_topics", "interval")
 
 
 def check_target_value(target: str, value: object, min_diff: object = 0.05) -> float:
@@ -189,10 +163,10 @@ class TargetRequest:
     min_diff: float
     alpha: float
     quantile: float
-    interval: float
-    resamples: int
+    confidence_level: float
+    n_resamples: int
     n_max: int
-    sim_resamples: int
+    method_resamples: int
 
     @property
     def options(self) -> dict[str, float]:
@@ -205,30 +179,50 @@ class TargetRequest:
 
 
 def target_request(*, target: str, value: object, method: str, variance: str, min_diff: float, alpha: float,
-                   quantile: float, interval: float, resamples: int, n_max: int,
-                   sim_resamples: int) -> TargetRequest:
+                   quantile: float, confidence_level: float, n_resamples: int, n_max: int,
+                   method_resamples: int) -> TargetRequest:
     """Check the arguments of :func:`size_for_target` (every check before any work)."""
     v = check_target_value(target, value, min_diff)
     alpha = check_alpha(alpha)
-    interval = check_prob(interval, "interval")
+    confidence_level = check_prob(confidence_level, "confidence_level")
     quantile = check_quantile(quantile)
-    resamples = check_interval_resamples(resamples)
+    n_resamples = check_interval_resamples(n_resamples)
     m = methods.method(method)
     if m.engine is methods.Engine.PREDICTIVE and variance not in m.variances:
         raise ParameterError(f"method {method!r} uses each pair's own variance (variance='pair'); "
                              f"got {variance!r}", parameter="variance")
-    return TargetRequest(methods.TARGETS[target], v, m, variance, float(min_diff), alpha, quantile, interval,
-                         resamples, n_max, int(sim_resamples))
+    return TargetRequest(methods.TARGETS[target], v, m, variance, float(min_diff), alpha, quantile,
+                         confidence_level, n_resamples, n_max, int(method_resamples))
 
 
 @dataclass(frozen=True)
 class FittedPairs:
-    """A collection coerced once and its pair model fitted once (what every target reads)."""
+    """A collection coerced once and its pair model fitted once (what every target reads).
+
+    ``components`` (the variance components, for the D-study interval of Erho2 and Phi) and
+    ``prior`` (a predictive method's prior) are fitted on first use and kept.
+    """
 
     scores: ScoreMatrix
     vals: np.ndarray
     model: PairModel
     variance: str
+    fitted: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def components(self) -> VarianceComponents:
+        """The variance components of the collection (fitted once)."""
+        if "components" not in self.fitted:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DegenerateDataWarning)
+                self.fitted["components"] = fit(self.scores)
+        return self.fitted["components"]
+
+    def prior(self, method: methods.Method) -> Any:
+        """The prior ``method`` fits (``None`` for a method without one), fitted once per method."""
+        key = ("prior", method.name)
+        if key not in self.fitted:
+            self.fitted[key] = fit_model(self.scores, method=method.name)
+        return self.fitted[key]
 
 
 def fit_pairs(scores: Any, variance: str) -> FittedPairs:
@@ -248,18 +242,21 @@ def _check_identical(data: FittedPairs, target: str) -> int:
     if identical:
         warnings.warn(f"{identical} pair(s) of systems identical on every topic: each counts as a tie in "
                       f"the {target} target (swap and reversal rate 0.5, power 1, interval width 0), as in "
-                      "planner predict", DegenerateDataWarning, stacklevel=4)
+                      "planner predict", IdenticalPairsWarning, stacklevel=4)
     return identical
 
 
-def _predict_stat(scores: ScoreMatrix, req: TargetRequest, seed: int) -> Callable[[int], float]:
-    """The target's statistic at n on the curve of ``req.method`` (memoised per n)."""
+def _predict_stat(data: FittedPairs, req: TargetRequest, seed: int) -> Callable[[int], float]:
+    """The target's statistic at n on the curve of ``req.method`` (memoised per n; a predictive
+    method's prior fitted once)."""
     cache: dict[int, float] = {}
+    prior = data.prior(req.method)
 
     def stat(n: int) -> float:
         if n not in cache:
-            curve = predict(scores, topics=[int(n)], method=req.method.name, min_diff=req.min_diff,
-                            alpha=req.alpha, resamples=req.sim_resamples, keep_pairs=False, rng=seed)
+            curve = predict(data.scores, topics=[int(n)], method=req.method.name, min_diff=req.min_diff,
+                            alpha=req.alpha, n_resamples=req.method_resamples, keep_pairs=False, rng=seed,
+                            model=prior)
             cache[n] = float(curve.rows[0][req.target.statistic])
         return cache[n]
     return stat
@@ -268,7 +265,7 @@ def _predict_stat(scores: ScoreMatrix, req: TargetRequest, seed: int) -> Callabl
 def _simulated_point(data: FittedPairs, req: TargetRequest,
                      seed: int) -> tuple[int | None, Callable[[int], float]]:
     """The smallest n on a :func:`planner.simulate.predict` curve, and the curve."""
-    stat_at = _predict_stat(data.scores, req, seed)
+    stat_at = _predict_stat(data, req, seed)
     top = req.n_max
     T = data.vals.shape[1]
     if req.method.disjoint:
@@ -283,7 +280,8 @@ def _simulated_point(data: FittedPairs, req: TargetRequest,
         raise ParameterError(
             f"method {req.method.name!r} cannot reach {t} {req.value:g}: it draws two disjoint topic sets "
             f"from the collection's {T} topics, so it stops at {top} topics, where "
-            f"{t} is {stat_at(top):.4g}; use method 'analytic', 'predictive' or 'bootstrap'",
+            f"{t} is {stat_at(top):.4g}; use a method that is not limited to the collection's topics: "
+            + ", ".join(methods.method_names(lambda m: not m.disjoint)),
             parameter="method")
     return n_star, stat_at
 
@@ -300,39 +298,39 @@ def _warn_tied_means(data: FittedPairs, req: TargetRequest) -> None:
 
 
 def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
-              gen: np.random.Generator) -> tuple[int | None, int | None, str, np.ndarray | None]:
-    """``(lower, upper, interval_method, resampled_n)`` of the answer ``n_star``."""
-    t, m = req.target, req.method
-    if n_star is None and req.resamples > 0 and not t.reliability:
+              gen: np.random.Generator) -> tuple[Interval, np.ndarray | None]:
+    """The interval on n of the answer ``n_star``, and the re-solved counts behind it."""
+    t, m, level = req.target, req.method, req.confidence_level
+    if n_star is None and req.n_resamples > 0 and not t.reliability:
         # resamples can meet a target the collection itself does not (they break exact ties):
         # an interval without a point would answer another question
-        return None, None, "none (the target is not reached on the collection itself)", None
+        return Interval.none("the target is not reached on the collection itself", level), None
     if not m.interval_on_n and not t.reliability:
         # the analytic re-solve of each topic resample answers for another estimator: its
         # interval could even exclude this method's n (a parametric 251 against [101, 248])
-        return None, None, (f"none ({m.name}: an interval on n would re-run the simulation on every topic "
-                            "resample; --method analytic gives one, but for the analytic estimator, which "
-                            "can exclude this method's n)"), None
+        return Interval.none(f"{m.name}: an interval on n would re-run the simulation on every topic "
+                             "resample; --method analytic gives one, but for the analytic estimator, which "
+                             "can exclude this method's n", level), None
     if t.reliability:
-        return (*dstudy_interval(data.scores, t.name, req.value, req.interval), None)
-    if req.resamples == 0:
-        return None, None, "none", None
+        return dstudy_interval(data.components(), t.name, req.value, level), None
+    if req.n_resamples == 0:
+        return Interval.none("", level), None
     # the pilot-aware methods' swap, reversal and tau are re-solved with their own model
     spec = m.spec if t.pair_rate else None
-    rs = resample_models(data.vals, req.variance, gen, req.resamples,
+    rs = resample_models(data.vals, req.variance, gen, req.n_resamples,
                          kurtosis=spec is not None and spec.integrate)
     if spec is not None:
         ns = resolve_predictive(t, req.value, rs, data.vals.shape[1], spec, req.n_max)
     else:
         ns = resolve_analytic(t, req.value, rs, req.n_max, **req.options)
-    lower, upper = topic_interval(ns, req.interval)
-    how = f"topic resampling ({req.resamples} resamples, {m.name if spec is not None else 'analytic'} re-solve)"
-    return lower, upper, how, ns
+    lower, upper = topic_interval(ns, level)
+    note = f"{m.name if spec is not None else 'analytic'} re-solve"
+    return Interval(lower, upper, level, IntervalMethod.TOPIC_RESAMPLING, req.n_resamples, note), ns
 
 
 def _seed(req: TargetRequest, rng: Any) -> tuple[Any, int | None]:
     """The rng to use and its recorded seed: drawn when none is given and anything is random."""
-    if rng is None and ((req.resamples > 0 and not req.target.reliability) or req.method.random):
+    if rng is None and ((req.n_resamples > 0 and not req.target.reliability) or req.method.random):
         rng = draw_seed()       # recorded, so that the interval (or simulation) can be repeated
     return rng, seed_of(rng)
 
@@ -359,21 +357,20 @@ def solve_target(data: FittedPairs, req: TargetRequest, rng: Any = None) -> Targ
     prev = float(stat_at(n_star - 1)) if n_star is not None and n_star > 2 else None
     if n_star is None and m.engine is methods.Engine.ANALYTIC and req.target.pair_rate:
         _warn_tied_means(data, req)
-    lower, upper, how, ns = _interval(data, req, n_star, gen)
+    interval, ns = _interval(data, req, n_star, gen)
     return TargetResult(target=req.target.name, value=req.value, direction=req.target.direction,
-                        n_topics=n_star, achieved=achieved, at_n_minus_1=prev, lower=lower, upper=upper,
-                        interval=req.interval, interval_method=how, method=m.name,
+                        n_topics=n_star, achieved=achieved, at_n_minus_1=prev, interval=interval, method=m.name,
                         variance=m.default_variance if m.random else req.variance,
                         min_diff=req.min_diff, alpha=req.alpha, n_pairs=int(data.model.dbar.size),
                         n_systems=data.vals.shape[0], n_topics_observed=data.vals.shape[1],
-                        identical_pairs=identical, resamples=req.resamples if ns is not None else 0, seed=seed,
-                        sim_resamples=req.sim_resamples if m.random else 0, resampled_n=ns)
+                        identical_pairs=identical, seed=seed,
+                        method_resamples=req.method_resamples if m.random else 0, resampled_n=ns)
 
 
 def size_for_target(scores: Any, *, target: str, value: float, method: str = methods.DEFAULT_METHOD,
                     variance: str = "pair", min_diff: float = 0.05, alpha: float = 0.05,
-                    quantile: float = 50.0, interval: float = 0.95, resamples: int = 200,
-                    n_max: int = 100_000, sim_resamples: int = 1000, rng: Any = None) -> TargetResult:
+                    quantile: float = 50.0, confidence_level: float = 0.95, n_resamples: int = 200,
+                    n_max: int = 100_000, method_resamples: int = 1000, rng: Any = None) -> TargetResult:
     """Smallest number of topics for which a statistic of the collection meets ``value``.
 
     Parameters
@@ -398,8 +395,8 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
         Level of the intervals whose width is the ``ci_width`` target, and of the power test.
     quantile : float, optional
         The quantile over pairs of the ``ci_width`` statistic (50 = median).
-    interval, resamples : float, int, optional
-        Level and count of the topic-resampling interval on n (``resamples=0`` skips it). For
+    confidence_level, n_resamples : float, int, optional
+        Level and count of the topic-resampling interval on n (``n_resamples=0`` skips it). For
         ``erho2``/``phi`` the interval is the D-study interval of
         :meth:`planner.variance.VarianceComponents.topics_for` (Feldt / AJF). The interval
         re-solves each resample with the analytic formulas, or, for the swap, reversal and
@@ -407,8 +404,8 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
         refitted on every resample; ``predictive-integrated`` costs about 16 times more).
     n_max : int, optional
         Largest n searched.
-    sim_resamples : int, optional
-        ``resamples`` of each :func:`planner.simulate.predict` call (random methods); every n is
+    method_resamples : int, optional
+        ``n_resamples`` of each :func:`planner.simulate.predict` call (random methods); every n is
         simulated with the same seed (common random numbers), so the search is over a fixed curve.
     rng : int, Generator or None, optional
         Seed or Generator for the resampling (one child stream per resample).
@@ -420,7 +417,7 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
     Notes
     -----
     Memory: ``K T`` floats for the ``K = S (S-1) / 2`` pair differences of one resample, plus
-    ``3 B K`` (``B = resamples``) for the resampled pair means and variances, which are solved
+    ``3 B K`` (``B = n_resamples``) for the resampled pair means and variances, which are solved
     together (a few more ``B K`` temporaries per step of the search); the pilot-aware re-solve
     works on blocks of resamples of about 4e6 float64 values (``B K`` more for
     ``predictive-integrated``'s kurtoses).
@@ -429,12 +426,12 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
     --------
     >>> from planner import datasets
     >>> m = datasets.load("dl19-passage", measure="nDCG@10")
-    >>> a = size_for_target(m, target="swap_rate", value=0.05, method="analytic", resamples=0)
-    >>> p = size_for_target(m, target="swap_rate", value=0.05, resamples=0)   # predictive
+    >>> a = size_for_target(m, target="swap_rate", value=0.05, method="analytic", n_resamples=0)
+    >>> p = size_for_target(m, target="swap_rate", value=0.05, n_resamples=0)   # predictive
     >>> p.method, a.n_topics <= p.n_topics
     ('predictive', True)
     """
     req = target_request(target=target, value=value, method=method, variance=variance, min_diff=min_diff,
-                         alpha=alpha, quantile=quantile, interval=interval, resamples=resamples, n_max=n_max,
-                         sim_resamples=sim_resamples)
+                         alpha=alpha, quantile=quantile, confidence_level=confidence_level,
+                         n_resamples=n_resamples, n_max=n_max, method_resamples=method_resamples)
     return solve_target(fit_pairs(scores, variance), req, rng)

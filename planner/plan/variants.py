@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,24 +23,23 @@ import numpy as np
 from .. import methods
 from .._random import as_generator, seed_of, seed_to_use
 from ..errors import DegenerateDataWarning, InputError, ParameterError
+from ..results import IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate import fit_prior, pair_variance_model, predictive_pair_rates
 from ..variance import check_alpha, pair_index
-from .checks import as_scores, check_interval_resamples, check_prob, check_quantile, plain
+from .checks import as_scores, check_interval_resamples, check_prob, check_quantile
 from .pairs import PairModel, batch_stat
 from .search import interval_quantiles, smallest_n
 from .targets import check_target_value
 
-__all__ = ["MAX_VARIANTS", "VARIANT_METHODS", "VariantTrade", "topics_for_variants", "variant_pair_variance"]
+__all__ = ["MAX_VARIANTS", "VariantTrade", "topics_for_variants", "variant_pair_variance"]
 
-#: methods :func:`topics_for_variants` solves with (a closed form each; from the registry)
-VARIANT_METHODS = methods.method_names(lambda m: m.variants)
 #: most query variants per topic :func:`topics_for_variants` (and a study's ``variants``) accepts
 MAX_VARIANTS = 10_000
 
 
-@dataclass(frozen=True)
-class VariantTrade:
+@dataclass(frozen=True, repr=False)
+class VariantTrade(ResultMixin):
     """Topics a target needs with ``v`` query variants per topic, for several ``v``.
 
     Attributes
@@ -57,11 +56,19 @@ class VariantTrade:
     rows : list of dict
         One per ``v``: ``n_variants``; ``n_topics`` (``None``: not reached up to ``n_max``);
         ``queries`` (``n_topics * n_variants``); ``achieved`` (the statistic at ``n_topics``);
-        ``n_lower``, ``n_upper`` (the interval on n, with ``resamples``); ``variance_ratio``
+        ``n_lower``, ``n_upper`` (the interval on n, with ``n_resamples``); ``variance_ratio``
         (the median over pairs of the variance of a topic's mean difference with ``v``
         variants, relative to the collection's own ``V``).
-    interval, interval_method, resamples, seed
-        The interval on n of each row: topic resampling, ``"none"`` when skipped.
+    confidence_level : float
+        The level of each row's interval on n.
+    interval_method : IntervalMethod
+        How it was computed: ``TOPIC_RESAMPLING`` (the topics resampled with all their variants,
+        each resample re-solved with the method), ``NONE`` when skipped or when the collection
+        itself reaches the target at no ``v``.
+    n_resamples : int
+        Topic resamples behind the intervals (0: none).
+    seed : int or None
+        The seed of the resampling, when it ran.
 
     Examples
     --------
@@ -70,6 +77,8 @@ class VariantTrade:
     >>> m = ScoreMatrix.build(x, ["a", "b", "c", "d"], [str(t) for t in range(30)], variants=["1", "2", "3"])
     >>> r = topics_for_variants(m, target="swap_rate", value=0.05, method="analytic", n_variants=[1, 3])
     >>> [row["n_variants"] for row in r.rows], r.rows[0]["n_topics"] >= r.rows[1]["n_topics"]
+    ([1, 3], True)
+    >>> list(r.to_frame()["n_variants"]), len(repr(r)) < 300
     ([1, 3], True)
     """
 
@@ -85,14 +94,18 @@ class VariantTrade:
     identical_pairs: int
     variant_share: float
     rows: list
-    interval: float = 0.95
-    interval_method: str = "none"
-    resamples: int = 0
+    confidence_level: float = 0.95
+    interval_method: IntervalMethod = IntervalMethod.NONE
+    n_resamples: int = 0
     seed: int | None = None
 
-    def to_dict(self) -> dict:
-        """Plain fields."""
-        return plain(asdict(self))
+    _repr_fields = ("target", "value", "method", "rows", "interval_method")
+
+    def to_frame(self) -> Any:
+        """One row per number of variants (:attr:`rows`)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
 
 
 def variant_pair_variance(x: np.ndarray) -> np.ndarray:
@@ -222,9 +235,10 @@ def _question(target: str, value: Any, method: str, min_diff: float, alpha: floa
         raise ParameterError(f"{target} with query variants comes from the three-facet D-study "
                              "(planner.variance.fit_variants(...).dstudy), not from this function",
                              parameter="target")
-    if method not in VARIANT_METHODS:
+    allowed = methods.method_names(lambda m: m.variants)
+    if method not in allowed:
         raise ParameterError(f"method {method!r} has no model of query variants; expected one of "
-                             f"{', '.join(VARIANT_METHODS)}", parameter="method")
+                             f"{', '.join(allowed)}", parameter="method")
     alpha = check_alpha(alpha)
     quantile = check_quantile(quantile)
     return _Question(t, v, methods.METHODS[method], float(min_diff), alpha, quantile, n_max)
@@ -256,7 +270,7 @@ def _check_n_variants(n_variants: Any, V: int) -> list[int]:
 
 
 def _resampled_rows(x: np.ndarray, q: _Question, vs: list[int], rows: list[dict], source: Any, resamples: int,
-                    interval: float, rng: Any) -> None:
+                    level: float, rng: Any) -> None:
     """Each row's interval on n from ``resamples`` topic resamples (each topic with all its variants)."""
     T = x.shape[1]
     ns = np.full((resamples, len(vs)), np.inf)
@@ -270,18 +284,19 @@ def _resampled_rows(x: np.ndarray, q: _Question, vs: list[int], rows: list[dict]
     for j, r in enumerate(rows):
         if r["n_topics"] is None:       # no interval for a count the collection does not reach
             continue
-        lo, hi = interval_quantiles(ns[:, j], interval)
+        lo, hi = interval_quantiles(ns[:, j], level)
         r.update(n_lower=int(lo) if np.isfinite(lo) else None, n_upper=int(hi) if np.isfinite(hi) else None)
 
 
 def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: Any = None,
                         method: str = methods.DEFAULT_METHOD, min_diff: float = 0.05, alpha: float = 0.05,
-                        quantile: float = 50.0, n_max: int = 100_000, resamples: int = 0, interval: float = 0.95,
+                        quantile: float = 50.0, n_max: int = 100_000, n_resamples: int = 0,
+                        confidence_level: float = 0.95,
                         rng: Any = None) -> VariantTrade:
     """Smallest number of topics meeting a target when each topic has ``v`` query variants.
 
     Scores are averaged over a topic's variants; the model is in :mod:`planner.plan.variants`.
-    ``v = V`` is :func:`size_for_target` on the collection (``resamples=0``).
+    ``v = V`` is :func:`size_for_target` on the collection (``n_resamples=0``).
 
     Parameters
     ----------
@@ -296,17 +311,18 @@ def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: A
         Variants per topic to solve for (default ``1 .. V``; at most :data:`MAX_VARIANTS`);
         more than ``V`` extrapolates the model.
     method : str, optional
-        ``analytic``, or a normal-prior predictive method (:data:`VARIANT_METHODS`): the pilot's
+        ``analytic``, or a normal-prior predictive method (those with
+        :attr:`planner.methods.Method.variants`): the pilot's
         ``dbar`` keeps its noise ``s2_d / T``, future topics have ``sigma_d^2(v) / n``
         (``predictive-shrunk``/``-pooled`` multiply their own variance by the same factor).
         Power and interval width use the paired t formulas with ``sigma_d^2(v)``. Default
         :data:`planner.methods.DEFAULT_METHOD` (``"predictive"``).
     min_diff, alpha, quantile, n_max : optional
         As in :func:`size_for_target`.
-    resamples, interval, rng : optional
-        ``resamples`` bootstrap resamples of the topics, each with all its variants (one child
+    n_resamples, confidence_level, rng : optional
+        ``n_resamples`` bootstrap resamples of the topics, each with all its variants (one child
         stream of ``rng`` each), re-fit the model and re-solve every ``v``; a row's
-        ``n_lower`` / ``n_upper`` are the ``(1 -+ interval)/2`` quantiles (``None`` past
+        ``n_lower`` / ``n_upper`` are the ``(1 -+ confidence_level)/2`` quantiles (``None`` past
         ``n_max``, or when the collection itself does not reach the target). 0 (default) skips it.
 
     Returns
@@ -334,20 +350,19 @@ def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: A
     assert rows is not None         # (warn=True raises instead)
     for r in rows:
         r.update(n_lower=None, n_upper=None)
-    resamples = check_interval_resamples(resamples)
-    interval = check_prob(interval, "interval")
-    imethod, seed = "none", None
+    resamples = check_interval_resamples(n_resamples)
+    level = check_prob(confidence_level, "confidence_level")
+    imethod, seed = IntervalMethod.NONE, None
     if resamples and all(r["n_topics"] is None for r in rows):
         # resamples can meet a target the collection itself does not: no interval without a point
-        imethod, resamples = "none (the target is not reached on the collection itself)", 0
+        resamples = 0
     if resamples:
         rng = seed_to_use(rng)      # a drawn seed when None, recorded so that the interval can be repeated
-        _resampled_rows(x, q, vs, rows, m.source, resamples, interval, rng)
-        imethod = (f"topic resampling ({resamples} resamples of the topics with all their variants, "
-                   f"{method} re-solve)")
+        _resampled_rows(x, q, vs, rows, m.source, resamples, level, rng)
+        imethod = IntervalMethod.TOPIC_RESAMPLING
         seed = seed_of(rng)
     return VariantTrade(target=target, value=q.value, direction=q.target.direction, method=method,
                         min_diff=q.min_diff, alpha=q.alpha, n_systems=S, n_topics_observed=T,
                         n_variants_observed=V, identical_pairs=n_identical,
-                        variant_share=share, rows=rows, interval=float(interval),
-                        interval_method=imethod, resamples=resamples, seed=seed)
+                        variant_share=share, rows=rows, confidence_level=float(level),
+                        interval_method=imethod, n_resamples=resamples, seed=seed)

@@ -192,10 +192,6 @@ depend on the other counts requested, on chunking, or on the order. With
 
 from __future__ import annotations
 
-from ..methods import METHODS as _REGISTRY
-from ..methods import TARGETS as _TARGETS
-from ..methods import Engine as _Engine
-from ..methods import method_names as _method_names
 from ..variance import pair_index, score_grid
 from .checks import MAX_RESAMPLES, MAX_TOPICS
 from .curve import DEFAULT_BINS, Curve
@@ -203,7 +199,7 @@ from .engine import PAIR_STATS, PairEngine, Setup
 from .firstset import FirstSetBins, first_set_bins
 from .informative import filter_informative
 from .pairs import pair_moments
-from .predict import ENGINES, predict
+from .predict import ENGINES, fit_model, predict
 from .priors import PRIORS, Prior, fit_prior
 from .rates import (
     MIN_DF,
@@ -221,26 +217,11 @@ from .scenarios import ScenarioTable, compare_measures, default_grid, scenarios,
 from .strata import STRATA_MODES, allocate_counts
 
 __all__ = [
-    "CLOSED_FORM", "DEFAULT_BINS", "ENGINES", "INTERNAL_METHODS", "MAX_RESAMPLES", "MAX_TOPICS", "METHODS",
-    "MIN_DF", "PAIR_STATS", "PREDICTIVE", "PRIORS", "STATISTICS", "STRATA_MODES", "TARGETS", "VARIANCES",
+    "DEFAULT_BINS", "ENGINES", "MAX_RESAMPLES", "MAX_TOPICS",
+    "MIN_DF", "PAIR_STATS", "PRIORS", "STATISTICS", "STRATA_MODES", "VARIANCES",
     "Curve", "FirstSetBins", "PairEngine", "PairRates", "Prior", "ScenarioTable", "Setup", "VarianceScales",
-    "allocate_counts", "compare_measures", "default_grid", "filter_informative", "first_set_bins", "fit_prior",
-    "pair_index",
+    "allocate_counts", "compare_measures", "default_grid", "filter_informative", "first_set_bins", "fit_model",
+    "fit_prior", "pair_index",
     "pair_moments", "pair_variance_model", "plugin_pair_rates", "predict", "predictive_pair_rates",
     "scenarios", "score_grid", "topics_needed", "variance_df", "variance_scales",
 ]
-
-# --- derived from planner.methods, for the modules that still import them from here
-# (kept until the other areas read the registry; no name is written twice)
-#: the pilot-aware methods: name -> (prior, variance, integrate) of their spec
-PREDICTIVE = {m.name: (m.spec.prior, m.spec.variance, m.spec.integrate)
-              for m in _REGISTRY.values() if m.spec is not None}
-#: every method, in the registry's order
-METHODS = _method_names()
-#: the closed-form methods (no resampling, no seed): analytic first, then the predictive ones
-CLOSED_FORM = _method_names(lambda m: m.engine is _Engine.ANALYTIC) + tuple(PREDICTIVE)
-#: what planner.pilot called its methods: the predictive ones, and the plug-in analytic one (None)
-INTERNAL_METHODS: dict[str, tuple[str, str, bool] | None] = {
-    **PREDICTIVE, **{name: None for name in _method_names(lambda m: m.engine is _Engine.ANALYTIC)}}
-#: target name -> (row statistic, direction)
-TARGETS = {t.name: (t.statistic, t.direction) for t in _TARGETS.values()}

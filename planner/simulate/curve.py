@@ -20,6 +20,7 @@ import numpy as np
 
 from .._json import plain as _plain
 from ..errors import ParameterError
+from ..results import ResultMixin
 
 __all__ = ["DEFAULT_BINS", "Curve"]
 
@@ -27,8 +28,8 @@ __all__ = ["DEFAULT_BINS", "Curve"]
 DEFAULT_BINS = (0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, math.inf)
 
 
-@dataclass(frozen=True)
-class Curve:
+@dataclass(frozen=True, repr=False)
+class Curve(ResultMixin):
     """What ``n`` topics buy: :func:`predict`'s result.
 
     Attributes:
@@ -67,6 +68,8 @@ class Curve:
             ``tau2 / (tau2 + sigma_d^2 / T)``, the factor by which a pair's observed
             difference is pulled towards 0 (1 = plug-in); else ``None``.
     """
+
+    _repr_fields = ('method', 'variance', 'seed', 'topics', 'measure')
 
     method: str
     variance: str

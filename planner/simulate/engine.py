@@ -32,6 +32,7 @@ import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -81,6 +82,8 @@ class Setup:
         Values of differences per block in the pair passes (bounded by the memory).
     base : SeedSequence or None
         Parent of the per-count streams of a random engine.
+    prior : Prior or None
+        A predictive engine's prior, fitted earlier on the same scores (None: fit it).
     """
 
     method: Method
@@ -102,6 +105,7 @@ class Setup:
     components: dict = field(default_factory=dict)
     pair_block: int = 2_000_000
     base: np.random.SeedSequence | None = None
+    prior: Any = None
 
     @property
     def n_pairs(self) -> int:

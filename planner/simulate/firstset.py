@@ -51,7 +51,7 @@ class FirstSetBins:
     swaps : numpy.ndarray
         ``(N, B)``: of those, the draws the second set orders the other way (a tie on one of
         the two sets counts half).
-    resamples : int
+    n_resamples : int
         Pairs of disjoint sets drawn per topic count.
     seed : int or None
         The seed given.
@@ -61,7 +61,7 @@ class FirstSetBins:
     edges: tuple[float, ...]
     draws: np.ndarray
     swaps: np.ndarray
-    resamples: int
+    n_resamples: int
     seed: int | None
 
     @property
@@ -83,7 +83,7 @@ class FirstSetBins:
         """Plain-Python form (``rows`` as in :meth:`to_frame`; NaN as None)."""
         rows = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
                 for r in self.to_frame().to_dict("records")]
-        return {"binning": "first-set (Voorhees & Buckley)", "resamples": self.resamples,
+        return {"binning": "first-set (Voorhees & Buckley)", "n_resamples": self.n_resamples,
                 "seed": self.seed, "rows": rows}
 
 
@@ -112,10 +112,10 @@ def _seed_sequence(rng) -> np.random.SeedSequence:
 
 
 def first_set_bins(scores, *, topics: Sequence[int], bins: Sequence[float] = DEFAULT_BINS,
-                   resamples: int = 1000, rng=None) -> FirstSetBins:
+                   n_resamples: int = 1000, rng=None) -> FirstSetBins:
     """Swap rates by bins of the first topic set's ``|difference|`` (Voorhees & Buckley).
 
-    For each topic count n, ``resamples`` times: two disjoint sets of n topics drawn without
+    For each topic count n, ``n_resamples`` times: two disjoint sets of n topics drawn without
     replacement; every pair's mean difference on each (``d1``, ``d2``, exact sums on the
     scores' integer grid, so a tie is exactly 0); the draw counted in the bin of ``|d1|``,
     and as a swap when ``d2`` has the other sign (half when one of the two is a tie).
@@ -128,7 +128,7 @@ def first_set_bins(scores, *, topics: Sequence[int], bins: Sequence[float] = DEF
         Topic counts n, each with ``2 n`` at most the collection's topic count.
     bins : sequence of float
         Bin edges of ``|d1|`` (default :data:`DEFAULT_BINS`, the bins of ``predict``).
-    resamples : int
+    n_resamples : int
         Pairs of sets drawn per n.
     rng : int, Generator or None
         Seed; the draws of each n come from their own child stream.
@@ -140,7 +140,7 @@ def first_set_bins(scores, *, topics: Sequence[int], bins: Sequence[float] = DEF
     Examples
     --------
     >>> x = [[0.1, 0.2, 0.3, 0.4], [0.2, 0.2, 0.2, 0.2], [0.4, 0.3, 0.2, 0.1]]
-    >>> r = first_set_bins(x, topics=[2], bins=[0, 0.1, 1], resamples=50, rng=1)
+    >>> r = first_set_bins(x, topics=[2], bins=[0, 0.1, 1], n_resamples=50, rng=1)
     >>> int(r.draws.sum())      # 3 pairs x 50 draws
     150
     """
@@ -148,7 +148,7 @@ def first_set_bins(scores, *, topics: Sequence[int], bins: Sequence[float] = DEF
     m = as_matrix(scores)
     x = m.topic_scores()
     ns, edges = _check(x, topics, bins)
-    R = check_int(resamples, "resamples", minimum=1)
+    R = check_int(n_resamples, "n_resamples", minimum=1)
     S, T = x.shape
     a, b = pair_index(S)
     base = _seed_sequence(rng)
@@ -177,4 +177,4 @@ def first_set_bins(scores, *, topics: Sequence[int], bins: Sequence[float] = DEF
             draws[j] += np.bincount(code[ok], minlength=B)[:B]
             swaps[j] += np.bincount(code[ok], weights=sw[ok], minlength=B)[:B]
     return FirstSetBins(topics=tuple(ns), edges=tuple(float(e) for e in edges), draws=draws, swaps=swaps,
-                        resamples=R, seed=rng if isinstance(rng, int) else None)
+                        n_resamples=R, seed=rng if isinstance(rng, int) else None)

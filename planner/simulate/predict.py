@@ -33,11 +33,12 @@ from .kernels import BLOCK
 from .pairs import components, pair_moments
 from .parametric import ParametricEngine
 from .predictive import PredictiveEngine
+from .priors import Prior
 from .resampling import ResamplingEngine
 from .strata import allocation, strata_plan
 from .summary import PairSums, bin_rows, rows
 
-__all__ = ["ENGINES", "Options", "predict", "predict_iv"]
+__all__ = ["ENGINES", "Options", "fit_model", "predict", "predict_iv"]
 
 #: the engine class of each kind of method (:class:`planner.methods.Engine`)
 ENGINES: dict[Engine, type[PairEngine]] = {
@@ -67,18 +68,19 @@ class Options:
     chunk_pairs: int | None
     max_memory: int
     t_tests: bool
+    model: Prior | None = None
 
 
-def _check_numbers(min_diff, alpha, resamples) -> int:
+def _check_numbers(min_diff, alpha, n_resamples) -> int:
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
         raise ParameterError(f"expected a number, got {alpha!r}", parameter="alpha")
     check_alpha(alpha)
     check_min_diff(min_diff)
-    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 2:
-        raise ParameterError(f"must be an integer >= 2, got {resamples!r}", parameter="resamples")
-    if resamples > MAX_RESAMPLES:
-        raise ParameterError(f"must be at most {MAX_RESAMPLES:,}, got {resamples}", parameter="resamples")
-    return int(resamples)
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2:
+        raise ParameterError(f"must be an integer >= 2, got {n_resamples!r}", parameter="n_resamples")
+    if n_resamples > MAX_RESAMPLES:
+        raise ParameterError(f"must be at most {MAX_RESAMPLES:,}, got {n_resamples}", parameter="n_resamples")
+    return int(n_resamples)
 
 
 def _check_work(t_tests, chunk_pairs, bins) -> np.ndarray:
@@ -110,8 +112,8 @@ def _check_variance(method: Method, variance: str | None) -> str:
     return expect
 
 
-def predict_iv(scores, *, topics, method, variance, min_diff, alpha, resamples, strata, costs, rng, bins,
-               keep_pairs, chunk_pairs, max_memory, t_tests) -> Options:
+def predict_iv(scores, *, topics, method, variance, min_diff, alpha, n_resamples, strata, costs, rng, bins,
+               keep_pairs, chunk_pairs, max_memory, t_tests, model=None) -> Options:
     """Check :func:`predict`'s arguments (in its order of errors) and return them clean.
 
     ``rng`` None becomes a drawn seed for a random method (recorded in the curve).
@@ -120,13 +122,16 @@ def predict_iv(scores, *, topics, method, variance, min_diff, alpha, resamples, 
     ns = topic_counts(topics)
     meth = check_method(method)
     rng = seed_to_use(rng, meth)   # None: a drawn seed, recorded in Curve.seed
-    resamples = _check_numbers(min_diff, alpha, resamples)
+    resamples = _check_numbers(min_diff, alpha, n_resamples)
     edges = _check_work(t_tests, chunk_pairs, bins)
     variance = _check_variance(meth, variance)
     if not meth.strata and strata != "uniform":
         raise ParameterError(f"method {meth.name!r} supports only strata='uniform'", parameter="strata")
+    if model is not None and (meth.spec is None or not isinstance(model, Prior) or model.kind != meth.spec.prior):
+        raise ParameterError(f"expected the fitted prior of method {meth.name!r} (planner.simulate.fit_model), "
+                             f"got {type(model).__name__}", parameter="model")
     return Options(m, ns, meth, rng, variance, min_diff, alpha, resamples, strata, costs, edges,
-                   keep_pairs, chunk_pairs, max_memory, t_tests)
+                   keep_pairs, chunk_pairs, max_memory, t_tests, model)
 
 
 def _allocations(o: Options, x: np.ndarray, groups, W, labels) -> list[np.ndarray | None]:
@@ -172,7 +177,7 @@ def setup(o: Options) -> Setup:
     base = cast(SeedSequence, as_generator(o.rng).bit_generator.seed_seq).spawn(1)[0] if o.method.random else None
     return Setup(o.method, x, a, b, dbar, s2, labels, groups, W, o.topics, allocs, variance=o.variance,
                  alpha=o.alpha, min_diff=o.min_diff, resamples=o.resamples, t_tests=bool(o.t_tests),
-                 components=comps, pair_block=pblock, base=base)
+                 components=comps, pair_block=pblock, base=base, prior=o.model)
 
 
 def chunk_size(engine: PairEngine, s: Setup, chunk_pairs: int | None, max_memory: int) -> int:
@@ -202,12 +207,51 @@ def _curve(o: Options, s: Setup, sums: PairSums, engine: PairEngine) -> Curve:
                  extrapolation=extrap, components=s.components, prior=engine.prior_info)
 
 
+def fit_model(scores, *, method: str = DEFAULT_METHOD) -> Prior | None:
+    """The model ``method`` fits on ``scores`` before it predicts: a predictive method's prior.
+
+    Pass it to :func:`predict` (``model=``) to predict other topic counts of the same scores
+    without refitting it; the numbers are the same as without it. ``None`` for a method that
+    fits nothing.
+
+    Parameters
+    ----------
+    scores : ScoreMatrix, path, DataFrame or array
+        As for :func:`predict`.
+    method : str, optional
+        A method of :data:`planner.methods.METHODS`.
+
+    Returns
+    -------
+    Prior or None
+
+    Examples
+    --------
+    >>> import planner
+    >>> from planner.simulate import fit_model, predict
+    >>> m = planner.datasets.load("dl19-passage", measure="nDCG@10")
+    >>> prior = fit_model(m)
+    >>> a = predict(m, topics=[50], model=prior).rows[0]["swap_rate_mean"]
+    >>> bool(a == predict(m, topics=[50]).rows[0]["swap_rate_mean"])
+    True
+    """
+    meth = check_method(method)
+    if meth.spec is None:
+        return None
+    o = predict_iv(scores, topics=[2], method=method, variance=None, min_diff=0.05, alpha=0.05,
+                   n_resamples=2, strata="uniform", costs=None, rng=None, bins=DEFAULT_BINS, keep_pairs=False,
+                   chunk_pairs=None, max_memory=256 * 2 ** 20, t_tests=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)     # predict warns when it runs
+        return cast(PredictiveEngine, ENGINES[meth.engine].prepare(setup(o))).prior
+
+
 def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | None = None,
-            min_diff: float = 0.05, alpha: float = 0.05, resamples: int = 1000,
+            min_diff: float = 0.05, alpha: float = 0.05, n_resamples: int = 1000,
             strata: str = "uniform", costs: Mapping[str, float] | None = None, rng=None,
             bins: Sequence[float] = DEFAULT_BINS, keep_pairs: bool = True,
             chunk_pairs: int | None = None, max_memory: int = 256 * 2 ** 20,
-            t_tests: bool = True) -> Curve:
+            t_tests: bool = True, model: Prior | None = None) -> Curve:
     """Curves of reversal, swap, Kendall tau, interval width, power, Erho2, Phi vs ``n``.
 
     Parameters
@@ -229,7 +273,7 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
         True difference at which the power is computed.
     alpha : float, optional
         Test level; intervals are ``1 - alpha``.
-    resamples : int, optional
+    n_resamples : int, optional
         ``R`` for the random methods.
     strata : str, optional
         ``"uniform"``, ``"stratified"`` (= ``"proportional"``) or ``"optimal"``.
@@ -251,6 +295,9 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
     t_tests : bool, optional
         ``bootstrap``/``subsample``: run the paired t-test in every resample (power and
         discriminative power); ``False`` skips them (those columns become NaN).
+    model : Prior, optional
+        A predictive method's prior fitted earlier on the same scores (:func:`fit_model`), so
+        that a caller predicting one count at a time fits it once; default: fit it here.
 
     Returns
     -------
@@ -267,15 +314,16 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
     --------
     >>> import planner
     >>> scores = planner.datasets.load("dl19-passage", measure="nDCG@10")
-    >>> curve = planner.predict(scores, topics=[25, 50], method="bootstrap", resamples=200, rng=1)
+    >>> curve = planner.predict(scores, topics=[25, 50], method="bootstrap", n_resamples=200, rng=1)
     >>> [r["n_topics"] for r in curve.rows], curve.seed
     ([25, 50], 1)
     >>> bool(curve.row(50)["swap_rate_mean"] < curve.row(25)["swap_rate_mean"])
     True
     """
     o = predict_iv(scores, topics=topics, method=method, variance=variance, min_diff=min_diff, alpha=alpha,
-                   resamples=resamples, strata=strata, costs=costs, rng=rng, bins=bins, keep_pairs=keep_pairs,
-                   chunk_pairs=chunk_pairs, max_memory=max_memory, t_tests=t_tests)
+                   n_resamples=n_resamples, strata=strata, costs=costs, rng=rng, bins=bins,
+                   keep_pairs=keep_pairs, chunk_pairs=chunk_pairs, max_memory=max_memory, t_tests=t_tests,
+                   model=model)
     s = setup(o)
     engine = ENGINES[o.method.engine].prepare(s)
     chunk = chunk_size(engine, s, o.chunk_pairs, o.max_memory)

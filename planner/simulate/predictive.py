@@ -55,7 +55,8 @@ class PredictiveEngine(AnalyticEngine):
         T = setup.x.shape[1]
         self.s2_pred = pair_variance_model(setup.s2, spec.variance)
         # the prior once, over all pairs; the rates are then per chunk and n
-        self.prior = fit_prior(setup.dbar, self.s2_pred, T, prior=spec.prior)
+        self.prior = (setup.prior if setup.prior is not None
+                      else fit_prior(setup.dbar, self.s2_pred, T, prior=spec.prior))
         self.prior_info = prior_summary(self.prior, self.s2_pred, T, spec.variance, spec.integrate)
         self.nu = variance_df(T, _direct_pair_moments(setup.x, setup.a, setup.b, kurtosis=True,
                                                       block=setup.pair_block)[2]) if spec.integrate else None

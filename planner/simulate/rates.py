@@ -101,6 +101,7 @@ import numpy as np
 from scipy import special
 
 from ..errors import ParameterError
+from ..methods import PAIR_RATES
 from .priors import Prior, check_pair_inputs, fit_prior, mixture_loglik
 
 __all__ = [
@@ -109,7 +110,7 @@ __all__ = [
 ]
 
 #: the rates a pilot predicts (and ``validate`` checks)
-STATISTICS = ("swap_rate", "reversal_rate")
+STATISTICS = PAIR_RATES
 
 # bound on the number of float64 values of one working block (pairs chunk x grid)
 _BLOCK = 2_000_000

@@ -27,6 +27,7 @@ from .._json import plain as _plain
 from .._random import as_generator, keyed_stream, seed_of
 from ..errors import ParameterError
 from ..methods import METHODS, TARGETS, Target, target_names
+from ..results import ResultMixin
 from ..scores import ScoreMatrix
 from .checks import check_method, complete_matrix, seed_to_use, topic_counts
 from .curve import Curve
@@ -107,8 +108,8 @@ def default_grid(n_collection_topics: int, method: str) -> tuple[int, ...]:
     return tuple(int(v) for v in np.unique(np.linspace(5, hi, 12).astype(int)))
 
 
-@dataclass(frozen=True)
-class ScenarioTable:
+@dataclass(frozen=True, repr=False)
+class ScenarioTable(ResultMixin):
     """Topics each scenario needs for one target (see :func:`compare_measures`, :func:`scenarios`).
 
     Attributes:
@@ -124,6 +125,8 @@ class ScenarioTable:
             random (``rng=seed`` repeats the table); ``None`` for a Generator or a
             closed-form method given no seed.
     """
+
+    _repr_fields = ('target', 'value', 'method', 'seed')
 
     target: str
     value: float

@@ -42,7 +42,7 @@ Collection (exactly one source)::
     dataset: dl19-passage          # embedded data set (planner.datasets.available())
     scores: path                   # wide / tidy CSV|TSV, trec_eval -q file or folder
     runs: folder + qrels: file     # TREC runs scored with ir_measures
-    stack: [{...}, {...}]          # collections as strata (systems may differ; planner.stacked)
+    stack: [{...}, {...}]          # collections as strata (systems may differ; planner.plan.stacked)
     variant_divisor: 1000          # query id = topic * d + variant (query variations)
     strata: path | {topic: stratum}  # topic metadata (stratum per topic)
     missing: error                 # missing-cell policy (planner.scores)
@@ -60,8 +60,8 @@ and :mod:`~planner.study.pool` (one scenario, typed :mod:`~planner.study.results
 :mod:`~planner.study.run` (the grid, the worker pool), :mod:`~planner.study.narrative` and
 :mod:`~planner.study.honest` (the answer and the honest statement in words),
 :mod:`~planner.study.tables`. The statistics a study needs beyond the library's planning
-functions are public in :mod:`planner.stacked` (stratified width, power and allocation
-over stacked collections) and :mod:`planner.paired_bootstrap` (the paired topic bootstrap).
+functions are public in :mod:`planner.plan.stacked` (stratified width, power and allocation
+over stacked collections) and :mod:`planner.plan.paired_bootstrap` (the paired topic bootstrap).
 
 The answer's figures (what its topic count buys, and the collection's own topic count) are
 computed at exactly those counts with the scenario's method (the resampling methods keep

@@ -86,7 +86,7 @@ def _sampling_error(s0: ScenarioResult, h: HonestStatement) -> str:
            "skipped)" if same else "")
     return (f"**Sampling error (paired resampling of topics).** The best system leads the second"
             f"{dup} ({p.second_system}, {p.second_mean:.3f}) by {p.diff_top2:.3f}, "
-            f"{h.interval} [{p.diff_top2_lo:.3f}, {p.diff_top2_hi:.3f}]; "
+            f"{h.interval} [{p.diff_top2_interval.low:.3f}, {p.diff_top2_interval.high:.3f}]; "
             f"reversal rate of that pair {p.reversal_top2:.3f}. Over all pairs the mean bootstrap "
             f"reversal rate at {p.n_topics} topics (the share of topic resamples that order a pair "
             "against the collection, whose order is taken as given here"

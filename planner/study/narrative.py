@@ -9,8 +9,7 @@ import math
 import numpy as np
 
 from .. import methods
-from ..plan import design_power
-from ..stacked import allocate
+from ..plan import design_power, stratum_counts
 from .pool import finite
 from .results import Answer, PairedComparison, ScenarioResult, ScenarioTarget, Verdict
 from .schema import GRID_KEYS, MAX_TOPICS
@@ -30,9 +29,9 @@ def to_build(s: ScenarioResult) -> int | None:
 def _binding_interval(s: ScenarioResult) -> tuple[int, int] | None:
     """The 95% interval on n of the scenario's binding target (its largest count), when known."""
     t = s.binding()
-    if t is None or s.need() is None or t.lower is None or t.upper is None:
+    if t is None or s.need() is None or t.interval.low is None or t.interval.high is None:
         return None
-    return int(t.lower), int(t.upper)
+    return int(t.interval.low), int(t.interval.high)
 
 
 def _paired_row(paired: list[PairedComparison], scens: list[ScenarioResult], name_a: str,
@@ -134,14 +133,14 @@ def _duplicates_note(s0: ScenarioResult, binding: ScenarioTarget) -> str:
             f"that keeps a swap and reversal rate of 0.5 at any topic count; with one run of "
             f"each such group ({len(d.duplicate_runs)} run(s) left out, with all "
             f"their pairs) the target needs {d.n_topics} topics"
-            + (f" (95% interval on n: {int(d.lower)} to {int(d.upper)})"
-               if d.lower is not None and d.upper is not None else "") + ".")
+            + (f" (95% interval on n: {int(d.interval.low)} to {int(d.interval.high)})"
+               if d.interval.low is not None and d.interval.high is not None else "") + ".")
 
 
 def _binding_sentence(s0: ScenarioResult, binding: ScenarioTarget) -> str:
     text = f" The binding target is {binding.target} {binding.value:g}"
-    if binding.lower is not None and binding.upper is not None:
-        text += (f" (95% interval on n: {int(binding.lower)} to {int(binding.upper)}, "
+    if binding.interval.low is not None and binding.interval.high is not None:
+        text += (f" (95% interval on n: {int(binding.interval.low)} to {int(binding.interval.high)}, "
                  "from the uncertainty of the collection's own estimates)")
         T0 = s0.data.n_topics or 0
         n = binding.n_topics or 0
@@ -295,7 +294,7 @@ def _split_buys(s0: ScenarioResult, n_show: int) -> list[str]:
     labs = list(s0.strata["weights"])
     W = np.array([s0.strata["weights"][k] for k in labs])
     sig = np.sqrt(np.array([s0.strata["sigma2"][k] for k in labs]))
-    prop, opt = allocate(n_show, W), allocate(n_show, W * sig)
+    prop, opt = stratum_counts(n_show, W), stratum_counts(n_show, W * sig)
     return ["split: proportional " + ", ".join(f"{k} {int(v)}" for k, v in zip(labs, prop))
             + "; Neyman-optimal " + ", ".join(f"{k} {int(v)}" for k, v in zip(labs, opt))]
 
@@ -392,9 +391,9 @@ def _paired_verdict(pr: PairedComparison, a_, b_, lo: tuple, hi: tuple) -> str:
     """Measures on the same topics: the paired interval is the verdict; the two intervals on n can
     overlap while it excludes 0."""
     return (f" Their 95% intervals on n are [{a_[0]}, {a_[1]}] and [{b_[0]}, {b_[1]}]; "
-            f"paired over the same {pr.resamples} topic resamples, the difference "
-            f"({_signed(hi[1] - lo[1])}, 95% interval [{_signed(_bound(pr.extra_lower, -1))}, "
-            f"{_signed(_bound(pr.extra_upper, 1))}]) "
+            f"paired over the same {pr.extra_interval.n_resamples} topic resamples, the difference "
+            f"({_signed(hi[1] - lo[1])}, 95% interval [{_signed(_bound(pr.extra_interval.low, -1))}, "
+            f"{_signed(_bound(pr.extra_interval.high, 1))}]) "
             + ("is larger than the uncertainty of the collection's own estimates." if pr.verdict.apart else
                "is within the uncertainty of the collection's own estimates."))
 
@@ -510,7 +509,7 @@ def _paired_part(s0: ScenarioResult, r: PairedComparison) -> str:
     sign = 1 if mine_fewer else -1
     # the other measure's count minus this one's: paired_difference's interval is symmetric,
     # so negating the table's gives exactly paired_difference(mine, other)
-    lo, hi = sorted((sign * _bound(r.extra_lower, -1), sign * _bound(r.extra_upper, 1)))
+    lo, hi = sorted((sign * _bound(r.extra_interval.low, -1), sign * _bound(r.extra_interval.high, 1)))
     diff = math.inf if r.extra is None else sign * r.extra
     unstable = ""
     if r.verdict is Verdict.UNSTABLE:
@@ -530,7 +529,7 @@ def _paired_sentence(s0: ScenarioResult, binding: ScenarioTarget, paired: list[P
         return ""
     apart = [(r.measure_more if r.fewer == s0.name else r.measure_fewer) for r in rows if r.verdict.apart]
     full = " with the full judgments" if s0.pool else ""
-    text = (f" Paired over the same {rows[0].resamples} topic resamples of {rows[0].collection} "
+    text = (f" Paired over the same {rows[0].extra_interval.n_resamples} topic resamples of {rows[0].collection} "
             f"(each resample solved for every measure), the counts the other measures need for "
             f"{binding.target} {binding.value:g}{full}, against {s0.settings['measure']}'s "
             f"{binding.n_topics}: " + "; ".join(_paired_part(s0, r) for r in rows) + ". ")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..plan import paired_difference
+from ..plan import PairedDifference, paired_difference
 from .results import PairedComparison, ScenarioResult, ScenarioTarget, Verdict
 
 __all__ = ["paired_measures"]
@@ -20,13 +20,13 @@ def _comparable(a: ScenarioResult, b: ScenarioResult) -> bool:
             and all(sa[k] == sb[k] for k in _PAIRED_SAME))
 
 
-def _verdict(d: dict) -> Verdict:
-    if d["separated"] == "b more":
+def _verdict(d: PairedDifference) -> Verdict:
+    if d.separated == "b more":
         return Verdict.SEPARATED
-    if d["separated"] == "b fewer":
+    if d.separated == "b fewer":
         return Verdict.REVERSED
     # the point estimate's order is not the resamples' majority
-    return Verdict.UNSTABLE if d["share_b_fewer"] > d["share_b_more"] else Verdict.NOT_SEPARATED
+    return Verdict.UNSTABLE if d.share_b_fewer > d.share_b_more else Verdict.NOT_SEPARATED
 
 
 def _compare(a: ScenarioResult, ta: ScenarioTarget, b: ScenarioResult, tb: ScenarioTarget) -> PairedComparison:
@@ -39,9 +39,8 @@ def _compare(a: ScenarioResult, ta: ScenarioTarget, b: ScenarioResult, tb: Scena
         collection=a.settings["collection"]["label"], target=ta.target, value=ta.value, fewer=f.name,
         more=m.name, measure_fewer=f.settings["measure"], measure_more=m.settings["measure"],
         n_fewer=tf.n_topics, n_more=tm.n_topics, extra=extra,
-        extra_median=d["diff_median"], extra_lower=d["lower"], extra_upper=d["upper"],
-        share_more=d["share_b_more"], share_equal=d["share_equal"], share_fewer=d["share_b_fewer"],
-        resamples=d["resamples"], verdict=_verdict(d))
+        extra_median=d.diff_median, extra_interval=d.interval,
+        share_more=d.share_b_more, share_equal=d.share_equal, share_fewer=d.share_b_fewer, verdict=_verdict(d))
 
 
 def paired_measures(scens: list[ScenarioResult]) -> list[PairedComparison]:
@@ -50,7 +49,7 @@ def paired_measures(scens: list[ScenarioResult]) -> list[PairedComparison]:
     intervals, the difference of their counts resample by resample
     (:func:`planner.plan.paired_difference`). ``fewer`` is the scenario whose count is the
     smaller (the earlier one on a tie); ``extra = n_more - n_fewer`` (``None`` when ``more`` is
-    not reached), ``extra_median``, ``extra_lower`` and ``extra_upper`` describe that difference
+    not reached), ``extra_median`` and ``extra_interval`` describe that difference
     over the resamples."""
     rows: list[PairedComparison] = []
     for i, a in enumerate(scens):

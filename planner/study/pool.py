@@ -56,7 +56,7 @@ def pool_study(sc: Mapping) -> dict:
                           variance=sc["variance"] if chooses_variance(method) else "pair",
                           min_diff=sc["min_diff"], alpha=sc["alpha"],
                           topic_cost=costs["topic"], judgment_cost=costs["judgment"], tau_min=tau_min,
-                          resamples=0)
+                          n_resamples=0)
     tnames = "; ".join(f"{t['target']} {float(t['value']):g}" for t in tgs)
     rows = [dict(r) for r in ds.rows]
     ok = [r for r in rows if r.get("tau_ok") and r.get("total_cost") is not None

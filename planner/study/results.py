@@ -13,11 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from ..paired_bootstrap import PairedBootstrap
-from ..results import IntervalMethod
+from ..plan import PairedBootstrap
+from ..results import Interval, IntervalMethod, ResultMixin
 
-__all__ = ["Answer", "HonestStatement", "JudgedShare", "PairedComparison", "ScenarioData", "ScenarioResult",
+__all__ = ["NO_INTERVAL", "Answer", "HonestStatement",
+           "JudgedShare", "PairedComparison", "ScenarioData", "ScenarioResult",
            "ScenarioTarget", "SolveKind", "StudyResult", "Verdict", "WithoutDuplicates", "answer_count"]
+
+
+#: a target with no interval on n (``how`` in the target says why)
+NO_INTERVAL = Interval.none("")
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,8 @@ class HonestStatement:
             "best_system": p.best_system, "best_mean": p.best_mean,
             "second_system": p.second_system, "second_mean": p.second_mean,
             "identical_to_best": list(p.identical_to_best),
-            "diff_top2": p.diff_top2, "diff_top2_lo": p.diff_top2_lo, "diff_top2_hi": p.diff_top2_hi,
+            "diff_top2": p.diff_top2, "diff_top2_lo": p.diff_top2_interval.low,
+            "diff_top2_hi": p.diff_top2_interval.high,
             "reversal_top2": p.reversal_top2, "reversal_mean_pairs": p.reversal_mean_pairs,
             "pairs_reversal_over_5pct": p.pairs_reversal_over_5pct, "interval": self.interval,
             "judged_share": None if self.judged_share is None else self.judged_share.to_dict()}
@@ -101,7 +107,7 @@ class SolveKind(enum.Enum):
     CLOSED_FORM = "closed form"
     #: bisection along the method's curve, the method evaluated at each candidate n
     CURVE = "curve"
-    #: stacked strata (planner.stacked)
+    #: stacked strata (planner.plan.stacked)
     STACKED = "stacked"
     #: not computed (``how`` says why)
     NOT_COMPUTED = "not computed"
@@ -117,15 +123,16 @@ class WithoutDuplicates:
         Pairs of systems scoring the same on every topic.
     duplicate_runs : tuple of str
         The runs left out.
-    n_topics, lower, upper : int or None
-        The count without them and its interval on n.
+    n_topics : int or None
+        The count without them.
+    interval : Interval
+        Its interval on n.
     """
 
     identical_pairs: int
     duplicate_runs: tuple[str, ...]
     n_topics: int | None
-    lower: int | None
-    upper: int | None
+    interval: Interval
 
 
 @dataclass(frozen=True)
@@ -140,14 +147,12 @@ class ScenarioTarget:
         The value to meet.
     n_topics : int or None
         Topics needed (``None``: not reached or not computed).
-    lower, upper : int or None
-        The 95% interval on n (``None``: none, or an unbounded end).
+    interval : Interval
+        The interval on n (``how`` says how it was computed; ``None`` ends: unbounded, or none).
     how : str
         How the count was computed, in words (for the report).
     kind : SolveKind
         How the count was computed.
-    interval : IntervalMethod
-        How the interval on n was computed.
     sigma2 : float or None
         The planning variance of a power target (the design's variance of per-topic differences).
     variance : str or None
@@ -165,11 +170,9 @@ class ScenarioTarget:
     target: str
     value: float
     n_topics: int | None
-    lower: int | None
-    upper: int | None
+    interval: Interval
     how: str
     kind: SolveKind
-    interval: IntervalMethod = IntervalMethod.NONE
     sigma2: float | None = None
     variance: str | None = None
     duplicates: WithoutDuplicates | None = None
@@ -185,18 +188,18 @@ class ScenarioTarget:
     @property
     def resampled_interval(self) -> bool:
         """True when the interval on n comes from topic resampling and has both ends' data."""
-        return self.interval is IntervalMethod.TOPIC_RESAMPLING and self.lower is not None
+        return self.interval.how is IntervalMethod.TOPIC_RESAMPLING and self.interval.low is not None
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"target": self.target, "value": self.value, "n_topics": self.n_topics,
-                               "lower": self.lower, "upper": self.upper, "how": self.how}
+                               "lower": self.interval.low, "upper": self.interval.high, "how": self.how}
         if self.sigma2 is not None:
             out.update(sigma2=self.sigma2, variance=self.variance)
         d = self.duplicates
         if d is not None:
             out.update(identical_pairs=d.identical_pairs, duplicate_runs=list(d.duplicate_runs),
-                       n_without_duplicates=d.n_topics, n_without_duplicates_lower=d.lower,
-                       n_without_duplicates_upper=d.upper)
+                       n_without_duplicates=d.n_topics, n_without_duplicates_lower=d.interval.low,
+                       n_without_duplicates_upper=d.interval.high)
         if self.kind in (SolveKind.DESIGN, SolveKind.CLOSED_FORM):
             out["curve_n_topics"] = self.curve_n_topics
         if self.bracket is not None:
@@ -398,12 +401,13 @@ class PairedComparison:
         Their counts.
     extra : int or None
         ``n_more - n_fewer`` (``None`` when ``more`` is not reached).
-    extra_median, extra_lower, extra_upper : float or None
-        The difference over the resamples: median and 95% interval (``None``: unbounded).
+    extra_median : float or None
+        The median difference over the topic resamples (``None``: unbounded).
+    extra_interval : Interval
+        Its 95% percentile interval over the resamples (``None`` ends: unbounded;
+        ``n_resamples``: the topic resamples).
     share_more, share_equal, share_fewer : float
         Shares of resamples where ``more`` needs more, the same, fewer.
-    resamples : int
-        Topic resamples.
     verdict : Verdict
         Whether the difference is beyond the resampling noise.
     """
@@ -419,22 +423,20 @@ class PairedComparison:
     n_more: int | None
     extra: int | None
     extra_median: float | None
-    extra_lower: float | None
-    extra_upper: float | None
+    extra_interval: Interval
     share_more: float
     share_equal: float
     share_fewer: float
-    resamples: int
     verdict: Verdict
 
     def to_dict(self) -> dict:
         return {"collection": self.collection, "target": self.target, "value": self.value,
                 "fewer": self.fewer, "more": self.more, "measure_fewer": self.measure_fewer,
                 "measure_more": self.measure_more, "n_fewer": self.n_fewer, "n_more": self.n_more,
-                "extra": self.extra, "extra_median": self.extra_median, "extra_lower": self.extra_lower,
-                "extra_upper": self.extra_upper, "share_more": self.share_more,
+                "extra": self.extra, "extra_median": self.extra_median, "extra_lower": self.extra_interval.low,
+                "extra_upper": self.extra_interval.high, "share_more": self.share_more,
                 "share_equal": self.share_equal, "share_fewer": self.share_fewer,
-                "resamples": self.resamples, "verdict": self.verdict.value}
+                "resamples": self.extra_interval.n_resamples, "verdict": self.verdict.value}
 
 
 @dataclass(frozen=True)
@@ -475,8 +477,8 @@ def answer_count(targets, pool: dict | None) -> int | None:
     return int(max(reached)) if reached else None
 
 
-@dataclass(frozen=True)
-class StudyResult:
+@dataclass(frozen=True, repr=False)
+class StudyResult(ResultMixin):
     """What a study produced.
 
     Attributes
@@ -500,6 +502,8 @@ class StudyResult:
     answer_result : Answer or None
         The typed answer (``results["answer"]`` holds its dict).
     """
+
+    _repr_fields = ('name', 'out', 'elapsed')
 
     name: str
     config: dict

@@ -174,7 +174,7 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     >>> res = run_study(doc, quiet=True, write=False)
     >>> res.answer["n_topics"]
     12
-    >>> res.scenario_results[0].targets[0].interval
+    >>> res.scenario_results[0].targets[0].interval.how
     <IntervalMethod.ANALYTIC: 'analytic'>
     """
     t0 = time.perf_counter()

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, PlannerError
-from ..paired_bootstrap import paired_bootstrap
+from ..plan import paired_bootstrap
 from ..simulate import predict
 from ..variance import fit, fit_variants
 from .inputs import apply_filter, data_stream, judged_share, load_scores, topics_key, topics_stream
@@ -172,7 +172,7 @@ def _run_one(sc: dict, rng: np.random.Generator, resamples: int, seed: int | Non
     sc, m, m2, m3, inputs, dropped = _scores(sc)
     comp = fit(m2)
     pkw = dict(method=sc["method"], variance=sc["variance"] if chooses_variance(sc["method"]) else None,
-               min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=resamples, strata=sc["strata"])
+               min_diff=sc["min_diff"], alpha=sc["alpha"], n_resamples=resamples, strata=sc["strata"])
     curve = predict(m2, topics=sc["topics"], rng=r_pred, **pkw)
     rows = [dict(r) for r in curve.rows]
     at = _Evaluator(m2, comp, pkw, make, rows)

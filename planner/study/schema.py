@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import cast
 
 from .. import methods
-from ..plan import MAX_COST, MAX_VARIANTS
+from ..plan import MAX_COST, MAX_VARIANTS, STACK_TARGETS
 from ..simulate import MAX_TOPICS as _SIM_MAX_TOPICS
-from ..stacked import STACK_TARGETS
 
 __all__ = ["DEFAULTS", "DEFAULT_TOPICS", "EXPECTED", "GRID_KEYS", "MAX_TOPICS", "METHODS", "SCENARIO_KEYS",
            "SCHEMA", "SETTINGS_KEYS", "STACK_KEYS", "STACK_TARGETS", "TARGETS", "TARGET_RANGES",

@@ -1,7 +1,7 @@
 """A scenario on a stack of collections: each collection a stratum with its own systems.
 
 The statistics (allocation, stratified width and power, the weighted D-study, the topic
-resampling within strata) are :mod:`planner.stacked`'s; this module fits each stratum, runs its
+resampling within strata) are :mod:`planner.plan.stacked`'s; this module fits each stratum, runs its
 own curve and honest statement, and lays the results out as a scenario result.
 """
 
@@ -15,13 +15,12 @@ from typing import Any
 import numpy as np
 
 from .. import methods
-from ..paired_bootstrap import paired_bootstrap
-from ..plan import interval_quantiles
-from ..results import IntervalMethod
+from ..plan import StackedStrata, interval_quantiles, paired_bootstrap, resampled_n
+from ..results import Interval, IntervalMethod
 from ..simulate import predict
-from ..stacked import StackedStrata, resampled_n
 from ..variance import fit
 from .inputs import data_stream, judged_share, load_scores
+from .results import NO_INTERVAL as _NONE
 from .results import HonestStatement, ScenarioData, ScenarioResult, ScenarioTarget, SolveKind, answer_count
 from .schema import SETTINGS_KEYS, STACK_TARGETS
 from .targets import INTERVAL_RESAMPLES, chooses_variance
@@ -55,7 +54,7 @@ def _stratum(i: int, coll: dict, sc: dict, streams: list, resamples: int, seed: 
     matrix = None if m.has_missing else m.values
     cv = predict(m, topics=sc["topics"], method=sc["method"],
                  variance=sc["variance"] if chooses_variance(sc["method"]) else None,
-                 min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=resamples, rng=streams[2 * i])
+                 min_diff=sc["min_diff"], alpha=sc["alpha"], n_resamples=resamples, rng=streams[2 * i])
     boot = paired_bootstrap(m, n_resamples=resamples, alpha=sc["alpha"],
                             rng=data_stream(seed, m, streams[2 * i + 1]))
     honest = HonestStatement(boot, judged_share(coll, measure), stratum=coll["label"])
@@ -113,22 +112,24 @@ def _target(st: StackedStrata, tg: dict, ns: np.ndarray | None, no_interval: str
             seed: int | None) -> ScenarioTarget:
     t, v = tg["target"], float(tg["value"])
     if t not in STACK_TARGETS:
-        return ScenarioTarget(t, v, None, None, None, "not available for stacked strata: pair rates need "
+        return ScenarioTarget(t, v, None, _NONE, "not available for stacked strata: pair rates need "
                               "systems common to all strata; see each stratum's own curve", SolveKind.NOT_COMPUTED)
     n_found = st.smallest_n(t, v)
     how = ("D-study on the W-weighted components (not with the Feldt or Arteaga intervals, which need one "
            "crossed design)" if methods.target(t).reliability else
            "stratified, proportional allocation, pooled sigma_k^2 = 2 var_e,k per stratum")
     if no_interval:
-        return ScenarioTarget(t, v, n_found, None, None, how + f"; no interval on n: {no_interval}", SolveKind.STACKED)
+        return ScenarioTarget(t, v, n_found, _NONE, how + f"; no interval on n: {no_interval}", SolveKind.STACKED)
     if n_found is None or ns is None:
-        return ScenarioTarget(t, v, None, None, None, how + "; no interval on n (the target is not reached on "
+        return ScenarioTarget(t, v, None, _NONE, how + "; no interval on n (the target is not reached on "
                               "the collection itself)", SolveKind.STACKED)
     lo, hi = interval_quantiles(ns, 0.95)
-    return ScenarioTarget(t, v, n_found, int(lo) if np.isfinite(lo) else None, int(hi) if np.isfinite(hi) else None,
+    ivl = Interval(int(lo) if np.isfinite(lo) else None, int(hi) if np.isfinite(hi) else None, 0.95,
+                   IntervalMethod.TOPIC_RESAMPLING, INTERVAL_RESAMPLES, "within each stratum, per-stratum ANOVA re-fit")
+    return ScenarioTarget(t, v, n_found, ivl,
                           how + f"; 95% interval on n: topic resampling within each stratum ({INTERVAL_RESAMPLES} "
                                 "resamples, per-stratum ANOVA re-fit)",
-                          SolveKind.STACKED, IntervalMethod.TOPIC_RESAMPLING,
+                          SolveKind.STACKED,
                           resampled_n=ns if seed is not None else None)
 
 
@@ -161,7 +162,7 @@ def _at(st: StackedStrata, n: int) -> dict:
 
 def run_stacked(sc: dict, rng: np.random.Generator, resamples: int, seed: int | None = None) -> ScenarioResult:
     """A stack of collections as strata: each stratum (one stacked collection, its own systems)
-    gets its own fit, curve and honest statement; combined as :mod:`planner.stacked` describes."""
+    gets its own fit, curve and honest statement; combined as :mod:`planner.plan.stacked` describes."""
     parts = sc["collection"]["stack"]
     streams = rng.spawn(2 * len(parts))
     strata = [_stratum(i, coll, sc, streams, resamples, seed) for i, coll in enumerate(parts)]

@@ -58,8 +58,8 @@ def _honest(s: ScenarioResult) -> list[dict]:
                     "mean": p.grand_mean, "best": p.best_system, "best_mean": p.best_mean,
                     # runs identical to the best on every topic, skipped as the second
                     "identical_to_best": "; ".join(p.identical_to_best),
-                    "second": p.second_system, "diff_top2": p.diff_top2, "ci_lo": p.diff_top2_lo,
-                    "ci_hi": p.diff_top2_hi, "reversal_top2": p.reversal_top2,
+                    "second": p.second_system, "diff_top2": p.diff_top2, "ci_lo": p.diff_top2_interval.low,
+                    "ci_hi": p.diff_top2_interval.high, "reversal_top2": p.reversal_top2,
                     "reversal_mean": p.reversal_mean_pairs,
                     "judged_share_depth": js.depth if js else None, "judged_share_mean": js.mean if js else None,
                     "judged_share_min": js.min if js else None})
@@ -85,7 +85,7 @@ def _rows(s: ScenarioResult, out: dict[str, list]) -> None:
         out["curves"].append({"scenario": f"{s.name} / {r.pop('label')}", **r})
     out["allocation"] += [{"scenario": s.name, **r} for r in s.allocation or []]
     out["targets"] += [{"scenario": s.name, "target": t.target, "value": t.value, "n_topics": t.n_topics,
-                        "lower": t.lower, "upper": t.upper, "how": t.how} for t in s.targets]
+                        "lower": t.interval.low, "upper": t.interval.high, "how": t.how} for t in s.targets]
     out["components"] += _components(s)
     out["filtered"] += [{"scenario": s.name, **f} for f in s.filtered]
     out["honest"] += _honest(s)

@@ -5,16 +5,19 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from .. import methods
-from ..errors import DegenerateDataWarning, PlannerError
-from ..plan import size_for_target, topic_set_size, topics_for_variants
+from ..errors import DegenerateDataWarning, IdenticalPairsWarning, PlannerError
+from ..plan import topic_set_size, topics_for_variants
+from ..plan.targets import fit_pairs, target_request
+from ..plan.targets import solve_target as solve_for_n
 from ..results import IntervalMethod
 from .inputs import matrix_key
+from .results import NO_INTERVAL as _NONE
 from .results import ScenarioTarget, SolveKind, WithoutDuplicates
 
 __all__ = ["INTERVAL_RESAMPLES", "CurveSolution", "from_curve", "replay", "solve_exact", "solve_target",
@@ -146,14 +149,14 @@ def _size(m, **kw):
     ``pair`` selector solves once per pair; scenarios differing only in the method share it)."""
     key = (matrix_key(m), tuple(sorted(kw.items())))
     if key not in _SIZE_CACHE:
-        if kw.get("variance_selector") == "pair":
+        if kw.get("variance") == "pair":
             # plan's "pair" selector plans with the median pair variance (= percentile:50 of
             # s2_d, same n) and also solves every pair separately for quantiles, which the
             # study does not report; ask for the median directly and name it as "pair".
-            res = topic_set_size(variance=m, **{**kw, "variance_selector": "percentile:50"})
+            res = topic_set_size(scores=m, **{**kw, "variance": "percentile:50"})
             res = replace(res, variance="pair (median over pairs)")
         else:
-            res = topic_set_size(variance=m, **kw)
+            res = topic_set_size(scores=m, **kw)
         _SIZE_CACHE[key] = res
     return _SIZE_CACHE[key]
 
@@ -178,6 +181,8 @@ class TargetContext:
         The topic resamples' stream (copied for each target: common random numbers).
     seed : int or None
         The study seed (with it, each target keeps its per-resample counts).
+    fitted : dict
+        The scores' pair model per variance selector, fitted once for all targets.
     """
 
     sc: dict
@@ -187,13 +192,13 @@ class TargetContext:
     at: Callable[[int], dict | None]
     stream: np.random.Generator
     seed: int | None
+    fitted: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 def _dstudy(ctx: TargetContext, t: str, v: float) -> ScenarioTarget:
     tn = ctx.components.topics_for(**{t: v}, alpha=ctx.sc["alpha"])
-    return ScenarioTarget(t, v, tn.n_topics, tn.lower, tn.upper,
-                          f"D-study ({t}), {100 * (1 - ctx.sc['alpha']):g}% interval on n",
-                          SolveKind.DSTUDY, IntervalMethod.ANALYTIC)
+    return ScenarioTarget(t, v, tn.n_topics, tn.interval,
+                          f"D-study ({t}), {100 * (1 - ctx.sc['alpha']):g}% interval on n", SolveKind.DSTUDY)
 
 
 def _design(ctx: TargetContext, t: str, v: float) -> ScenarioTarget:
@@ -204,23 +209,30 @@ def _design(ctx: TargetContext, t: str, v: float) -> ScenarioTarget:
     ts_seed = int(copy.deepcopy(ctx.stream).integers(0, 2 ** 31))
     kw: dict[str, Any] = (dict(design="paired-t", min_diff=sc["min_diff"], power=v) if power
                           else dict(design="ci", width=v))
-    sr = _size(ctx.scores, variance_selector=sc["variance"], alpha=sc["alpha"],
-               resamples=INTERVAL_RESAMPLES, rng=ts_seed, **kw)
+    sr = _size(ctx.scores, variance=sc["variance"], alpha=sc["alpha"],
+               n_resamples=INTERVAL_RESAMPLES, rng=ts_seed, **kw)
     what = (f"paired t-test at min_diff {sc['min_diff']:g}" if power else
             f"expected {100 * (1 - sc['alpha']):g}% interval width")
-    how = f"{what}, variance {sr.variance}" + (f"; 95% interval on n: {sr.interval_method}"
-                                               if sr.interval_method else "")
-    return ScenarioTarget(t, v, sr.n_topics, sr.n_lower, sr.n_upper, how, SolveKind.DESIGN,
-                          IntervalMethod.TOPIC_RESAMPLING if sr.interval_method else IntervalMethod.NONE,
+    resampled = sr.interval.how is IntervalMethod.TOPIC_RESAMPLING
+    how = f"{what}, variance {sr.variance}" + (f"; 95% interval on n: {sr.interval.describe()}" if resampled else "")
+    return ScenarioTarget(t, v, sr.n_topics, sr.interval, how, SolveKind.DESIGN,
                           sigma2=float(sr.sigma2) if power else None, variance=sr.variance if power else None,
                           curve_n_topics=_count(solve_exact(ctx.rows, t, v, ctx.at).n_topics))
 
 
 def _size_for(ctx: TargetContext, scores, t: str, v: float, rng, resamples: int):
+    """:func:`planner.plan.size_for_target` with its defaults; the scenario's own scores are
+    coerced and their pair model fitted once for all its targets."""
     sc = ctx.sc
-    return size_for_target(scores, target=t, value=v, method=sc["method"],
-                           variance=sc["variance"] if chooses_variance(sc["method"]) else "pair",
-                           min_diff=sc["min_diff"], alpha=sc["alpha"], resamples=resamples, rng=rng)
+    variance = sc["variance"] if chooses_variance(sc["method"]) else "pair"
+    req = target_request(target=t, value=v, method=sc["method"], variance=variance, min_diff=sc["min_diff"],
+                         alpha=sc["alpha"], quantile=50.0, confidence_level=0.95, n_resamples=resamples,
+                         n_max=100_000, method_resamples=1000)
+    if scores is not ctx.scores:
+        return solve_for_n(fit_pairs(scores, variance), req, rng)
+    if variance not in ctx.fitted:
+        ctx.fitted[variance] = fit_pairs(scores, variance)
+    return solve_for_n(ctx.fitted[variance], req, rng)
 
 
 def _without_duplicates(ctx: TargetContext, t: str, v: float, identical: int) -> WithoutDuplicates | None:
@@ -235,7 +247,7 @@ def _without_duplicates(ctx: TargetContext, t: str, v: float, identical: int) ->
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tr2 = _size_for(ctx, m.take(systems=keep), t, v, copy.deepcopy(ctx.stream), INTERVAL_RESAMPLES)
-    return WithoutDuplicates(int(identical), tuple(sorted(drop)), tr2.n_topics, tr2.lower, tr2.upper)
+    return WithoutDuplicates(int(identical), tuple(sorted(drop)), tr2.n_topics, tr2.interval)
 
 
 def _closed_form(ctx: TargetContext, t: str, v: float, stream) -> ScenarioTarget:
@@ -243,18 +255,17 @@ def _closed_form(ctx: TargetContext, t: str, v: float, stream) -> ScenarioTarget
     re-solved with the same method."""
     with warnings.catch_warnings():
         # the curve has already said that identical pairs count as ties
-        warnings.filterwarnings("ignore", message=".*identical on every topic: each counts as a tie in the",
-                                category=DegenerateDataWarning)
+        warnings.simplefilter("ignore", IdenticalPairsWarning)
         tr = _size_for(ctx, ctx.scores, t, v, stream, INTERVAL_RESAMPLES)
     how = (f"{ctx.sc['method']}: smallest n meeting the target (plan.size_for_target)"
-           f"; 95% interval on n: {tr.interval_method}")
-    base = ScenarioTarget(t, v, tr.n_topics, tr.lower, tr.upper, how, SolveKind.CLOSED_FORM,
-                          IntervalMethod.TOPIC_RESAMPLING if tr.resampled_n is not None else IntervalMethod.NONE)
+           f"; 95% interval on n: {tr.interval.describe()}")
+    base = ScenarioTarget(t, v, tr.n_topics, tr.interval, how, SolveKind.CLOSED_FORM)
     try:
         dup = _without_duplicates(ctx, t, v, tr.identical_pairs) if tr.identical_pairs else None
     except PlannerError as exc:
         # the count stands; what failed is said where the count's method would be
-        return replace(base, how=f"not computed: {exc}", kind=SolveKind.NOT_COMPUTED, interval=IntervalMethod.NONE)
+        return replace(base, how=f"not computed: {exc}", kind=SolveKind.NOT_COMPUTED,
+                       interval=replace(base.interval, how=IntervalMethod.NONE))
     resampled = tr.resampled_n if ctx.seed is not None else None
     return replace(base, duplicates=dup, resampled_n=resampled,
                    curve_n_topics=_count(solve_exact(ctx.rows, t, v, ctx.at).n_topics))
@@ -265,7 +276,7 @@ def _on_curve(ctx: TargetContext, t: str, v: float) -> ScenarioTarget:
     how = f"{ctx.sc['method']}: {sol.how}" + (
         "; no interval on n (it would re-run the simulation on every topic resample)"
         if sol.n_topics is not None else "")
-    return ScenarioTarget(t, v, _count(sol.n_topics), None, None, how, SolveKind.CURVE,
+    return ScenarioTarget(t, v, _count(sol.n_topics), _NONE, how, SolveKind.CURVE,
                           bracket=sol.bracket if sol.interpolated else None)
 
 
@@ -288,14 +299,15 @@ def solve_target(ctx: TargetContext, tg: Mapping, stream) -> ScenarioTarget:
         else:
             res = _on_curve(ctx, t, v)
     except PlannerError as exc:
-        res = ScenarioTarget(t, v, None, None, None, f"not computed: {exc}", SolveKind.NOT_COMPUTED)
+        res = ScenarioTarget(t, v, None, _NONE, f"not computed: {exc}", SolveKind.NOT_COMPUTED)
     top = max(ctx.sc["topics"])
     how = res.how
     if res.n_topics is not None and np.isfinite(res.n_topics) and res.n_topics > top:
         # closed forms solve at any n; the curves (and figures) stop at the largest count
         how += f"; beyond the largest studied count ({top}): from the formula, not on the curves"
-    return replace(res, how=how, n_topics=_count(res.n_topics), lower=_count(res.lower),
-                   upper=_count(res.upper), curve_n_topics=_count(res.curve_n_topics))
+    ivl = replace(res.interval, low=_count(res.interval.low), high=_count(res.interval.high))
+    return replace(res, how=how, n_topics=_count(res.n_topics), interval=ivl,
+                   curve_n_topics=_count(res.curve_n_topics))
 
 
 # ------------------------------------------------------------------------ query variants
@@ -361,7 +373,7 @@ def variant_targets(m3, sc: Mapping, nv, stream=None) -> list[dict]:
                     warnings.simplefilter("ignore", DegenerateDataWarning)   # the curve says it already
                     tr = topics_for_variants(m3, target=t, value=v, n_variants=nv, method=sc["method"],
                                              min_diff=sc["min_diff"], alpha=sc["alpha"],
-                                             resamples=INTERVAL_RESAMPLES if stream is not None else 0,
+                                             n_resamples=INTERVAL_RESAMPLES if stream is not None else 0,
                                              rng=copy.deepcopy(stream))
             except PlannerError as exc:
                 why = str(exc)

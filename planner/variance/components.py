@@ -12,12 +12,13 @@ import pandas as pd
 
 from .._checks import check_alpha, check_open_unit, positive_numbers
 from ..errors import DegenerateDataWarning, ParameterError
+from ..results import ResultMixin
 from .common import ratio, scalar_or_array
 from .dstudy import DStudy, MeanSquares, TopicsNeeded, d_study, topics_needed
 
 
-@dataclass(frozen=True)
-class VarianceComponents:
+@dataclass(frozen=True, repr=False)
+class VarianceComponents(ResultMixin):
     """Variance components of the two-way crossed model (:mod:`planner.variance`).
 
     Attributes
@@ -61,6 +62,8 @@ class VarianceComponents:
     >>> round(vc.erho2(50), 3), vc.topics_for(erho2=0.95).n_topics
     (0.975, 24.0)
     """
+
+    _repr_fields = ('var_s', 'var_t', 'var_e', 'n_systems', 'n_topics', 'method')
 
     var_s: float
     var_t: float

@@ -11,11 +11,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..results import Interval, IntervalMethod, ResultMixin
 from .common import ceil_or_inf
 
+#: the closed-form interval behind each coefficient's count
+INTERVAL_NAMES = {"erho2": "Feldt", "phi": "Arteaga-Jeyaratnam-Franklin"}
 
-@dataclass(frozen=True)
-class DStudy:
+
+@dataclass(frozen=True, repr=False)
+class DStudy(ResultMixin):
     """Erho2 and Phi at several topic counts, with intervals.
 
     Attributes
@@ -39,6 +43,8 @@ class DStudy:
     phi_lower: tuple[float, ...]
     phi_upper: tuple[float, ...]
 
+    _repr_fields = ("n_topics", "alpha")
+
     @property
     def rows(self) -> list[dict]:
         """One dict a topic count (an integral count as an ``int``)."""
@@ -53,15 +59,17 @@ class DStudy:
         return out
 
     def to_dict(self) -> dict:
+        """``alpha``, the intervals' names and :attr:`rows`."""
         return {"alpha": float(self.alpha), "interval": "Feldt (Erho2), Arteaga-Jeyaratnam-Franklin (Phi)",
                 "rows": self.rows}
 
     def to_frame(self) -> pd.DataFrame:
+        """One row a topic count."""
         return pd.DataFrame(self.rows)
 
 
-@dataclass(frozen=True)
-class TopicsNeeded:
+@dataclass(frozen=True, repr=False)
+class TopicsNeeded(ResultMixin):
     """Topics needed for a target Erho2 or Phi.
 
     Attributes
@@ -74,24 +82,35 @@ class TopicsNeeded:
         Two-sided level of the interval.
     n_topics : float
         Point estimate (``inf`` when the system variance is 0).
-    lower, upper : float
-        The interval of the topic count (``upper`` may be ``inf``). ``to_dict()`` gives
-        integers, and ``None`` for ``inf``.
+    interval : Interval
+        The ``1 - alpha`` interval of the topic count (Feldt for Erho2, Arteaga-Jeyaratnam-Franklin
+        for Phi; ``how`` is ``ANALYTIC``; ``high`` may be ``inf``). ``to_dict()`` gives its ends as
+        ``lower`` and ``upper``, integers, and ``None`` for ``inf``.
+
+    Examples
+    --------
+    >>> from planner import datasets, fit
+    >>> need = fit(datasets.load("dl19-passage", measure="nDCG@10")).topics_for(erho2=0.95)
+    >>> need.interval.how.value, need.interval.low <= need.n_topics <= need.interval.high
+    ('analytic', True)
     """
 
     coefficient: str
     target: float
     alpha: float
     n_topics: float
-    lower: float
-    upper: float
+    interval: Interval
+
+    _repr_fields = ("coefficient", "target", "n_topics", "interval")
 
     def to_dict(self) -> dict:
+        """Plain fields; the interval's ends as ``lower`` and ``upper`` (``None`` for ``inf``)."""
         def conv(v):       # JSON-safe: an infinite count (or bound) is None, as elsewhere
             return int(v) if np.isfinite(v) else None
 
         return {"coefficient": self.coefficient, "target": float(self.target), "alpha": float(self.alpha),
-                "n_topics": conv(self.n_topics), "lower": conv(self.lower), "upper": conv(self.upper)}
+                "n_topics": conv(self.n_topics), "lower": conv(self.interval.low),
+                "upper": conv(self.interval.high)}
 
 
 class MeanSquares(NamedTuple):
@@ -192,4 +211,5 @@ def topics_needed(ms: MeanSquares, coef: str, g: float, alpha: float, *, var_s: 
         point = ceil_or_inf(k * (var_t + var_e) / var_s) if var_s > 0 else math.inf
         lower = ceil_or_inf(k * (1 - p_hi) / p_hi) if p_hi > 0 else math.inf
         upper = ceil_or_inf(k * (1 - p_lo) / p_lo) if p_lo > 0 else math.inf
-    return TopicsNeeded(coefficient=coef, target=g, alpha=alpha, n_topics=point, lower=lower, upper=upper)
+    ivl = Interval(lower, upper, 1 - alpha, IntervalMethod.ANALYTIC, 0, f"D-study interval ({INTERVAL_NAMES[coef]})")
+    return TopicsNeeded(coefficient=coef, target=g, alpha=alpha, n_topics=point, interval=ivl)

@@ -13,6 +13,7 @@ import pandas as pd
 from .._checks import check_choice
 from ..collection import as_matrix
 from ..errors import DegenerateDataWarning, InputError, ParameterError
+from ..results import ResultMixin
 from ..scores import ScoreMatrix
 from .common import check_size, label
 from .fit import fit
@@ -30,8 +31,8 @@ PAIR_BYTES = 48
 MAX_PAIR_MEMORY = 2 << 30
 
 
-@dataclass(frozen=True)
-class PairStats:
+@dataclass(frozen=True, repr=False)
+class PairStats(ResultMixin):
     """Per-pair mean and variance of per-topic differences, all ``S (S - 1) / 2`` pairs.
 
     Attributes
@@ -51,6 +52,8 @@ class PairStats:
     n_common : numpy.ndarray or None
         Topics observed for both systems of each pair (only with missing cells, else ``None``).
     """
+
+    _repr_fields = ('n_topics', 'systems', 'var_system')
 
     a: np.ndarray
     b: np.ndarray

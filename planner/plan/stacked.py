@@ -11,7 +11,7 @@ identity of the ANOVA), the stratified mean difference of a pair over ``n_k`` to
 stratum has variance ``V = sum_k W_k^2 sigma_k^2 / n_k``. For ``n`` topics this module gives
 
 - the proportional (``n_k ∝ W_k``) and Neyman-optimal (``n_k ∝ W_k sigma_k``) allocations
-  (:func:`allocate`, at least 2 topics per stratum);
+  (:func:`stratum_counts`, at least 2 topics per stratum);
 - the interval width ``2 t_{1-alpha/2}(n - K) sqrt(V)`` and the power of the two-sided test
   at ``min_diff`` (normal approximation);
 - Erho2 and Phi of the W-weighted components;
@@ -25,7 +25,7 @@ stratum has variance ``V = sum_k W_k^2 sigma_k^2 / n_k``. For ``n`` topics this 
 Examples
 --------
 >>> import numpy as np
->>> from planner.stacked import StackedStrata
+>>> from planner.plan import StackedStrata
 >>> st = StackedStrata.from_components([(0.002, 0.02, 0.010), (0.001, 0.03, 0.020)], [40, 60],
 ...                                    alpha=0.05, min_diff=0.05)
 >>> st.weights.tolist()
@@ -45,19 +45,20 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special, stats
 
-from . import methods
-from .plan import smallest_n as _smallest_n
-from .simulate import allocate_counts
-from .variance import anova_components
+from .. import methods
+from ..results import ResultMixin
+from ..simulate import allocate_counts
+from ..variance import anova_components
+from .search import smallest_n as _smallest_n
 
-__all__ = ["STACK_TARGETS", "StackedPoint", "StackedStrata", "allocate", "resampled_n"]
+__all__ = ["STACK_TARGETS", "StackedPoint", "StackedStrata", "resampled_n", "stratum_counts"]
 
 #: the targets a stack answers: those that depend on the strata's components only (no pair rates,
 #: which need systems common to all strata)
 STACK_TARGETS = methods.target_names(lambda t: t.solvable and not t.pair_rate)
 
 
-def allocate(n: int, share: Sequence[float] | np.ndarray) -> np.ndarray:
+def stratum_counts(n: int, share: Sequence[float] | np.ndarray) -> np.ndarray:
     """``n`` topics across strata in proportion to ``share``, at least 2 per stratum.
 
     The rounding is :func:`planner.simulate.allocate_counts` (largest remainder); below
@@ -77,9 +78,9 @@ def allocate(n: int, share: Sequence[float] | np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> allocate(100, [43 / 97, 54 / 97]).tolist()
+    >>> stratum_counts(100, [43 / 97, 54 / 97]).tolist()
     [44, 56]
-    >>> allocate(3, [0.9, 0.1]).tolist()
+    >>> stratum_counts(3, [0.9, 0.1]).tolist()
     [2, 2]
     """
     share = np.asarray(share, dtype=float)
@@ -98,8 +99,8 @@ def _t_quantile(q: float, df: int) -> float:
     return float(stats.t.ppf(q, df))
 
 
-@dataclass(frozen=True)
-class StackedPoint:
+@dataclass(frozen=True, repr=False)
+class StackedPoint(ResultMixin):
     """The stack at ``n`` topics.
 
     Attributes
@@ -129,9 +130,11 @@ class StackedPoint:
     erho2: float | None
     phi: float | None
 
+    _repr_fields = ("n_topics", "width_proportional", "power_proportional", "erho2", "phi")
 
-@dataclass(frozen=True)
-class StackedStrata:
+
+@dataclass(frozen=True, repr=False)
+class StackedStrata(ResultMixin):
     """Strata of a stack: weights and per-stratum variance components.
 
     Attributes
@@ -152,6 +155,8 @@ class StackedStrata:
     var_e: np.ndarray
     alpha: float = 0.05
     min_diff: float = 0.05
+
+    _repr_fields = ("weights", "alpha", "min_diff")
 
     @classmethod
     def from_components(cls, components: Iterable, n_topics: Sequence[int], *, alpha: float = 0.05,
@@ -215,8 +220,8 @@ class StackedStrata:
 
     def at(self, n: int) -> StackedPoint:
         """The allocations, widths, powers and coefficients at ``n`` topics."""
-        n_prop = allocate(n, self.weights)
-        n_opt = allocate(n, self.weights * np.sqrt(self.sigma2))
+        n_prop = stratum_counts(n, self.weights)
+        n_opt = stratum_counts(n, self.weights * np.sqrt(self.sigma2))
         _, w_p, p_p = self.width_power(n_prop)
         _, w_o, p_o = self.width_power(n_opt)
         w_u = 2 * stats.t.ppf(1 - self.alpha / 2, n - 1) * np.sqrt(float(np.sum(self.weights * self.sigma2)) / n)
@@ -233,11 +238,11 @@ class StackedStrata:
         if tgt.reliability:
             # Phi's error term holds the topic component too, Erho2's does not
             vs = self.weighted("var_s")
-            num = self.weighted("var_e") + (self.weighted("var_t") if tgt.statistic == "phi" else 0.0)
+            num = self.weighted("var_e") + (self.weighted("var_t") if tgt.topic_component else 0.0)
             return int(np.ceil(value / (1 - value) * num / vs)) if vs > 0 else None
 
         def ok(n: int) -> bool:
-            _, w, p = self.width_power(allocate(n, self.weights))
+            _, w, p = self.width_power(stratum_counts(n, self.weights))
             return tgt.met({"ci_width_median": w, "power_mean": p}[tgt.statistic], value)
 
         lo = max(2 * len(self.weights), 2)

@@ -9,13 +9,13 @@ with no observed difference has reversal rate 0.5.
 Examples
 --------
 >>> import planner
->>> from planner.paired_bootstrap import paired_bootstrap
+>>> from planner.plan import paired_bootstrap
 >>> m = planner.datasets.load("dl19-passage", measure="nDCG@10")
 >>> b = paired_bootstrap(m, n_resamples=200, alpha=0.05, rng=1)
 >>> b.n_topics, b.best_system
 (43, 'idst_bert_p1')
->>> b.diff_top2_lo <= b.diff_top2 <= b.diff_top2_hi
-True
+>>> b.diff_top2_interval.contains(b.diff_top2), b.diff_top2_interval.how.value
+(True, 'percentile')
 """
 
 from __future__ import annotations
@@ -24,14 +24,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..results import Interval, IntervalMethod, ResultMixin
+
 __all__ = ["PairedBootstrap", "paired_bootstrap"]
 
 #: pairs of systems whose resampled differences are held at once (memory: CHUNK x resamples floats)
 CHUNK = 2000
 
 
-@dataclass(frozen=True)
-class PairedBootstrap:
+@dataclass(frozen=True, repr=False)
+class PairedBootstrap(ResultMixin):
     """What the paired topic bootstrap says about a collection.
 
     Attributes
@@ -49,8 +51,9 @@ class PairedBootstrap:
         Systems identical to the best on every topic (skipped as the second).
     diff_top2 : float
         ``best_mean - second_mean``.
-    diff_top2_lo, diff_top2_hi : float
-        The ``1 - alpha`` percentile interval of that difference over the resamples.
+    diff_top2_interval : Interval
+        The ``1 - alpha`` percentile interval of that difference over the resamples
+        (``how`` is ``PERCENTILE``).
     reversal_top2 : float
         Share of resamples that reverse the top two (ties half).
     reversal_mean_pairs : float
@@ -72,13 +75,14 @@ class PairedBootstrap:
     second_mean: float
     identical_to_best: tuple[str, ...]
     diff_top2: float
-    diff_top2_lo: float
-    diff_top2_hi: float
+    diff_top2_interval: Interval
     reversal_top2: float
     reversal_mean_pairs: float
     pairs_reversal_over_5pct: float
     alpha: float
     n_resamples: int
+
+    _repr_fields = ("n_topics", "best_system", "second_system", "diff_top2", "diff_top2_interval")
 
 
 def _resampled_means(x: np.ndarray, rng: np.random.Generator, n_resamples: int) -> np.ndarray:
@@ -147,6 +151,7 @@ def paired_bootstrap(scores, *, n_resamples: int = 1000, alpha: float = 0.05, rn
         best_system=scores.systems[a], best_mean=float(means[a]),
         second_system=scores.systems[b], second_mean=float(means[b]),
         identical_to_best=tuple(scores.systems[j] for j in same),
-        diff_top2=float(obs), diff_top2_lo=float(lo), diff_top2_hi=float(hi),
+        diff_top2=float(obs),
+        diff_top2_interval=Interval(float(lo), float(hi), 1 - alpha, IntervalMethod.PERCENTILE, n_resamples),
         reversal_top2=rev_ab, reversal_mean_pairs=float(rev.mean()),
         pairs_reversal_over_5pct=float(np.mean(rev > 0.05)), alpha=alpha, n_resamples=n_resamples)
