@@ -14,6 +14,7 @@ from scipy import stats
 
 from planner import simulate
 from planner.errors import DegenerateDataWarning, ParameterError
+from planner.plan.power import t_power_exact
 from planner.scores import ScoreMatrix
 from planner.simulate import analytic, extrapolation, kernels, pairs
 
@@ -112,15 +113,24 @@ def test_pair_moments_covariance_path_matches_direct():
     assert (s2[k] == 0).all() and (dbar[k] == 0).all()
 
 
-def test_power_grid_interpolation_is_accurate():
+def test_power_spline_matches_exact_noncentral_t():
+    # the reference: scipy.stats.nct (two tails), on a grid of df and noncentrality
     rng = np.random.default_rng(2)
-    nc = np.concatenate([rng.uniform(0, 40, 3000), np.zeros(17_998), [np.inf, 0.0]])
-    for df in (3, 99):
+    nc = np.concatenate([np.linspace(0, 12, 241), rng.uniform(0, 150, 400), [np.inf]])
+    for df in (1, 2, 3, 4, 7, 19, 49, 99, 499, 9999):
         crit = stats.t.ppf(0.975, df)
-        grid = analytic.t_power(nc, df, crit)  # > 20,000 values: interpolated
-        exact = analytic.t_power(nc[:3000], df, crit)
-        assert np.abs(grid[:3000] - exact).max() < 1e-5  # documented bound
-        assert grid[-2] == 1.0
+        exact = t_power_exact(df, nc, 0.05)  # scipy.stats.nct, its NaN tails mended
+        got = analytic.t_power(nc, df, crit)
+        assert np.abs(got - exact).max() < 1e-6, df
+        assert got[-1] == 1.0 and abs(got[0] - 0.05) < 1e-12
+
+
+def test_power_has_no_size_cliff():
+    # one computation for any number of values: a large call agrees with a small one exactly
+    nc = np.random.default_rng(3).uniform(0, 20, 30_000)
+    crit = stats.t.ppf(0.975, 49)
+    big = analytic.t_power(nc, 49, crit)
+    assert np.array_equal(big[:100], analytic.t_power(nc[:100], 49, crit))
 
 
 # ------------------------------------------------------------------ bootstrap vs plain loop
