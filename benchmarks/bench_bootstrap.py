@@ -8,7 +8,7 @@
    per-pair loop of the issue (draw n topic indices with replacement, average both
    systems, record the difference and whether the order flips, sort for
    percentiles) on a few pairs, scaled per pair, in the same run; prints the
-   per-pair ratio (goal >= 2000) and checks that the loop's reversal rates and
+   per-pair ratio (goal >= 3000) and checks that the loop's reversal rates and
    percentile intervals agree with planner's within 4 Monte Carlo standard errors.
    The timed planner call computes everything planner reports (reversal, swap,
    Kendall tau, interval width, power and discriminative power: its per-resample
@@ -17,12 +17,16 @@
    CPU times (``time.process_time``) are compared, best of ``--repeats``.
    Then the same problem with stratified resampling (two strata of alternate
    topics, proportional allocation), timed against the uniform bootstrap.
-2. Memory: the peak of traced allocations (tracemalloc, numpy's included) of every
+2. T-independence: the same bootstrap (n = 50) on 100 synthetic systems with T = 50 and
+   T = 5,000 topics; prints time(T = 5,000) / time(T = 50) (goal <= 1.5).
+3. Memory: the peak of traced allocations (tracemalloc, numpy's included) of every
    method, with one to three strata, on the real matrix and synthetic ones from
    30 x 200 to 1,000 x 100, against the bound the module docstring of
    ``planner.simulate`` states (``memory_bound``; exit code 1 when over).
-3. Analytic curves for 20 topic counts on a 1,000 x 1,000 synthetic matrix
+4. Analytic curves for 20 topic counts on a 1,000 x 1,000 synthetic matrix
    (499,500 pairs): goal under 5 seconds.
+
+The last line prints the seed-recipe ratio and the T-independence ratio against their goals.
 """
 
 from __future__ import annotations
@@ -120,7 +124,8 @@ def bench_bootstrap(R: int, loop_pairs: int, repeats: int, n: int = 50) -> bool:
           f"= {1e6 * wall_pl:.1f} us wall per pair")
     print(f"  plain loop (best of {repeats} pairs): {wall_lp:.3f} s wall / {cpu_lp:.3f} s CPU per pair")
     print(f"  per-pair speed ratio: {wall_lp / wall_pl:,.0f}x wall, {cpu_lp / cpu_pl:,.0f}x CPU "
-          "(goal >= 2000x)")
+          f"(goal >= {SEED_GOAL:,}x)")
+    RATIOS["seed recipe, per pair (CPU)"] = (cpu_lp / cpu_pl, f">= {SEED_GOAL:,}")
     # the loop computes only the reversal rate and the percentile interval; planner
     # without its per-resample t-tests (power, discriminative power) does the same work
     t_lean, c_lean = [], []
@@ -161,6 +166,30 @@ def bench_bootstrap(R: int, loop_pairs: int, repeats: int, n: int = 50) -> bool:
 
 
 MiB = 2 ** 20
+SEED_GOAL = 3000
+T_GOAL = 1.5
+RATIOS: dict = {}  # name -> (ratio, goal), printed last
+
+
+def bench_topics(R: int, repeats: int, n: int = 50) -> bool:
+    """CPU time of the bootstrap at n = 50 on 100 systems x T = 50 and T = 5,000 topics
+    (synthetic, 4 decimals): the work per resample should not grow with T."""
+    rng = np.random.default_rng(0)
+    xs = {T: np.round(np.clip(rng.beta(2, 5, (100, 1)) * 0.6 + rng.normal(0, 0.12, (1, T))
+                              + rng.normal(0, 0.1, (100, T)), 0, 1), 4) for T in (50, 5000)}
+    best = {T: math.inf for T in xs}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        for _ in range(repeats):      # interleaved: a shared machine's load hits both alike
+            for T, x in xs.items():
+                p0 = time.process_time()
+                simulate.predict(x, topics=[n], method="bootstrap", resamples=R, rng=1)
+                best[T] = min(best[T], time.process_time() - p0)
+    ratio = best[5000] / best[50]
+    print(f"bootstrap, 100 systems, n = {n}, R = {R}: T = 50 {best[50]:.3f} s CPU, T = 5,000 {best[5000]:.3f} s "
+          f"(best of {repeats}); ratio {ratio:.2f} (goal <= {T_GOAL})")
+    RATIOS[f"T-independence time(T=5,000) / time(T=50), R = {R}"] = (ratio, f"<= {T_GOAL}")
+    return ratio <= T_GOAL
 
 
 def memory_bound(method: str, S: int, T: int, R: int, K: int, N: int, *, n_max: int = 100,
@@ -178,7 +207,8 @@ def memory_bound(method: str, S: int, T: int, R: int, K: int, N: int, *, n_max: 
         pre += 16 * P + 24 * max(T, D)
     if meth.engine is Engine.RESAMPLING:
         if K == 1:
-            work = 20 * R_tot * T + 12 * S * R_tot + 4 * 512 * R_tot + 16 * S * T + 4 * MiB
+            work = (40 * R_tot * n_max + 12 * R_tot * min(T, 4 * n_max) + 12 * S * R_tot + 12 * 512 * R_tot
+                    + 32 * S * T + 4096 * T + 4 * MiB)
         else:
             work = 8 * (2 * R_tot * T + (K + 1) * S * R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 * MiB
     elif meth.engine is Engine.PARAMETRIC:
@@ -275,10 +305,13 @@ def main() -> int:
         blas = "threadpoolctl absent: BLAS threads not limited (more CPU time)"
     print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}; {blas}")
     ok = bench_bootstrap(args.resamples, args.loop_pairs, max(args.repeats, 1))
+    ok &= bench_topics(args.resamples, max(args.repeats, 1))
     if not args.skip_memory:
         ok &= bench_memory(args.resamples)
     if not args.skip_analytic:
         bench_analytic()
+    ok &= RATIOS["seed recipe, per pair (CPU)"][0] >= SEED_GOAL
+    print("; ".join(f"{k}: {v:,.2f} (goal {g})" for k, (v, g) in RATIOS.items()))
     return 0 if ok else 1
 
 

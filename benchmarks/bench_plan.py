@@ -1,18 +1,18 @@
 """Pool depth versus topics on the real TREC DL 2019 and 2020 passage runs (not run by pytest).
 
-    /work/venv/bin/python benchmarks/bench_plan.py [DATA_DIR ["nDCG@10;AP(rel=2)"]]
+    /work/venv/bin/python benchmarks/bench_plan.py [--data DATA_DIR] [--measures "nDCG@10;AP(rel=2)"]
 
 For each collection and measure: re-score all runs under the depth-k pool
 (k = 10, 20, 50, 100; unjudged = non-relevant), print per depth the judgments per
 topic, Kendall tau vs full judgments, var_e, the topics needed for a swap rate of
 0.05 (pooled variance) with a topic-resampling interval, the cost at 20 per topic +
 1 per judgment, the growth-curve exponent, and the recommendation; then time
-topic_set_size and size_for_target.
+topic_set_size (last line: its time per call against a goal of 10 ms).
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 import warnings
 from pathlib import Path
@@ -21,16 +21,22 @@ from planner import plan
 from planner.collection import read_qrels
 from planner.measures import as_runs
 
-DATA = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+GOAL_MS = 10.0  # per topic_set_size call
 
 
-def main() -> None:
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DATA, help="the shared data folder (default: %(default)s)")
+    ap.add_argument("--measures", default="nDCG@10;AP(rel=2)", help="measures separated by ';'")
+    args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
-    measures = sys.argv[2].split(";") if len(sys.argv) > 2 else ["nDCG@10", "AP(rel=2)"]
+    data = args.data
+    measures = args.measures.split(";")
     for coll, measure in [(c, m) for c in ("trec-dl2019-passage", "trec-dl2020-passage") for m in measures]:
         t0 = time.perf_counter()
-        runs = as_runs(DATA / coll / "runs")
-        qrels = read_qrels(DATA / coll / "qrels.txt")
+        runs = as_runs(data / coll / "runs")
+        qrels = read_qrels(data / coll / "qrels.txt")
         t_read = time.perf_counter() - t0
         t0 = time.perf_counter()
         st = plan.pool_depth_study(runs, qrels, depths=(10, 20, 50, 100), measure=measure,
@@ -63,12 +69,18 @@ def main() -> None:
     t0 = time.perf_counter()
     for _ in range(100):
         plan.topic_set_size(design="paired-t", min_diff=0.05, sigma2=0.02, power=0.8)
-    print(f"\ntopic_set_size paired-t: {(time.perf_counter() - t0) * 10:.2f} ms per call")
+    paired = (time.perf_counter() - t0) * 10
+    print(f"\ntopic_set_size paired-t: {paired:.2f} ms per call")
     t0 = time.perf_counter()
     for _ in range(20):
         plan.topic_set_size(design="anova", min_diff=0.1, sigma2=0.04, power=0.8, systems=20)
-    print(f"topic_set_size anova m=20: {(time.perf_counter() - t0) * 50:.2f} ms per call")
+    anova = (time.perf_counter() - t0) * 50
+    print(f"topic_set_size anova m=20: {anova:.2f} ms per call")
+    worst = max(paired, anova)
+    print(f"slowest topic_set_size call {worst:.2f} ms: ratio to goal {worst / GOAL_MS:.2f} "
+          f"(goal {GOAL_MS:.0f} ms: <= 1)")
+    return 0 if worst <= GOAL_MS else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -24,11 +24,11 @@ from pathlib import Path
 LIMIT = 30.0
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=1)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     walls = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.repeats):
@@ -55,6 +55,8 @@ def main() -> int:
     print(f"quick start, {args.repeats} runs, jobs={args.jobs}: median wall {walls[len(walls) // 2]:.2f} s, "
           f"best {walls[0]:.2f} s; in-process compute without the report {compute:.2f} s; "
           f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}")
+    med = walls[len(walls) // 2]
+    print(f"median wall {med:.2f} s: ratio to goal {med / LIMIT:.2f} (goal {LIMIT:.0f} s: <= 1)")
     return 0 if walls[len(walls) // 2] < LIMIT else 1
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from ._random import child_streams, keyed_stream, seed_of, seed_to_use
 from .errors import DegenerateDataWarning, ParameterError
 from .methods import METHODS, Engine, Method, method_names
+from .parallel import check_jobs, check_scheduler, run_tasks
 from .results import ResultMixin
 from .scores import ScoreMatrix
 from .simulate import predict
@@ -307,8 +308,9 @@ class _Run:
     predicted: dict = field(default_factory=dict)
     observed: dict = field(default_factory=dict)
 
-    def repeat(self, r: int, g: np.random.Generator) -> None:
-        """Split at random, measure the held-out rates, predict them from the pilot."""
+    def repeat(self, g: np.random.Generator) -> tuple[dict, dict]:
+        """Split at random, measure the held-out rates, predict them from the pilot:
+        ``(observed {statistic: (counts,)}, predicted {statistic: {method: (counts,)}})``."""
         S, T = self.x.shape
         a, b = pair_index(S)
         order = g.permutation(T)
@@ -320,8 +322,7 @@ class _Run:
         else:
             (dbar, s2), kurt = pair_moments(xp, a, b), None
         o = observed_rates(self.x[:, hi], self.topics, tie_sign(dbar), subsets=self.subsets, rng=g_obs)
-        for k in STATISTICS:
-            self.observed[k][r] = o[k]
+        pred: dict = {k: {} for k in STATISTICS}
         pilot_sm = None
         for m in self.methods:
             if m.random and pilot_sm is None:
@@ -330,7 +331,14 @@ class _Run:
                                rng=keyed_stream(g_method, m.name) if m.random else None,
                                prior_options={"grid": self.grid})
             for k in STATISTICS:
-                self.predicted[k][m.name][r] = p[k]
+                pred[k][m.name] = p[k]
+        return {k: o[k] for k in STATISTICS}, pred
+
+
+def _one_repeat(task: tuple[_Run, np.random.Generator]) -> tuple[dict, dict]:
+    """One repeat (a task of :func:`planner.parallel.run_tasks`)."""
+    run, g = task
+    return run.repeat(g)
 
 
 def _error_row(k: str, m: str, n: int, p: np.ndarray, o: np.ndarray, rel: np.ndarray, ratio: np.ndarray,
@@ -372,7 +380,7 @@ def _rows(run: _Run) -> list[dict]:
 
 def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rng=None,
              methods: str | Sequence[str] = ("predictive", "analytic"), subsets: int = 500,
-             grid: int = 121) -> Validation:
+             grid: int = 121, jobs: int = 1, scheduler=None) -> Validation:
     """Check pilot-based predictions against disjoint held-out topic sets.
 
     Each repeat splits the ``T`` topics at random into a pilot of ``pilot``
@@ -410,6 +418,11 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
         Random disjoint subset pairs per ``n`` and repeat on the remainder.
     grid : int, optional
         Grid points of the ``npmle`` prior.
+    jobs : int, optional
+        Repeats run in ``jobs`` local processes.
+    scheduler : str or distributed.Client, optional
+        Repeats run on this Dask cluster instead (:mod:`planner.parallel`). The results are
+        the same however the repeats run.
 
     Returns
     -------
@@ -436,8 +449,13 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
     run = _Run(sm, x, int(pilot), t, meths, int(subsets), grid,
                predicted={k: {m.name: np.empty((repeats, t.size)) for m in meths} for k in STATISTICS},
                observed={k: np.empty((repeats, t.size)) for k in STATISTICS})
-    for r, g in enumerate(child_streams(rng, int(repeats))):
-        run.repeat(r, g)
+    done = run_tasks(_one_repeat, [(run, g) for g in child_streams(rng, int(repeats))], jobs=check_jobs(jobs),
+                     scheduler=check_scheduler(scheduler))
+    for r, (obs, pred) in enumerate(done):
+        for k in STATISTICS:
+            run.observed[k][r] = obs[k]
+            for m in meths:
+                run.predicted[k][m.name][r] = pred[k][m.name]
     S, T = x.shape
     return Validation(methods=tuple(m.name for m in meths), pilot=int(pilot), topics=tuple(int(n) for n in t),
                       repeats=int(repeats), subsets=int(subsets), seed=seed_of(rng), n_systems=S, n_topics=T,

@@ -14,6 +14,7 @@ from scipy import stats
 
 from planner import simulate
 from planner.errors import DegenerateDataWarning, ParameterError
+from planner.plan.power import t_power_exact
 from planner.scores import ScoreMatrix
 from planner.simulate import analytic, extrapolation, kernels, pairs
 
@@ -112,15 +113,24 @@ def test_pair_moments_covariance_path_matches_direct():
     assert (s2[k] == 0).all() and (dbar[k] == 0).all()
 
 
-def test_power_grid_interpolation_is_accurate():
+def test_power_spline_matches_exact_noncentral_t():
+    # the reference: scipy.stats.nct (two tails), on a grid of df and noncentrality
     rng = np.random.default_rng(2)
-    nc = np.concatenate([rng.uniform(0, 40, 3000), np.zeros(17_998), [np.inf, 0.0]])
-    for df in (3, 99):
+    nc = np.concatenate([np.linspace(0, 12, 241), rng.uniform(0, 150, 400), [np.inf]])
+    for df in (1, 2, 3, 4, 7, 19, 49, 99, 499, 9999):
         crit = stats.t.ppf(0.975, df)
-        grid = analytic.t_power(nc, df, crit)  # > 20,000 values: interpolated
-        exact = analytic.t_power(nc[:3000], df, crit)
-        assert np.abs(grid[:3000] - exact).max() < 1e-5  # documented bound
-        assert grid[-2] == 1.0
+        exact = t_power_exact(df, nc, 0.05)  # scipy.stats.nct, its NaN tails mended
+        got = analytic.t_power(nc, df, crit)
+        assert np.abs(got - exact).max() < 1e-6, df
+        assert got[-1] == 1.0 and abs(got[0] - 0.05) < 1e-12
+
+
+def test_power_has_no_size_cliff():
+    # one computation for any number of values: a large call agrees with a small one exactly
+    nc = np.random.default_rng(3).uniform(0, 20, 30_000)
+    crit = stats.t.ppf(0.975, 49)
+    big = analytic.t_power(nc, 49, crit)
+    assert np.array_equal(big[:100], analytic.t_power(nc[:100], 49, crit))
 
 
 # ------------------------------------------------------------------ bootstrap vs plain loop
@@ -387,8 +397,9 @@ def test_subsample_swap_matches_plain_disjoint_loop(adhoc5_small):
 def test_stratified_subsample_equals_plain_loop_on_the_same_draws():
     # K = 2 strata, proportional: each of the R set pairs draws, within every stratum, two
     # disjoint sets of n_k topics (stream n of the seed, stratum by stratum, the first n_k
-    # and the next n_k of a random order); swap = share of set pairs whose stratified mean
-    # differences have opposite signs (ties half), reversal over the 2R sets
+    # and the next n_k of g_n.choice(T_k, 2 n_k, replace=False), resample by resample); swap =
+    # share of set pairs whose stratified mean differences have opposite signs (ties half),
+    # reversal over the 2R sets
     rng = np.random.default_rng(13)
     S, T, n, R = 4, 30, 10, 300
     x = np.round(rng.random((S, T)) * 0.6 + np.array([[0.0], [0.1], [0.2], [0.3]]), 2)
@@ -398,7 +409,7 @@ def test_stratified_subsample_equals_plain_loop_on_the_same_draws():
     assert c.rows[0]["allocation"] == {"p": 4, "q": 6}
     g_n = kernels.count_stream(np.random.default_rng(3).bit_generator.seed_seq.spawn(1)[0], n)
     groups, nk = [np.arange(12), np.arange(12, 30)], [4, 6]
-    orders = [np.argsort(g_n.random((R, g.size)), axis=1) for g in groups]
+    orders = [np.array([g_n.choice(g.size, 2 * k, replace=False) for _ in range(R)]) for g, k in zip(groups, nk)]
     for p_, (i, j) in enumerate(zip(c.pair_a, c.pair_b)):
         d = x[i] - x[j]
         # signs of the stratified means of set A (first n_k) and set B (next n_k), exactly:
@@ -1102,7 +1113,7 @@ def test_stratified_bootstrap_equals_plain_loop_on_the_same_draws(first, mode, d
     nk = [alloc["p"], alloc["q"]]
     assert sum(nk) == n and (first * nk[1] == (T - first) * nk[0]) == (first == 8)  # one weight or two
     Wk = [first / T, (T - first) / T]
-    draws = [g_n.multinomial(k, np.full(g.size, 1.0 / g.size), size=R) for g, k in zip(groups, nk)]
+    draws = [g_n.integers(0, g.size, size=(R, k)) for g, k in zip(groups, nk)]  # the drawn topics
     crit = stats.t.ppf(0.975, n - 2)
     for p_, (i, j) in enumerate(zip(c.pair_a, c.pair_b)):
         d = x[i] - x[j]
@@ -1113,7 +1124,7 @@ def test_stratified_bootstrap_equals_plain_loop_on_the_same_draws(first, mode, d
         for r in range(R):
             mk, se2 = 0.0, 0.0
             for g, k, w, dr in zip(groups, nk, Wk, draws):
-                vals = np.repeat(d[g], dr[r])
+                vals = d[g][dr[r]]
                 mk += w * vals.mean()
                 se2 += w * w * vals.var(ddof=1) / k
             means[r] = mk
@@ -1150,8 +1161,8 @@ def test_stratified_ties_across_strata_are_exact():
     c = simulate.predict(m, topics=[n], method="bootstrap", strata="proportional", n_resamples=R, rng=2)
     assert c.rows[0]["allocation"] == {"A": 4, "B": 8}
     g_n = kernels.count_stream(np.random.default_rng(2).bit_generator.seed_seq.spawn(1)[0], n)
-    draws = [g_n.multinomial(k, np.full(size, 1.0 / size), size=R) for size, k in ((7, 4), (17, 8))]
-    sums = [dr @ d[g] for dr, g in zip(draws, (slice(0, 7), slice(7, T)))]
+    draws = [g_n.integers(0, size, size=(R, k)) for size, k in ((7, 4), (17, 8))]
+    sums = [d[g][dr].sum(axis=1) for dr, g in zip(draws, (slice(0, 7), slice(7, T)))]
     means = [Fraction(7, 4) * int(sa) + Fraction(17, 8) * int(sb) for sa, sb in zip(*sums)]
     ties = sum(v == 0 for v in means)
     assert 0.3 < ties / R < 0.45

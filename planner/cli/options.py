@@ -57,6 +57,23 @@ def add_variant_option(p: argparse.ArgumentParser) -> None:
                         "together), so counts are of topics, not of queries (fit: the three-facet model too)")
 
 
+def add_parallel_options(p: argparse.ArgumentParser, what: str) -> None:
+    """``--jobs N`` (local processes) and ``--scheduler ADDRESS`` (a Dask cluster) for ``what``."""
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help=f"{what} run in N parallel processes (same results for any N)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help=f"{what} run on the Dask cluster of this scheduler (e.g. tcp://host:8786; the same "
+                        "results as a serial run; pip install 'planner[dask]')")
+
+
+def check_parallel_options(args: argparse.Namespace) -> tuple[int, str | None]:
+    """``(jobs, scheduler)`` of :func:`add_parallel_options`, checked (exit 2 naming the option)."""
+    from ..parallel import check_jobs, check_scheduler
+
+    return (check_jobs(args.jobs, parameter="--jobs"),
+            check_scheduler(args.scheduler, parameter="--scheduler"))
+
+
 def seed_type(text: str) -> int:
     """argparse type of ``--seed``: an integer >= 0 (numpy's seed sequences need one)."""
     try:

@@ -8,7 +8,7 @@ import time
 
 from ..errors import ParameterError
 from .format import print_json
-from .options import Subparsers, add_command, seed_type
+from .options import Subparsers, add_command, add_parallel_options, check_parallel_options, seed_type
 
 NAME = "study"
 
@@ -19,6 +19,7 @@ def add(subparsers: Subparsers) -> None:
                     """  planner study                                   # embedded quick start (DL 2019, nDCG@10)
   planner study configs/metric-choice.yaml -o reports/metric-choice --force
   planner study my-study.yaml --seed 7 --jobs 2 --quiet --json
+  planner study my-study.yaml --scheduler tcp://10.0.0.5:8786   # on a Dask cluster
   planner schema > study.schema.json                # JSON Schema for editors""",
                     description="Run a study (a YAML what-if grid: collection, measures, topic counts, methods, "
                                 "strata, filters, targets, costs) and write report.md, report.html, "
@@ -29,8 +30,7 @@ def add(subparsers: Subparsers) -> None:
                    help="report folder (default reports/<study name>)")
     p.add_argument("--force", action="store_true", help="replace an existing report folder")
     p.add_argument("--seed", type=seed_type, default=None, metavar="N", help="override the study's seed")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="scenarios run in N parallel processes (same results for any N)")
+    add_parallel_options(p, "scenarios")
     p.add_argument("--max-scenarios", type=int, default=None, metavar="N",
                    help="run a grid of up to N scenarios (default 200: a larger grid is refused, with its size)")
     p.add_argument("--quiet", action="store_true", help="no progress bar (shown only when stderr is a terminal)")
@@ -49,6 +49,8 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--jobs", str(args.jobs)]
     if args.max_scenarios is not None:
         parts += ["--max-scenarios", str(args.max_scenarios)]
+    if args.scheduler:
+        parts += ["--scheduler", str(args.scheduler)]
     if args.quiet:
         parts.append("--quiet")
     if args.json:
@@ -63,13 +65,13 @@ def run(args: argparse.Namespace) -> int:
     matplotlib.use("Agg")
     from ..study import run_study  # heavy (the whole library): loaded when the command runs
 
-    if args.jobs is not None and args.jobs < 1:
-        raise ParameterError(f"expected an integer >= 1, got {args.jobs}", parameter="--jobs")
     if args.max_scenarios is not None and args.max_scenarios < 1:
         raise ParameterError(f"expected an integer >= 1, got {args.max_scenarios}", parameter="--max-scenarios")
+    jobs, scheduler = check_parallel_options(args)
     t0 = time.perf_counter()
-    res = run_study(args.config, out=args.out, force=args.force, seed=args.seed, jobs=args.jobs,
-                    quiet=args.quiet, command=command_line(args), max_scenarios=args.max_scenarios)
+    res = run_study(args.config, out=args.out, force=args.force, seed=args.seed, jobs=jobs,
+                    quiet=args.quiet, command=command_line(args), scheduler=scheduler,
+                    max_scenarios=args.max_scenarios)
     secs = time.perf_counter() - t0
     if args.json:
         print_json({"study": res.name, "out": res.out, "seconds": round(secs, 2),

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 from .. import methods
 from .format import print_json, span
 from .inputs import draw_seed, load_scores, seed_note
-from .options import Subparsers, add_command, add_scores_option, parse_int_list, parse_name_list, seed_type
+from .options import (
+    Subparsers,
+    add_command,
+    add_parallel_options,
+    add_scores_option,
+    check_parallel_options,
+    parse_int_list,
+    parse_name_list,
+    seed_type,
+)
 
 if TYPE_CHECKING:
     from ..validation import Validation
@@ -43,6 +52,7 @@ def add(subparsers: Subparsers) -> None:
                    help="prediction methods, any planner predict method ("
                         + ", ".join(methods.METHODS) + "); default predictive,analytic")
     p.add_argument("--seed", type=seed_type, default=None, metavar="N", help="random seed")
+    add_parallel_options(p, "repeats")
 
 
 def _print_statistic(v: Validation, stat: str) -> None:
@@ -104,9 +114,10 @@ def run(args: argparse.Namespace) -> int:
     topics = parse_int_list(args.topics, option="--topics", minimum=1)
     names = parse_name_list(args.methods, option="--methods")
     scores = load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
+    jobs, scheduler = check_parallel_options(args)
     draw_seed(args)
     v = validate(scores, pilot=args.pilot, topics=topics, repeats=args.repeats, rng=args.seed,
-                 methods=names, subsets=args.subsets)
+                 methods=names, subsets=args.subsets, jobs=jobs, scheduler=scheduler)
     if args.json:
         print_json(v.to_dict(), args)
         return 0

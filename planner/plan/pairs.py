@@ -19,10 +19,10 @@ from scipy import stats
 from .. import methods
 from ..errors import ParameterError
 from ..scores import ScoreMatrix
+from ..simulate.analytic import t_power
 from ..variance import anova_components as _variance_anova
 from ..variance import pair_index, pair_moments, pair_variance, parse_selector, within_system
 from .checks import complete_values
-from .power import t_power_exact
 
 __all__ = ["PairModel", "anova_components", "batch_stat", "pair_variances"]
 
@@ -172,8 +172,9 @@ def batch_stat(target: str, n: np.ndarray, dbar: np.ndarray, var: np.ndarray, co
     safe = np.where(sd > 0, sd, 1.0)
     if t.pair_rate:
         return _pair_rate(t.name, nn, dbar, sd, safe)
-    if t.needs_min_diff:        # power
-        pw = np.where(sd > 0, t_power_exact(nn - 1, np.sqrt(nn) * min_diff / safe, alpha), 1.0)
-        return pw.mean(axis=1)
+    if t.needs_min_diff:        # power: the noncentral t of planner.simulate's analytic engine
+        pw = np.stack([t_power(min_diff / (row / np.sqrt(k)), k - 1, stats.t.ppf(1 - alpha / 2, k - 1))
+                       for k, row in zip(n, np.broadcast_to(safe, (n.size, safe.shape[1])))])
+        return np.where(sd > 0, pw, 1.0).mean(axis=1)
     w = 2 * stats.t.isf(alpha / 2, nn - 1) * sd / np.sqrt(nn)      # ci_width
     return np.percentile(w, quantile, axis=1)

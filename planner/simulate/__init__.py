@@ -54,11 +54,10 @@ Methods
     ``ci_width = 2 t_{1-alpha/2, n-1} se``,
     ``power = P(|T'| > t_{1-alpha/2, n-1})`` with ``T'`` noncentral t (df ``n-1``,
     noncentrality ``min_diff / se``); ``significant`` the same with noncentrality
-    ``|dbar| / se``. (``dbar = 0`` gives ``p = 0.5``.) When more than
-    ``20,000`` noncentral-t values are needed, they are read by linear
-    interpolation from ``scipy.special.nctdtr`` evaluated on a grid of
-    noncentrality step ``0.01`` up to the point where the power is 1 within
-    ``1e-14`` (absolute error below ``1e-5``; tested against the exact values).
+    ``|dbar| / se``. (``dbar = 0`` gives ``p = 0.5``.) The noncentral t is
+    read from a cubic spline through ``scipy.special.nctdtr`` on a grid of
+    noncentrality step ``0.0625`` up to the point where the power is 1 within
+    ``1e-14`` (absolute error below ``1e-7``; tested against ``scipy.stats.nct``).
 ``predictive`` (default)
     Swap and reversal rates from :func:`planner.simulate.rates.predictive_pair_rates`,
     which accounts for the noise in ``dbar`` (empirical-Bayes posterior
@@ -84,12 +83,14 @@ Methods
     How it is computed with one stratum (the statistics above, unchanged):
     the scores are put on an integer grid (:func:`planner.variance.score_grid`: their own
     decimals, e.g. trec_eval's 4, else a binary grid of ``2^-50 n max|x|``),
-    so every system's resampled sum ``W @ q.T`` (one product per ``n``) is
-    exact and a pair's resampled sum of differences is the difference of two
-    systems' sums: signs exact, and a tie (equal sums, e.g. 0.3 + 0.5 against
-    0.4 + 0.4) is exactly 0 and counts half. The t-tests need each pair's
-    resampled sum of squared differences: one float32 product per block of 512
-    pairs (``kappa d^2 @ W.T``, see :func:`~planner.simulate.kernels.fast_block`); float32 moves ``t^2``
+    so every system's resampled sum ``W @ q.T`` (one sparse product per ``n``,
+    ``W`` the ``R x T`` draw counts with ``n`` entries a row) is exact and a
+    pair's resampled sum of differences is the difference of two systems' sums:
+    signs exact, and a tie (equal sums, e.g. 0.3 + 0.5 against 0.4 + 0.4) is exactly 0
+    and counts half. The t-tests need each pair's
+    resampled sum of squared differences: float32 sparse products per block of 512
+    pairs (``W @ kappa d^2``, see :func:`~planner.simulate.kernels.fast_block`), whose work
+    is ``R n`` per pair whatever the collection's ``T``; float32 moves ``t^2``
     by a few ``1e-6`` relatively at most, which changes a test's outcome only for
     resamples within that distance of the critical value (tested against the
     float64 path: none in 3,000 x 15 pairs; far below the Monte Carlo error
@@ -162,14 +163,17 @@ With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
     add their fit, ``8 * 2 * 121 * min(P, 20000)``, and blocks of ``6 * 2e6`` float64
     values;
   - bootstrap / subsample, one stratum (``strata="uniform"``):
-    ``20 * R_tot * T + 12 * S * R_tot + 4 * 512 * R_tot + 16 * S * T + 4 MiB``: the
-    draw counts (float64, transposed, float32), every system's resampled sums
+    ``40 * R_tot * n + 12 * R_tot * min(T, 4 n) + 12 * S * R_tot + 12 * 512 * R_tot + 32 * S * T
+    + 4096 * T + 4 MiB``: the drawn topics and their sparse counts (float64 and float32), the
+    dense counts when ``T <= 4 n`` (:data:`~planner.simulate.resampling.DENSE_TOPICS`), every
+    system's resampled sums
     (float64, then float32 when exact), the float32 t-test sums of one block of
-    512 pairs, the score grid, and the cache-sized pieces being summarised;
+    512 pairs (and their 128-pair pieces) and their squared differences, the score
+    grid and the scores, and the cache-sized pieces being summarised;
     independent of ``P``;
   - bootstrap / subsample, ``K > 1`` strata: ``8 * (2 * R_tot * T + (K + 1) * S *
     R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 MiB``: the draw counts (built
-    transposed, one stratum at a time), every system's resampled sums per stratum and
+    transposed from the drawn topics, one stratum at a time), every system's resampled sums per stratum and
     their stratified combination, the score grid, the t-test sums of squares of one
     block of 512 pairs, and the cache-sized pieces being summarised;
   - parametric: ``max(max_memory, 8 * 16 * S * (S + n) + 512 * 48 * R)``: chunks of
@@ -186,7 +190,10 @@ Randomness
 ----------
 One ``rng``; the stream for topic count ``n`` is derived from it and ``n`` only
 (``SeedSequence(entropy, spawn_key=(..., n))``), so a count's numbers do not
-depend on the other counts requested, on chunking, or on the order. With
+depend on the other counts requested, on chunking, or on the order. From it the
+resampling methods draw topics stratum by stratum: the bootstrap
+``integers(0, T_k, (R, n_k))``, the subsample per set pair ``choice(T_k, 2 n_k,
+replace=False)`` (set A its first ``n_k``, set B the rest). With
 ``rng=None`` a random method draws an integer seed and records it in the result.
 """
 

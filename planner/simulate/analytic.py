@@ -5,9 +5,10 @@ W_k^2 sigma2_k / n_k`` (``se^2 = sigma2 / n`` with one stratum): ``p = Phi(-|dba
 se)``, ``reversal = p``, ``swap = 2 p (1 - p)``, ``ci_width = 2 t_{1-alpha/2, df} se``,
 ``power = P(|T'| > t_{1-alpha/2, df})`` with ``T'`` noncentral t (noncentrality
 ``min_diff / se``), ``significant`` the same at ``|dbar| / se``; ``df = n - K``.
-More than :data:`NCT_EXACT_MAX` noncentral-t values are read by linear interpolation
-from ``scipy.special.nctdtr`` on a grid of step :data:`NCT_STEP` (absolute error below
-``1e-5``).
+The noncentral-t power is read from a cubic spline through ``scipy.special.nctdtr`` on a
+grid of noncentrality step :data:`NCT_STEP`, one per ``(df, crit)`` (built in a few
+milliseconds, cached): absolute error below ``1e-7`` against ``scipy.stats.nct`` (tested
+over df 1-10,000), the same way for any number of values.
 
 Examples
 --------
@@ -22,15 +23,14 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy import special, stats
+from scipy import interpolate, special, stats
 
 from .engine import PairEngine, Setup
 from .pairs import pair_moments, select_variance
 
-__all__ = ["NCT_EXACT_MAX", "NCT_STEP", "AnalyticEngine", "analytic_stats", "t_power"]
+__all__ = ["NCT_STEP", "AnalyticEngine", "analytic_stats", "t_power"]
 
-NCT_EXACT_MAX = 20_000
-NCT_STEP = 0.01
+NCT_STEP = 0.0625  # the spline error scales as step^4: 2e-8 at most here (df 1-10,000)
 
 
 def _nct_cdf(df: float, nc: np.ndarray, x: float) -> np.ndarray:
@@ -39,39 +39,29 @@ def _nct_cdf(df: float, nc: np.ndarray, x: float) -> np.ndarray:
     return np.where(np.isnan(v), 0.0, v)
 
 
-@lru_cache(maxsize=64)
-def _power_grid(df: float, crit: float) -> tuple[float, np.ndarray]:
-    """``(cap, values)``: two-sided power on the noncentrality grid ``0, step, ...``
-    up to ``cap``, beyond which the power is 1 within ``1e-14``."""
-    cap = crit + 2.0 ** 11
-    for step in 2.0 ** np.arange(0, 12):
+@lru_cache(maxsize=256)
+def _power_spline(df: float, crit: float) -> tuple[float, interpolate.CubicSpline]:
+    """``(cap, spline)``: two-sided power on the noncentrality grid ``0, step, ...`` up to
+    ``cap``, beyond which the power is 1 within ``1e-14``. The power is even in the
+    noncentrality: its slope at 0 is 0 (the spline's left end condition)."""
+    cap = crit + 2.0 ** 12
+    for step in 2.0 ** np.arange(0, 13):
         c = np.array([crit + step])
         if (_nct_cdf(df, c, -crit) + 1.0 - _nct_cdf(df, c, crit))[0] >= 1 - 1e-14:
             cap = float(c[0])
             break
-    grid = np.arange(0.0, cap + 2 * NCT_STEP, NCT_STEP)
+    grid = np.arange(0.0, cap + NCT_STEP, NCT_STEP)
     val = _nct_cdf(df, grid, -crit) + 1.0 - _nct_cdf(df, grid, crit)
-    val.setflags(write=False)
-    return cap, val
+    return cap, interpolate.CubicSpline(grid, val, bc_type=((1, 0.0), "not-a-knot"))
 
 
 def t_power(nc: np.ndarray, df: float, crit: float) -> np.ndarray:
     """Two-sided rejection probability ``P(|T'| > crit)``, ``T'`` noncentral t(df, nc)."""
     nc = np.abs(np.asarray(nc, dtype=float))
-    if nc.size <= NCT_EXACT_MAX:
-        out = np.ones_like(nc)
-        fin = np.isfinite(nc)
-        v = nc[fin]
-        out[fin] = _nct_cdf(df, v, -crit) + 1.0 - _nct_cdf(df, v, crit)
-        return out
-    cap, val = _power_grid(float(df), float(crit))
-    v = np.minimum(nc, cap)  # also maps inf to cap (power 1)
-    pos = v / NCT_STEP
-    i = np.minimum(pos.astype(np.int64), val.size - 2)
-    f = pos - i
-    out = val[i] * (1.0 - f) + val[i + 1] * f
+    cap, spline = _power_spline(float(df), float(crit))
+    out = spline(np.minimum(nc, cap))  # also maps inf to cap (power 1)
     out[nc >= cap] = 1.0
-    return out
+    return np.clip(out, 0.0, 1.0)
 
 
 def analytic_stats(dbar: np.ndarray, sig2_k: np.ndarray, W: np.ndarray, nk: np.ndarray, df: float,

@@ -7,13 +7,13 @@ engines decide which blocks (see the package docstring, "Memory" and "Randomness
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
 
+from .._blas import one_blas_thread
 from ..variance import score_grid
 
 __all__ = [
@@ -283,21 +283,6 @@ def fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, dt
     lo, hi = linear_quantiles(u, (alpha / 2, 1 - alpha / 2))
     return {"swap_rate": swap, "reversal_rate": rev, "ci_width": (hi - lo) * scale,
             "power": power, "significant": sig}
-
-
-def one_blas_thread():
-    """Context limiting BLAS to one thread (``threadpoolctl``, when installed).
-
-    The resampling products are thin (inner dimension ``T``) and interleaved
-    with single-threaded numpy work; between calls OpenBLAS's idle worker
-    threads busy-wait, which on the benchmark doubled the CPU time for a small
-    gain in wall time. Without ``threadpoolctl`` nothing is changed.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # optional
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def count_stream(base: np.random.SeedSequence, n: int) -> np.random.Generator:

@@ -1,12 +1,13 @@
 """The resampling engine: topics resampled with replacement (bootstrap) or split into
 disjoint sets without replacement (subsample, Voorhees & Buckley).
 
-For every topic count the draw counts are made once (from the count's own stream,
-:func:`~planner.simulate.kernels.count_stream`), every system's resampled sums follow
-from one exact product on the score grid, and the pair statistics of each aligned block
-of :data:`~planner.simulate.kernels.BLOCK` pairs are read from them
-(:func:`~planner.simulate.kernels.fast_block`); only the t-tests need a product per
-block. See the package docstring for the statistics and the memory bound.
+For every topic count the drawn topics are made once (from the count's own stream,
+:func:`~planner.simulate.kernels.count_stream`; :func:`draw_topics`), every system's
+resampled sums follow from one exact sparse product on the score grid, and the pair
+statistics of each aligned block of :data:`~planner.simulate.kernels.BLOCK` pairs are read
+from them (:func:`~planner.simulate.kernels.fast_block`); only the t-tests need sparse
+products per block. The work per resample is proportional to ``n``, not to ``T``. See the
+package docstring for the statistics and the memory bound.
 
 Examples
 --------
@@ -29,7 +30,7 @@ import contextlib
 from collections.abc import Iterator
 
 import numpy as np
-from scipy import stats
+from scipy import sparse, stats
 
 from ..variance import score_grid
 from .engine import PAIR_STATS, PairEngine, Setup
@@ -45,62 +46,105 @@ from .kernels import (
     strata_sums,
 )
 
-__all__ = ["ResamplingEngine", "draw_counts"]
+__all__ = ["DENSE_TOPICS", "PAIR_COLUMNS", "ResamplingEngine", "draw_matrix", "draw_topics", "topic_counts"]
+
+#: pairs per sparse product of the t-tests (their squared differences stay in cache)
+PAIR_COLUMNS = 128
+#: up to ``DENSE_TOPICS * n`` topics the t-tests' sums are one dense float32 product with the
+#: draw counts per block (BLAS: faster there than the sparse products, whose work is ``R n``)
+DENSE_TOPICS = 4
 
 
-def draw_counts(g_n: np.random.Generator, groups, nk, resamples: int, disjoint: bool) -> list[np.ndarray]:
-    """The draw counts of each stratum, transposed ``(T_k, R_tot)``, built one stratum at a
-    time without keeping the untransposed draws.
+def draw_topics(g_n: np.random.Generator, groups, nk, resamples: int, disjoint: bool) -> list[np.ndarray]:
+    """The drawn topics of each stratum (positions within it), shape ``(R_tot, n_k)``.
 
-    With replacement (``disjoint=False``): ``R`` multinomial draws of ``n_k`` topics.
-    Disjoint: set A is the first ``n_k`` of a random order, set B the next ``n_k``
-    (columns ``j`` and ``R + j``).
+    With replacement (``disjoint=False``): ``g_n.integers(0, T_k, (R, n_k))``, one row a
+    resample. Disjoint: per resample ``g_n.choice(T_k, 2 n_k, replace=False)``; set A is its
+    first ``n_k`` topics (row ``j``), set B the next ``n_k`` (row ``R + j``). Work and memory
+    are proportional to ``R n``, not to the stratum's size ``T_k``.
     """
-    WT = []
-    cols = np.arange(resamples)[:, None]
+    out = []
     for g, c in zip(groups, nk):
+        c = int(c)
         if not disjoint:
-            cnt = g_n.multinomial(int(c), np.full(g.size, 1.0 / g.size), size=resamples)
-            WT.append(np.ascontiguousarray(cnt.T, dtype=np.float64))
-            del cnt
-        else:
-            order = np.argsort(g_n.random((resamples, g.size)), axis=1)
-            wt = np.zeros((g.size, 2 * resamples))
-            wt[order[:, :c], cols] = 1.0
-            wt[order[:, c:2 * c], resamples + cols] = 1.0
-            WT.append(wt)
-            del order
-    return WT
+            out.append(g_n.integers(0, g.size, size=(resamples, c)).astype(np.int32))
+            continue
+        d = np.empty((2 * resamples, c), dtype=np.int32)
+        for r in range(resamples):
+            pick = g_n.choice(g.size, 2 * c, replace=False)
+            d[r], d[resamples + r] = pick[:c], pick[c:]
+        out.append(d)
+    return out
+
+
+def topic_counts(idx: np.ndarray, size: int, dtype=np.float64) -> np.ndarray:
+    """How often each of ``size`` topics is drawn in each row of ``idx``, transposed: ``(size, R_tot)``."""
+    R = idx.shape[0]
+    flat = idx.astype(np.int64) * R + np.arange(R)[:, None]
+    return np.bincount(flat.ravel(), minlength=size * R).reshape(size, R).astype(dtype)
+
+
+def draw_matrix(idx: np.ndarray, size: int, dtype=np.float64) -> sparse.csr_matrix:
+    """The draws as a sparse ``(R_tot, size)`` matrix of counts (``R n`` entries at most):
+    a product with it sums each resample's drawn rows, in work proportional to ``n``."""
+    R, n = idx.shape
+    m = sparse.csr_matrix((np.ones(R * n, dtype=dtype), (np.repeat(np.arange(R), n), idx.ravel())),
+                          shape=(R, size))
+    m.sum_duplicates()  # sorted topics, one entry per drawn topic with its count
+    return m
 
 
 class _OneStratum:
     """One topic count's draws with one stratum: every system's exact resampled sums
-    (one small product per n), a product per block only for the t-tests."""
+    (from the drawn topics), and per block only the t-tests' sums of squares."""
 
-    def __init__(self, s: Setup, WT: list[np.ndarray], n: int, nk: np.ndarray, crit: float, r_tot: int):
+    def __init__(self, s: Setup, idx: list[np.ndarray], n: int, nk: np.ndarray, crit: float, r_tot: int):
         self.s, self.g, self.halves = s, s.groups[0], s.method.disjoint
         qx, unit = score_grid(s.x[:, self.g], int(nk[0]))  # per n: n's numbers depend on n only
-        Msys = qx @ WT[0]  # exact integers
+        draws = draw_matrix(idx[0], self.g.size)
+        Msys = np.ascontiguousarray((draws @ qx.T).T)  # exact integers
         if np.float32 == FAST_DTYPE and float(np.max(np.abs(Msys), initial=0.0)) < 2.0 ** 23:
             # (decimal grids: sums of at most n * 10^k; the float64 copy is dropped)
             Msys = Msys.astype(np.float32)  # still exact: differences subtract exactly in float32
         self.Msys = Msys
-        self.WTq = WT[0].astype(FAST_DTYPE) if s.t_tests else None
+        dense = self.g.size <= DENSE_TOPICS * n
+        self.WTq = topic_counts(idx[0], self.g.size, FAST_DTYPE) if s.t_tests and dense else None
+        self.draws = draws.astype(FAST_DTYPE) if s.t_tests and not dense else None
+        self.xg = s.x[:, self.g] if s.t_tests else None
         self.cprime = crit * crit / (n - 1.0)
         self.scale = unit / n
         self.kappa = self.cprime / (n * (1.0 + self.cprime) * self.scale * self.scale)
         self.sub1 = max(1, SUB_ELEMS // r_tot)
 
-    def block(self, sl: slice) -> dict[str, np.ndarray]:
-        s, g = self.s, self.g
+    def thresholds(self, sl: slice) -> np.ndarray:
+        """The t-tests' ``Q`` (c, R): each resample's sum of ``kappa d^2`` over its drawn
+        topics: a dense product with the counts while ``T <= DENSE_TOPICS * n``, else sparse
+        products (work ``R n`` per pair, whatever ``T``)."""
+        s = self.s
+        assert self.xg is not None  # built with the t-tests
         c = sl.stop - sl.start
-        Q = None
         if self.WTq is not None:
-            d = np.zeros((BLOCK, g.size))  # aligned, zero-padded: same product shape always
-            d[:c] = s.x[s.a[sl]][:, g] - s.x[s.b[sl]][:, g]
-            d *= d
-            d *= self.kappa
-            Q = d.astype(FAST_DTYPE) @ self.WTq
+            dd = np.zeros((BLOCK, self.g.size))  # aligned, zero-padded: same product shape always
+            dd[:c] = self.xg[s.a[sl]] - self.xg[s.b[sl]]
+            dd *= dd
+            dd *= self.kappa
+            return (dd.astype(FAST_DTYPE) @ self.WTq)[:c]
+        assert self.draws is not None
+        d = self.xg[s.a[sl]] - self.xg[s.b[sl]]
+        d *= d
+        d *= self.kappa
+        R = self.draws.shape[0]
+        Q = np.empty((c, R), dtype=FAST_DTYPE)
+        for c0 in range(0, c, PAIR_COLUMNS):
+            part = self.draws @ np.ascontiguousarray(d[c0:c0 + PAIR_COLUMNS].T, dtype=FAST_DTYPE)
+            for r0 in range(0, R, 256):  # transposed in tiles (cache-friendly)
+                Q[c0:c0 + PAIR_COLUMNS, r0:r0 + 256] = part[r0:r0 + 256].T
+        return Q
+
+    def block(self, sl: slice) -> dict[str, np.ndarray]:
+        s = self.s
+        c = sl.stop - sl.start
+        Q = self.thresholds(sl) if s.t_tests else None
         res = {k: np.empty(c) for k in PAIR_STATS}
         for r0 in range(0, c, self.sub1):
             r1 = min(c, r0 + self.sub1)
@@ -207,11 +251,13 @@ class ResamplingEngine(PairEngine):
         n, nk = s.topics[j], s.allocs[j]
         if s.base is None or nk is None:
             raise ValueError("a resampling engine needs a seed and a simulated topic count")
-        WT = draw_counts(count_stream(s.base, n), s.groups, nk, s.resamples, s.method.disjoint)
+        idx = draw_topics(count_stream(s.base, n), s.groups, nk, s.resamples, s.method.disjoint)
         crit = stats.t.ppf(1 - s.alpha / 2, n - s.n_strata)
-        kind = _OneStratum if s.n_strata == 1 else _Strata
-        state = kind(s, WT, n, nk, crit, self.r_tot)
-        del WT
+        if s.n_strata == 1:
+            state: _OneStratum | _Strata = _OneStratum(s, idx, n, nk, crit, self.r_tot)
+        else:
+            state = _Strata(s, [topic_counts(i, g.size) for i, g in zip(idx, s.groups)], n, nk, crit, self.r_tot)
+        del idx
         self._state = (j, state)
         return state
 

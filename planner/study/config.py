@@ -54,6 +54,9 @@ class StudyConfig:
         The expanded grid, one plain dict per scenario (every key resolved).
     raw : dict
         The resolved config (top level plus scenarios), as written to the report.
+    scheduler : str or None
+        The file's Dask scheduler address (``scheduler:``), where the scenarios run; not in
+        ``raw``, since the numbers do not depend on it (:mod:`planner.parallel`).
     """
 
     name: str
@@ -64,6 +67,7 @@ class StudyConfig:
     source: str | None
     scenarios: tuple
     raw: dict
+    scheduler: str | None = None
 
     def to_dict(self) -> dict:
         """A JSON-ready dict of the config."""
@@ -189,7 +193,8 @@ def load_config(config: str | os.PathLike | Mapping | None = None, *, seed: int 
     resolved["scenarios"] = [dict(s) for s in scenarios]
     return StudyConfig(name=str(resolved["name"]), description=str(resolved["description"]),
                        seed=resolved["seed"], resamples=resolved["resamples"], base=str(base),
-                       source=source, scenarios=tuple(scenarios), raw=resolved)
+                       source=source, scenarios=tuple(scenarios), raw=resolved,
+                       scheduler=str(doc["scheduler"]).strip() if "scheduler" in doc else None)
 
 
 def _resolve_defaults(d: Mapping) -> dict:

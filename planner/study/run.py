@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import json
-import multiprocessing as mp
 import os
 import sys
 import time
@@ -12,11 +10,11 @@ import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
 from tqdm import tqdm
 
 from .._random import keyed_stream
 from ..errors import ConfigError, DegenerateDataWarning, ParameterError
+from ..parallel import check_jobs, check_scheduler, run_tasks
 from ..report import check_target, jsonable, versions, write_report
 from .config import StudyConfig, load_config
 from .honest import honest_paragraphs
@@ -83,28 +81,16 @@ def _input_paths(cfg: StudyConfig) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-def _run_all(tasks: list, jobs: int, quiet: bool, name: str) -> list[ScenarioResult]:
-    """Every scenario, in order; in ``jobs`` processes when there are several."""
+def _run_all(tasks: list, jobs: int, quiet: bool, name: str, scheduler=None) -> list[ScenarioResult]:
+    """Every scenario, in order; in ``jobs`` processes or on a Dask cluster (planner.parallel)."""
     # only on a terminal (disable=None), where leave=False erases it: logs and captured stderr
     # get no bar, and a failing study leaves only its error line
     bar = tqdm(total=len(tasks), desc=f"study {name}", unit="scenario", file=sys.stderr,
                disable=True if quiet else None, leave=False)
-    scens: list[ScenarioResult | None] = [None] * len(tasks)
     try:
-        if jobs == 1 or len(tasks) == 1:
-            for i, t in enumerate(tasks):
-                scens[i] = _worker(t)
-                bar.update(1)
-        else:
-            ctx = mp.get_context("spawn") if sys.platform == "win32" else mp.get_context("fork")
-            with cf.ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx) as ex:
-                futs = {ex.submit(_worker, t): i for i, t in enumerate(tasks)}
-                for f in cf.as_completed(futs):
-                    scens[futs[f]] = f.result()
-                    bar.update(1)
+        return run_tasks(_worker, tasks, jobs=jobs, scheduler=scheduler, progress=lambda: bar.update(1))
     finally:
         bar.close()
-    return [s for s in scens if s is not None]
 
 
 def _unique(items) -> list:
@@ -116,15 +102,16 @@ def _unique(items) -> list:
 
 
 def _check_args(jobs, write: bool, out) -> None:
-    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
-        raise ParameterError(f"expected an integer >= 1, got {jobs!r}", parameter="jobs")
+    check_jobs(jobs)
     if not write and out is not None:
         raise ParameterError("not used with write=False (no report folder is written)", parameter="out")
 
 
-def _provenance(cfg: StudyConfig, vers: dict, inputs: list, jobs: int, command: str | None) -> dict:
+def _provenance(cfg: StudyConfig, vers: dict, inputs: list, jobs: int, command: str | None,
+                scheduler=None) -> dict:
     return {"planner_version": vers["planner"], "versions": vers, "seed": cfg.seed,
-            "resamples": cfg.resamples, "jobs": int(jobs), "inputs": inputs, "config": cfg.raw,
+            "resamples": cfg.resamples, "jobs": int(jobs), "inputs": inputs,
+            "scheduler": scheduler if scheduler is None or isinstance(scheduler, str) else "client", "config": cfg.raw,
             "study_file": cfg.source,
             "study_file_sha256": sha256_file(Path(cfg.source)) if cfg.source else None,
             "command": command, "platform": sys.platform,
@@ -134,7 +121,8 @@ def _provenance(cfg: StudyConfig, vers: dict, inputs: list, jobs: int, command: 
 
 def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | os.PathLike | None = None,
               force: bool = False, seed: int | None = None, jobs: int = 1, quiet: bool = False,
-              write: bool = True, command: str | None = None, max_scenarios: int | None = None) -> StudyResult:
+              write: bool = True, command: str | None = None, max_scenarios: int | None = None,
+              scheduler=None) -> StudyResult:
     """Run a study and (unless ``write=False``) write its report folder.
 
     Parameters
@@ -152,6 +140,11 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     jobs : int, optional
         Scenarios run in parallel processes; results are identical for any ``jobs`` (each
         scenario has its own random stream, keyed on its settings).
+    scheduler : str or distributed.Client, optional
+        Run the scenarios on a Dask cluster instead (its scheduler's address, e.g.
+        ``tcp://host:8786``, or a client); default: the study file's ``scheduler`` key.
+        The same results as a serial run (:mod:`planner.parallel`); needs
+        ``pip install 'planner[dask]'``.
     quiet : bool, optional
         No progress bar (otherwise tqdm on stderr when stderr is a terminal).
     write : bool, optional
@@ -188,7 +181,8 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     # scenarios leaves a scenario's numbers unchanged (and any --jobs gives the same)
     tasks = [(dict(sc), keyed_stream(cfg.seed, scenario_key(sc)), cfg.resamples, cfg.seed)
              for sc in cfg.scenarios]
-    scens = _run_all(tasks, jobs, quiet, cfg.name)
+    scheduler = check_scheduler(scheduler if scheduler is not None else cfg.scheduler)
+    scens = _run_all(tasks, jobs, quiet, cfg.name, scheduler)
     all_warn = _unique(w for s in scens for w in s.warnings)
     for w in all_warn:
         warnings.warn(w, DegenerateDataWarning, stacklevel=2)
@@ -202,7 +196,7 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
         "answer": ans.to_dict(), "scenarios": [s.to_dict() for s in scens],
         "paired": [p.to_dict() for p in paired], "honest": {"paragraphs": honest_paragraphs(scens)},
         "warnings": all_warn})
-    prov = _provenance(cfg, vers, inputs, jobs, command)
+    prov = _provenance(cfg, vers, inputs, jobs, command, scheduler)
     result = StudyResult(name=cfg.name, config=cfg.raw, results=results,
                          tables=tables(scens, results["paired"]), provenance=prov, out=None,
                          elapsed=time.perf_counter() - t0, scenario_results=tuple(scens), answer_result=ans)

@@ -35,6 +35,7 @@ EXPECTED = {
     "seed": "an integer >= 0",
     "resamples": "an integer from 10 to 1,000,000",
     "max_scenarios": "an integer >= 1",
+    "scheduler": "a Dask scheduler address such as tcp://host:8786",
     "collection": "a collection object (dataset, scores, runs + qrels, or stack) or a list of them",
     "stack": "a list of at least 2 collection objects",
     "measure": "a measure name or a list of measure names",
@@ -189,6 +190,8 @@ SCHEMA: dict = {
         "seed": {"type": "integer", "minimum": 0},
         "resamples": {"type": "integer", "minimum": 10, "maximum": 1_000_000},
         "max_scenarios": {"type": "integer", "minimum": 1},
+        # where the scenarios run (planner.parallel); not part of the results
+        "scheduler": {"type": "string", "minLength": 1, "pattern": r"\S"},
         **_SCENARIO_PROPS,
         # the study name is also the default report folder: a plain folder name
         "name": {"type": "string", "minLength": 1, "pattern": r"^(?!\.\.?$)[^/\\\x00-\x1f\x7f]+$",

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, optimize
 
+from .._blas import one_blas_thread
 from ..errors import DegenerateDataWarning
 from .anova import moment_start
 
@@ -52,7 +53,7 @@ def reml_statsmodels(x: np.ndarray, name: str, start: str = "moments") -> dict:
     su, si = np.unique(si, return_inverse=True)
     tu, ti = np.unique(ti, return_inverse=True)
     df = pd.DataFrame({"y": x[obs], "system": si, "topic": ti, "g": np.zeros(si.size, dtype=int)})
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), one_blas_thread():   # small products again (see reml_direct)
         # statsmodels warns "MLE may be on the boundary" for every fit without a group-level
         # random effect (re_formula="0"); convergence is read from the result instead
         warnings.simplefilter("ignore")
@@ -229,9 +230,12 @@ def reml_direct(x: np.ndarray, name: str) -> dict:
     vs, vt, ve, _ = moment_start(lik.x)
     start = np.sqrt([vs / ve, vt / ve])
     opts = {"ftol": 1e-14, "gtol": 1e-10, "maxiter": 500}
-    res = optimize.minimize(lik.objective_grad, start, jac=True, method="L-BFGS-B", options=opts)
-    theta, best = _refine_boundary(lik, np.abs(res.x), float(res.fun))
-    g = lik.objective_grad(theta)[1]
+    # one BLAS thread: every iteration is a few products of min(S, T)-sized matrices, where
+    # idle BLAS threads busy-wait for more CPU than they save (5-40x CPU; planner._blas)
+    with one_blas_thread():
+        res = optimize.minimize(lik.objective_grad, start, jac=True, method="L-BFGS-B", options=opts)
+        theta, best = _refine_boundary(lik, np.abs(res.x), float(res.fun))
+        g = lik.objective_grad(theta)[1]
     # the gradient vanishes at an interior optimum; at 0 only one-sided moves matter
     converged = bool(np.isfinite(best)) and all(
         abs(g[k]) < 1e-3 * max(1.0, abs(best)) ** 0.5 or (theta[k] == 0 and g[k] >= 0) for k in (0, 1))

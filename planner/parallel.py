@@ -1,0 +1,117 @@
+"""Where independent tasks run: in this process, a local process pool, or a Dask cluster.
+
+Study scenarios, validation repeats and coverage draws are independent tasks, each with
+its own random stream (:mod:`planner._random`), so they may run anywhere and in any
+order: :func:`run_tasks` returns their results in the order of the tasks, and the
+numbers are the same (byte for byte) serially, with ``jobs=N`` local processes or on a
+``dask.distributed`` cluster named by ``scheduler`` (an address such as
+``tcp://10.0.0.5:8786``, or a ``distributed.Client``). Dask is optional:
+``pip install 'planner[dask]'``.
+
+Examples
+--------
+>>> run_tasks(abs, [-1, 2, -3])
+[1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing as mp
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .errors import ParameterError
+
+__all__ = ["check_jobs", "check_scheduler", "run_tasks"]
+
+
+def check_jobs(jobs: Any, *, parameter: str = "jobs") -> int:
+    """``jobs`` as an integer >= 1 (local processes)."""
+    import numpy as np
+
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
+        raise ParameterError(f"expected an integer >= 1, got {jobs!r}", parameter=parameter)
+    return int(jobs)
+
+
+def check_scheduler(scheduler: Any, *, parameter: str = "scheduler") -> Any:
+    """``None``, a non-empty address string or a ``distributed.Client``; the address
+    must be reachable only when tasks are sent (:func:`run_tasks`)."""
+    if scheduler is None or (isinstance(scheduler, str) and scheduler.strip()):
+        return scheduler.strip() if isinstance(scheduler, str) else None
+    if type(scheduler).__name__ == "Client" and hasattr(scheduler, "submit"):
+        return scheduler
+    raise ParameterError(f"expected a Dask scheduler address (e.g. tcp://host:8786) or a "
+                         f"distributed.Client, got {scheduler!r}", parameter=parameter)
+
+
+def _client(scheduler: Any, parameter: str):
+    """A ``distributed.Client`` for ``scheduler`` and whether this call opened it."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ParameterError("needs Dask: pip install 'planner[dask]'", parameter=parameter) from None
+    if not isinstance(scheduler, str):
+        return scheduler, False
+    try:
+        return Client(scheduler, timeout="10s"), True
+    except (OSError, TimeoutError) as exc:
+        raise ParameterError(f"cannot reach the Dask scheduler {scheduler}: {exc}", parameter=parameter) from None
+
+
+def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], *, jobs: int = 1, scheduler: Any = None,
+              progress: Callable[[], None] | None = None, parameter: str = "scheduler") -> list:
+    """``[fn(t) for t in tasks]``, computed serially, in ``jobs`` local processes, or on Dask.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (it is pickled to the workers); its result must not depend
+        on where it runs.
+    tasks : sequence
+        Its arguments, one a task.
+    jobs : int, optional
+        Local worker processes (1: this process). Ignored with ``scheduler``.
+    scheduler : str or distributed.Client, optional
+        A Dask scheduler's address or a client: the tasks run on that cluster's workers.
+    progress : callable, optional
+        Called once as each task finishes (in completion order).
+    parameter : str, optional
+        The option named in errors about the scheduler (``--scheduler`` from the CLI).
+
+    Returns
+    -------
+    list
+        The results, in the order of ``tasks``. An exception raised by a task is raised here.
+    """
+    tasks = list(tasks)
+    out: list[Any] = [None] * len(tasks)
+    tick = progress or (lambda: None)
+    if scheduler is not None:
+        client, opened = _client(scheduler, parameter)
+        try:
+            futs = client.map(fn, tasks, pure=False)
+            index = {f.key: i for i, f in enumerate(futs)}
+            from distributed import as_completed
+
+            for f in as_completed(futs):
+                out[index[f.key]] = f.result()
+                tick()
+        finally:
+            if opened:
+                client.close()
+        return out
+    if jobs == 1 or len(tasks) <= 1:
+        for i, t in enumerate(tasks):
+            out[i] = fn(t)
+            tick()
+        return out
+    ctx = mp.get_context("spawn") if sys.platform == "win32" else mp.get_context("fork")
+    with cf.ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx) as ex:
+        pending = {ex.submit(fn, t): i for i, t in enumerate(tasks)}
+        for f in cf.as_completed(pending):
+            out[pending[f]] = f.result()
+            tick()
+    return out
