@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,7 @@ from ..errors import DegenerateDataWarning, InputError, ParameterError
 from ..scores import ScoreMatrix
 from ..simulate import predict
 from ..variance import check_alpha
+from .calibrate import CALIBRATION_NOTE, calibrated_count, check_calibrate
 from .checks import (
     as_scores,
     check_interval_resamples,
@@ -123,6 +124,8 @@ class TargetResult:
     seed: int | None
     sim_resamples: int = 0
     resampled_n: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: with ``calibrate=True``: ``(n_topics, lower, upper)`` before the correction, else None
+    uncalibrated: tuple | None = None
 
     @property
     def n_lower(self) -> int | None:
@@ -193,6 +196,7 @@ class TargetRequest:
     resamples: int
     n_max: int
     sim_resamples: int
+    calibrate: bool = False
 
     @property
     def options(self) -> dict[str, float]:
@@ -206,7 +210,7 @@ class TargetRequest:
 
 def target_request(*, target: str, value: object, method: str, variance: str, min_diff: float, alpha: float,
                    quantile: float, interval: float, resamples: int, n_max: int,
-                   sim_resamples: int) -> TargetRequest:
+                   sim_resamples: int, calibrate: object = False) -> TargetRequest:
     """Check the arguments of :func:`size_for_target` (every check before any work)."""
     v = check_target_value(target, value, min_diff)
     alpha = check_alpha(alpha)
@@ -217,8 +221,9 @@ def target_request(*, target: str, value: object, method: str, variance: str, mi
     if m.engine is methods.Engine.PREDICTIVE and variance not in m.variances:
         raise ParameterError(f"method {method!r} uses each pair's own variance (variance='pair'); "
                              f"got {variance!r}", parameter="variance")
+    check_calibrate(calibrate, m, methods.TARGETS[target], resamples)
     return TargetRequest(methods.TARGETS[target], v, m, variance, float(min_diff), alpha, quantile, interval,
-                         resamples, n_max, int(sim_resamples))
+                         resamples, n_max, int(sim_resamples), bool(calibrate))
 
 
 @dataclass(frozen=True)
@@ -339,6 +344,12 @@ def _seed(req: TargetRequest, rng: Any) -> tuple[Any, int | None]:
 
 def solve_target(data: FittedPairs, req: TargetRequest, rng: Any = None) -> TargetResult:
     """:func:`size_for_target` on a collection already coerced and fitted (:func:`fit_pairs`)."""
+    res, stat_at = _solve_target(data, req, rng)
+    return _calibrated(res, stat_at) if req.calibrate else res
+
+
+def _solve_target(data: FittedPairs, req: TargetRequest,
+                  rng: Any) -> tuple[TargetResult, Callable[[int], float]]:
     rng, seed = _seed(req, rng)
     gen = as_generator(rng)
     identical = _check_identical(data, req.target.name)
@@ -367,13 +378,14 @@ def solve_target(data: FittedPairs, req: TargetRequest, rng: Any = None) -> Targ
                         min_diff=req.min_diff, alpha=req.alpha, n_pairs=int(data.model.dbar.size),
                         n_systems=data.vals.shape[0], n_topics_observed=data.vals.shape[1],
                         identical_pairs=identical, resamples=req.resamples if ns is not None else 0, seed=seed,
-                        sim_resamples=req.sim_resamples if m.random else 0, resampled_n=ns)
+                        sim_resamples=req.sim_resamples if m.random else 0, resampled_n=ns), stat_at
 
 
 def size_for_target(scores: Any, *, target: str, value: float, method: str = methods.DEFAULT_METHOD,
                     variance: str = "pair", min_diff: float = 0.05, alpha: float = 0.05,
                     quantile: float = 50.0, interval: float = 0.95, resamples: int = 200,
-                    n_max: int = 100_000, sim_resamples: int = 1000, rng: Any = None) -> TargetResult:
+                    n_max: int = 100_000, sim_resamples: int = 1000, rng: Any = None,
+                    calibrate: object = False) -> TargetResult:
     """Smallest number of topics for which a statistic of the collection meets ``value``.
 
     Parameters
@@ -412,6 +424,10 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
         simulated with the same seed (common random numbers), so the search is over a fixed curve.
     rng : int, Generator or None, optional
         Seed or Generator for the resampling (one child stream per resample).
+    calibrate : bool, optional
+        Correct the count for the collection's size and give the calibrated interval on n
+        (:mod:`planner.plan.calibrate`); needs ``resamples > 0`` and a method and target with a
+        topic-resampling interval. The plain answer is kept in ``uncalibrated``.
 
     Returns
     -------
@@ -436,5 +452,19 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
     """
     req = target_request(target=target, value=value, method=method, variance=variance, min_diff=min_diff,
                          alpha=alpha, quantile=quantile, interval=interval, resamples=resamples, n_max=n_max,
-                         sim_resamples=sim_resamples)
+                         sim_resamples=sim_resamples, calibrate=calibrate)
     return solve_target(fit_pairs(scores, variance), req, rng)
+
+
+def _calibrated(res: TargetResult, stat_at: Callable[[int], float]) -> TargetResult:
+    """``res`` with its count and interval corrected for the collection's size."""
+    if res.n_topics is None or res.resampled_n is None:
+        return res
+    c = calibrated_count(res.n_topics, res.resampled_n, res.interval)
+    n = c.n_topics
+    how = f"{res.interval_method}; {CALIBRATION_NOTE}" + (f"; {c.note}" if c.note else "")
+    return replace(res, n_topics=n, lower=c.low, upper=c.high, interval_method=how,
+                   achieved=None if n is None else float(stat_at(n)),
+                   at_n_minus_1=None if n is None or n <= 2 else float(stat_at(n - 1)),
+                   uncalibrated=(res.n_topics, res.lower, res.upper))
+
