@@ -32,20 +32,25 @@ def _size(x, **kw):
 
 
 def test_formula_on_known_counts():
-    # u = n^-1/2: u = 0.1; resampled u = 0.125 (n 64) and 1/9 (n 81); median u (inverted_cdf, the
-    # 50th of 100) = 1/9 -> u_c = 0.2 - 1/9 -> n = 126.56, ceil 127; 90% ends from the 5th and 95th
-    # smallest counts (64, 81): high = (0.2 - 0.125)^-2 = 177.8 -> 178, low = (0.2 - 1/9)^-2 -> 126
+    # u = n^-1/2: u = 0.1; resampled counts 64 (u 0.125) and 81 (u 1/9); median u (inverted_cdf,
+    # the 50th of 100) = 1/9, so s = 0.1 - 1/9 = -1/90 and n_c = (0.1 - 1/90)^-2 = 126.56 -> 127;
+    # 90% ends of the counts: the 5th and 95th smallest, 64 and 81, moved by 2s on u:
+    # low = (0.125 - 1/45)^-2 = 94.67 -> 94, high = (1/9 - 1/45)^-2 = 126.56 -> 127
     c = calibrated_count(100, np.array([64.0] * 50 + [81.0] * 50), 0.9)
-    assert (c.n_topics, c.low, c.high) == (127, 126, 178)
+    assert (c.n_topics, c.low, c.high) == (127, 94, 127)
     assert c.note == ""
 
 
 def test_unbounded_upper_end_is_none_with_a_note():
-    # the smallest resampled counts are below n/4: 2u - u_b <= 0, so no finite upper end
-    c = calibrated_count(100, np.array([10.0] * 5 + [120.0] * 95), 0.9)
+    # more than 5% of the resamples reach no count: no finite upper end at 90%
+    c = calibrated_count(100, np.array([64.0] * 50 + [400.0] * 40 + [np.inf] * 10), 0.9)
     assert c.high is None
     assert "no finite upper end" in c.note
     assert c.low is not None and c.low >= 2
+    # the moved end crosses u = 0: the 95th smallest count is 400 (u 0.05), and
+    # 2 s = 2 (0.1 - 36^-1/2) = -0.133, so 0.05 - 0.133 < 0
+    c = calibrated_count(100, np.array([25.0] * 4 + [36.0] * 86 + [400.0] * 10), 0.9)
+    assert c.high is None
 
 
 @pytest.mark.parametrize("args, name", [
@@ -83,8 +88,8 @@ def test_same_seed_same_bytes(tb_ap):
 
 def test_defining_property_median_draw_closer_to_full_count(tb_ap):
     """On TREC 2006 Terabyte AP (149 topics), 25-topic draws without replacement: the plain
-    count's median is 0.73 of the whole collection's and the calibrated one's 0.86 of its own
-    (40 draws, benchmarks/bench_coverage.py --only terabyte2006_ap --draws 40). Here 24 draws: the
+    count's median is 0.69-0.73 of the whole collection's and the calibrated one's 0.84-0.86 of
+    its own (docs/research/calibration.md). Here 24 draws: the
     calibrated median ratio is nearer 1 than the plain one, and the calibrated interval covers
     the whole collection's count in at least 15 of 24 draws (the plain one in 55% of 40 draws;
     with coverage 0.9 the chance of fewer than 15 of 24 is about 0.0001, binomial)."""
