@@ -3,12 +3,15 @@
     /work/venv/bin/python benchmarks/calibration_experiments.py curve [FILE] [TARGET:VALUE]
     /work/venv/bin/python benchmarks/calibration_experiments.py simex [FILE] [N0] [TARGET:VALUE]
     /work/venv/bin/python benchmarks/calibration_experiments.py methods [FILE] [N0] [M1,M2,...]
+    /work/venv/bin/python benchmarks/calibration_experiments.py variants
 
 FILE is relative to ../shared/data (default trec-terabyte/terabyte2006_ap.csv). ``curve``: the
 plug-in count's median over 100 draws without replacement at n0 = 15 ... 149 (seed 3).
 ``simex``: the plug-in count, and its extrapolations from resamples of n0 and n0/2 topics
 (60 each) to no noise, on 30 draws (seed 1) and on the whole collection. ``methods``: the
 plain counts of the named methods on the whole collection and on 30 draws (seed 1).
+``variants``: seven matrix/size cases, 30 draws each (seed 9), analytic swap 0.05 with 100
+topic resamples; the correction and interval variants computed from the same resamples.
 """
 
 from __future__ import annotations
@@ -75,9 +78,70 @@ def compare(x: np.ndarray, n0: int, names: list[str]) -> None:
         print(f"{m}: whole {full}, median draw {np.median(ns):.0f} (ratio {np.median(ns) / full:.2f})")
 
 
+VARIANT_CASES = (("trec-terabyte/terabyte2006_ap.csv", 25), ("trec-terabyte/terabyte2006_ap.csv", 43),
+                 ("trec-terabyte/terabyte2006_ndcg.csv", 43), ("trec-adhoc/adhoc5_ap.csv", 20),
+                 ("trec-adhoc/adhoc6_p10.csv", 20), ("trec-web/web2010_ap.csv", 20), ("trec-web/web2011_p10.csv", 20))
+
+
+def _variant_task(job: tuple[int, int]) -> tuple[tuple[int, int], tuple]:
+    warnings.simplefilter("ignore")
+    ci, d = job
+    path, n0 = VARIANT_CASES[ci]
+    x = load_scores(str(DATA / path)).topic_scores()
+    if d >= 0:
+        x = x[:, np.sort(np.random.default_rng([9, ci, d]).permutation(x.shape[1])[:n0])]
+    r = plan.size_for_target(x, target="swap_rate", value=0.05, method="analytic", resamples=100,
+                             rng=np.random.default_rng([9, ci, d + 1, 1]))
+    return job, (r.n_topics, r.resampled_n)
+
+
+def _variant(n: int, ns: np.ndarray, kind: str, p: float, k: float) -> tuple[float, float, float]:
+    """(count, low, high) of a correction on the scale n^-p with step k, interval basic or moved."""
+    lo_n, hi_n = np.quantile(ns, [0.025, 0.975], method="inverted_cdf")
+    if kind == "plain":
+        return n, lo_n, hi_n
+    ub = np.where(np.isfinite(ns), ns, np.inf) ** -p
+    u = n ** -p
+    med = np.quantile(ub, 0.5, method="inverted_cdf")
+    s = k * (u - med)
+    u_hi, u_lo = lo_n ** -p, (hi_n ** -p if np.isfinite(hi_n) else 0.0)
+    a, b = (u + s - (u_hi - med), u + s + (med - u_lo)) if kind == "basic" else (u_lo + 2 * s, u_hi + 2 * s)
+
+    def inv(v: float) -> float:
+        return np.inf if v <= 0 else v ** (-1 / p)
+    return inv(u + s), inv(b), inv(a)
+
+
+def variants() -> None:
+    from multiprocessing import get_context
+    jobs = [(ci, d) for ci in range(len(VARIANT_CASES)) for d in range(-1, 30)]
+    with get_context("spawn").Pool(2) as pool:
+        out = dict(pool.map(_variant_task, jobs))
+    for name, kind, p, k in (("plain", "plain", 0.5, 1), ("basic u", "basic", 0.5, 1), ("moved u", "shift", 0.5, 1),
+                             ("basic 1/n", "basic", 1, 1), ("moved 1/n", "shift", 1, 1),
+                             ("moved u k1.5", "shift", 0.5, 1.5), ("moved 1/n k1.5", "shift", 1, 1.5),
+                             ("moved u k2", "shift", 0.5, 2)):
+        cells = []
+        for ci, (path, n0) in enumerate(VARIANT_CASES):
+            full = _variant(*out[(ci, -1)], kind, p, k)[0]
+            cov, rat, wid = [], [], []
+            for d in range(30):
+                n, ns = out[(ci, d)]
+                c, lo, hi = _variant(n, ns, kind, p, k)
+                _, plo, phi = _variant(n, ns, "plain", p, k)
+                cov.append(lo <= full <= hi)
+                rat.append(c / full)
+                wid.append((hi - lo) / max(phi - plo, 1))
+            cells.append(f"{Path(path).stem}@{n0}: {np.mean(cov):.0%} {np.median(rat):.2f} w{np.median(wid):.1f}")
+        print(f"{name:15s}", " | ".join(cells))
+
+
 def main() -> None:
     warnings.simplefilter("ignore")
     cmd, rest = sys.argv[1], sys.argv[2:]
+    if cmd == "variants":
+        variants()
+        return
     x = load_scores(str(DATA / (rest[0] if rest else "trec-terabyte/terabyte2006_ap.csv"))).topic_scores()
     tv = next((a for a in rest if ":" in a), "swap_rate:0.05")
     target, value = tv.split(":")[0], float(tv.split(":")[1])
