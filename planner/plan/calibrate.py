@@ -17,7 +17,9 @@ and the interval is the resamples' percentile interval on ``u`` moved by ``2 s``
 resamples' median to ``u_c``), ``[q_lo(u_b) + 2 s, q_hi(u_b) + 2 s]``, mapped back to n.
 When its small-``u`` end is at or below 0, or the resamples' own upper end is unbounded, the
 data do not bound the count from above: ``high`` is ``None`` (the data cannot support a
-finite upper end), never a short number. (The reflected, "basic", interval on ``u`` covered
+finite upper end), never a short number. An :class:`planner.results.Interval` of such a count has
+``how = IntervalMethod.CALIBRATED`` and :data:`CALIBRATION_NOTE` (plus ``Calibrated.note``) as
+its note. (The reflected, "basic", interval on ``u`` covered
 about as often and was 1.1-2.4 times wider again: docs/research/calibration.md.)
 
 Examples
