@@ -1,72 +1,137 @@
-"""Coverage of the 95% interval on n of ``size_for_target`` (not run by pytest).
+"""Coverage of the 95% interval on n of ``size_for_target``, plain and calibrated (not run by pytest).
 
-    /work/venv/bin/python benchmarks/bench_coverage.py [--data CSV] [--topics 43] [--trials 200]
-        [--method analytic] [--target swap_rate:0.05] [--resamples 200] [--seed 777]
+    /work/venv/bin/python benchmarks/bench_coverage.py [--draws 6] [--resamples 100] [--seed 1]
+        [--jobs 2] [--method analytic] [--only terabyte]
 
-The population is a whole collection's topics (default TREC 2006 Terabyte AP, 149 topics);
-its "true" count is what ``size_for_target`` answers on all of them. Each trial draws a
-smaller collection of ``--topics`` topics from it with replacement (default 43, TREC DL
-2019's size), answers the same target on it with a topic-resampling interval on n
-(``resamples``, seed = the trial's index), and records whether the interval holds the true
-count, or misses it above or below. Printed: the true count, the median point count, the
-interval's coverage and the shares of misses on each side. docs/planning.md ("Interval on
-n") quotes the figures of the default run with ``--method analytic`` and ``predictive``.
+Full run (issue 27; hours on 2 cores):
+    /work/venv/bin/python benchmarks/bench_coverage.py --draws 200 --resamples 200 --jobs 2
+
+For every matrix in ../shared/data big enough to draw from (TREC 2006 Terabyte AP and nDCG,
+149 topics, drawn at 25, 43 and 50 topics; the TREC-5/6/7 ad hoc and TREC 2010/2011 Web
+matrices, about 50 topics, drawn at 20) and the targets swap_rate 0.05, kendall_tau 0.9 and
+power 0.8: the whole collection's count (with the same options) is the truth; each draw takes
+n0 topics WITHOUT replacement and answers with ``calibrate=True``, which also keeps the plain
+answer. Printed per row: the coverage of the 95% interval (plain -> calibrated), the median
+ratio of the draw count to the whole collection's count (plain -> calibrated; each against the
+whole collection's count of the same kind), and the median ratio of the calibrated interval's
+width to the plain one. Topics of draw d are drawn from ``default_rng([seed, matrix, n0, d])``
+and its resamples from ``default_rng([seed, matrix, n0, d, 1])``, so results do not depend on
+``--jobs``. The last line is the verdict against issue 27's goals (coverage 90-98% and
+median ratio within 10% on every row).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 import warnings
+from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
 
-from planner import plan
-from planner.collection import load_scores
-
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+TARGETS = (("swap_rate", 0.05), ("kendall_tau", 0.9), ("power", 0.8))
+
+
+def matrices() -> list[tuple[str, int]]:
+    """(path relative to DATA, n0) of every draw size the issue names."""
+    out = [(f"trec-terabyte/terabyte2006_{m}.csv", n0) for m in ("ap", "ndcg") for n0 in (25, 43, 50)]
+    out += [(f"trec-adhoc/adhoc{y}_{m}.csv", 20) for y in (5, 6, 7) for m in ("ap", "p10", "rr")]
+    out += [(f"trec-web/web{y}_{m}.csv", 20) for y in (2010, 2011)
+            for m in ("ap", "p10", "p20", "rr", "ndcg20", "err20")]
+    return out
+
+
+def _load(path: str) -> np.ndarray:
+    from planner.collection import load_scores
+    return load_scores(str(DATA / path)).topic_scores()
+
+
+def _answers(x: np.ndarray, rng: np.random.Generator, args: argparse.Namespace) -> list[tuple]:
+    """Per target: (plain n, lo, hi, calibrated n, lo, hi); None where unbounded."""
+    from planner import plan
+    out = []
+    seeds = rng.spawn(len(TARGETS))       # one stream per target, so each target is repeatable alone
+    for (t, v), g in zip(TARGETS, seeds):
+        r = plan.size_for_target(x, target=t, value=v, method=args.method, variance="pair",
+                                 n_resamples=args.resamples, rng=g, calibrate=True)
+        plain = r.uncalibrated if r.uncalibrated is not None else (r.n_topics, r.interval.low, r.interval.high)
+        out.append((*plain, r.n_topics, r.interval.low, r.interval.high))
+    return out
+
+
+def _task(job: tuple) -> tuple:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    warnings.simplefilter("ignore")
+    mi, path, n0, d, args = job
+    x = _load(path)
+    if d < 0:       # the whole collection
+        return job[:4], _answers(x, np.random.default_rng([args.seed, mi, 0]), args)
+    topics = np.sort(np.random.default_rng([args.seed, mi, n0, d]).permutation(x.shape[1])[:n0])
+    return job[:4], _answers(x[:, topics], np.random.default_rng([args.seed, mi, n0, d, 1]), args)
+
+
+def _covers(lo: int | None, hi: int | None, truth: int | None) -> bool:
+    return truth is not None and (lo or 0) <= truth <= (np.inf if hi is None else hi)
+
+
+def _width(lo: int | None, hi: int | None) -> float:
+    return np.inf if hi is None else float(hi - (lo or 0))
+
+
+def _row(path: str, n0: int, k: int, full: list, draws: list) -> dict:
+    t = TARGETS[k]
+    f_plain, f_cal = full[k][0], full[k][3]
+    cov_p = np.mean([_covers(a[k][1], a[k][2], f_plain) for a in draws])
+    cov_c = np.mean([_covers(a[k][4], a[k][5], f_cal) for a in draws])
+    rp = np.median([np.inf if a[k][0] is None or not f_plain else a[k][0] / f_plain for a in draws])
+    rc = np.median([np.inf if a[k][3] is None or not f_cal else a[k][3] / f_cal for a in draws])
+    wr = np.median([_width(a[k][4], a[k][5]) / max(_width(a[k][1], a[k][2]), 1.0) for a in draws])
+    return dict(name=f"{Path(path).stem} n0={n0} {t[0]}:{t[1]:g}", full=f"{f_plain}/{f_cal}",
+                cov_p=cov_p, cov_c=cov_c, rp=rp, rc=rc, wr=wr)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=str(DATA / "trec-terabyte" / "terabyte2006_ap.csv"))
-    ap.add_argument("--topics", type=int, default=43)
-    ap.add_argument("--trials", type=int, default=200)
-    ap.add_argument("--method", default="analytic")
-    ap.add_argument("--target", default="swap_rate:0.05")
-    ap.add_argument("--resamples", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=777)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--draws", type=int, default=6, help="draws per matrix and size (default 6)")
+    ap.add_argument("--resamples", type=int, default=100, help="topic resamples of each interval (default 100)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes (results do not depend on it)")
+    ap.add_argument("--method", default="analytic", help="size_for_target method (default analytic)")
+    ap.add_argument("--only", default="", help="only matrices whose file name contains this")
     args = ap.parse_args()
-    warnings.simplefilter("ignore")
-    target, value = args.target.split(":")
-    value = float(value)
-    m = load_scores(args.data)
-    x = m.topic_scores()
-    kw = dict(target=target, value=value, method=args.method, variance="pair")
-    truth = plan.size_for_target(x, n_resamples=0, **kw).n_topics
-    print(f"{args.data}: {x.shape[0]} systems x {x.shape[1]} topics; {target} {value:g} with {args.method}: "
-          f"{truth} topics on all of them (the true count here)")
-    rng = np.random.default_rng(args.seed)
+    mats = [(i, p, n0) for i, (p, n0) in enumerate(matrices()) if args.only in p]
+    jobs = [(i, p, n0, d, args) for i, p, n0 in mats for d in range(-1, args.draws)]
     t0 = time.perf_counter()
-    points, covered, above, below, unbounded = [], 0, 0, 0, 0
-    for k in range(args.trials):
-        sample = x[:, rng.integers(0, x.shape[1], args.topics)]
-        r = plan.size_for_target(sample, n_resamples=args.resamples, rng=k, **kw)
-        if r.n_topics is None:
-            unbounded += 1
-            continue
-        points.append(r.n_topics)
-        lo = 0 if r.lower is None else r.lower
-        hi = np.inf if r.upper is None else r.upper
-        covered += lo <= truth <= hi
-        above += truth > hi
-        below += truth < lo
-    done = len(points)
-    print(f"{args.trials} samples of {args.topics} topics ({time.perf_counter() - t0:.0f} s): median count "
-          f"{np.median(points):.0f} (true {truth}); the 95% interval on n holds the true count in "
-          f"{covered / done:.0%} of them; the true count lies above the interval in {above / done:.0%}, "
-          f"below it in {below / done:.0%}" + (f"; {unbounded} samples reached no count" if unbounded else ""))
+    res: dict[tuple, list] = {}
+    with get_context("spawn").Pool(args.jobs) as pool:
+        for k, (key, ans) in enumerate(pool.imap(_task, jobs)):
+            res[key] = ans
+            print(f"\r{k + 1}/{len(jobs)} answers ({time.perf_counter() - t0:.0f} s)", end="", file=sys.stderr,
+                  flush=True)
+    print(file=sys.stderr)
+    rows = [_row(p, n0, k, res[(i, p, n0, -1)], [res[(i, p, n0, d)] for d in range(args.draws)])
+            for i, p, n0 in mats for k in range(len(TARGETS))]
+    print(f"{args.draws} draws per row without replacement, {args.resamples} resamples, method {args.method}, "
+          f"seed {args.seed}; plain -> calibrated")
+    print(f"{'matrix, draw size, target':44s} {'full n':>9s} {'coverage':>12s} {'median draw/full':>17s} "
+          f"{'width ratio':>11s}")
+    for r in rows:
+        print(f"{r['name']:44s} {r['full']:>9s} {r['cov_p']:5.0%} -> {r['cov_c']:4.0%} "
+              f"{r['rp']:7.2f} -> {r['rc']:5.2f} {r['wr']:11.2f}")
+    bad_cov = [r for r in rows if not 0.90 <= r["cov_c"] <= 0.98]
+    bad_med = [r for r in rows if not abs(r["rc"] - 1) <= 0.10]
+    cov = [r["cov_c"] for r in rows]
+    med = [r["rc"] for r in rows]
+    ok = not bad_cov and not bad_med
+    print(f"verdict: goals {'MET' if ok else 'NOT met'}: calibrated coverage {min(cov):.0%}-{max(cov):.0%} "
+          f"({len(bad_cov)} of {len(rows)} rows outside 90-98%), median draw/full {min(med):.2f}-{max(med):.2f} "
+          f"({len(bad_med)} rows off by more than 10%)")
 
 
 if __name__ == "__main__":

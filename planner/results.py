@@ -31,6 +31,8 @@ class IntervalMethod(enum.Enum):
 
     #: counts (or statistics) re-solved on topic resamples of the collection; percentile interval
     TOPIC_RESAMPLING = "topic resampling"
+    #: topic-resampling counts corrected for the collection's size (planner.plan.calibrate)
+    CALIBRATED = "calibrated topic resampling"
     #: a closed-form confidence interval (Feldt, Arteaga-Jeyaratnam-Franklin, t)
     ANALYTIC = "analytic"
     #: percentiles of the method's own resampled statistic

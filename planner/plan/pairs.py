@@ -149,6 +149,12 @@ def _reliability(name: str, n: np.ndarray, comp: dict) -> np.ndarray:
         return np.where(vs + vt + ve > 0, vs / (vs + (vt + ve) / n), 0.0)
 
 
+#: above this many pair-resample values the paired-t power of a batch is interpolated
+_POWER_EXACT_MAX = 20_000
+#: knots of the interpolation of the power in log(1 + nc), per topic count
+_POWER_KNOTS = 1025
+
+
 def batch_stat(target: str, n: np.ndarray, dbar: np.ndarray, var: np.ndarray, comp: dict, *, min_diff: float,
                alpha: float, quantile: float = 50.0) -> np.ndarray:
     """The target statistic at ``n[i]`` for each of ``B`` models (rows).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate import fit_model, predict
 from ..variance import VarianceComponents, check_alpha, fit
+from .calibrate import CALIBRATION_NOTE, calibrated_count, check_calibrate
 from .checks import (
     as_scores,
     check_interval_resamples,
@@ -111,6 +112,8 @@ class TargetResult(ResultMixin):
     seed: int | None
     method_resamples: int = 0
     resampled_n: np.ndarray | None = field(default=None, repr=False, compare=False, metadata={"raw": True})
+    #: with ``calibrate=True``: ``(n_topics, low, high)`` before the correction, else None
+    uncalibrated: tuple | None = None
 
     _repr_fields = ("target", "value", "n_topics", "interval")
 
@@ -167,6 +170,7 @@ class TargetRequest:
     n_resamples: int
     n_max: int
     method_resamples: int
+    calibrate: bool = False
 
     @property
     def options(self) -> dict[str, float]:
@@ -180,7 +184,7 @@ class TargetRequest:
 
 def target_request(*, target: str, value: object, method: str, variance: str, min_diff: float, alpha: float,
                    quantile: float, confidence_level: float, n_resamples: int, n_max: int,
-                   method_resamples: int) -> TargetRequest:
+                   method_resamples: int, calibrate: object = False) -> TargetRequest:
     """Check the arguments of :func:`size_for_target` (every check before any work)."""
     v = check_target_value(target, value, min_diff)
     alpha = check_alpha(alpha)
@@ -191,8 +195,9 @@ def target_request(*, target: str, value: object, method: str, variance: str, mi
     if m.engine is methods.Engine.PREDICTIVE and variance not in m.variances:
         raise ParameterError(f"method {method!r} uses each pair's own variance (variance='pair'); "
                              f"got {variance!r}", parameter="variance")
+    check_calibrate(calibrate, m, methods.TARGETS[target], n_resamples)
     return TargetRequest(methods.TARGETS[target], v, m, variance, float(min_diff), alpha, quantile,
-                         confidence_level, n_resamples, n_max, int(method_resamples))
+                         confidence_level, n_resamples, n_max, int(method_resamples), bool(calibrate))
 
 
 @dataclass(frozen=True)
@@ -337,6 +342,12 @@ def _seed(req: TargetRequest, rng: Any) -> tuple[Any, int | None]:
 
 def solve_target(data: FittedPairs, req: TargetRequest, rng: Any = None) -> TargetResult:
     """:func:`size_for_target` on a collection already coerced and fitted (:func:`fit_pairs`)."""
+    res, stat_at = _solve_target(data, req, rng)
+    return _calibrated(res, stat_at) if req.calibrate else res
+
+
+def _solve_target(data: FittedPairs, req: TargetRequest,
+                  rng: Any) -> tuple[TargetResult, Callable[[int], float]]:
     rng, seed = _seed(req, rng)
     gen = as_generator(rng)
     identical = _check_identical(data, req.target.name)
@@ -364,13 +375,14 @@ def solve_target(data: FittedPairs, req: TargetRequest, rng: Any = None) -> Targ
                         min_diff=req.min_diff, alpha=req.alpha, n_pairs=int(data.model.dbar.size),
                         n_systems=data.vals.shape[0], n_topics_observed=data.vals.shape[1],
                         identical_pairs=identical, seed=seed,
-                        method_resamples=req.method_resamples if m.random else 0, resampled_n=ns)
+                        method_resamples=req.method_resamples if m.random else 0, resampled_n=ns), stat_at
 
 
 def size_for_target(scores: Any, *, target: str, value: float, method: str = methods.DEFAULT_METHOD,
                     variance: str = "pair", min_diff: float = 0.05, alpha: float = 0.05,
                     quantile: float = 50.0, confidence_level: float = 0.95, n_resamples: int = 200,
-                    n_max: int = 100_000, method_resamples: int = 1000, rng: Any = None) -> TargetResult:
+                    n_max: int = 100_000, method_resamples: int = 1000, rng: Any = None,
+                    calibrate: object = False) -> TargetResult:
     """Smallest number of topics for which a statistic of the collection meets ``value``.
 
     Parameters
@@ -409,6 +421,10 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
         simulated with the same seed (common random numbers), so the search is over a fixed curve.
     rng : int, Generator or None, optional
         Seed or Generator for the resampling (one child stream per resample).
+    calibrate : bool, optional
+        Correct the count for the collection's size and give the calibrated interval on n
+        (:mod:`planner.plan.calibrate`); needs ``n_resamples > 0`` and a method and target with a
+        topic-resampling interval. The plain answer is kept in ``uncalibrated``.
 
     Returns
     -------
@@ -433,5 +449,21 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
     """
     req = target_request(target=target, value=value, method=method, variance=variance, min_diff=min_diff,
                          alpha=alpha, quantile=quantile, confidence_level=confidence_level,
-                         n_resamples=n_resamples, n_max=n_max, method_resamples=method_resamples)
+                         n_resamples=n_resamples, n_max=n_max, method_resamples=method_resamples,
+                         calibrate=calibrate)
     return solve_target(fit_pairs(scores, variance), req, rng)
+
+
+def _calibrated(res: TargetResult, stat_at: Callable[[int], float]) -> TargetResult:
+    """``res`` with its count and interval corrected for the collection's size."""
+    iv = res.interval
+    if res.n_topics is None or res.resampled_n is None:
+        return res
+    c = calibrated_count(res.n_topics, res.resampled_n, iv.level)
+    n = c.n_topics
+    note = "; ".join(x for x in (iv.note, CALIBRATION_NOTE, c.note) if x)
+    return replace(res, n_topics=n, interval=Interval(c.low, c.high, iv.level, IntervalMethod.CALIBRATED,
+                                                      iv.n_resamples, note),
+                   achieved=None if n is None else float(stat_at(n)),
+                   at_n_minus_1=None if n is None or n <= 2 else float(stat_at(n - 1)),
+                   uncalibrated=(res.n_topics, iv.low, iv.high))

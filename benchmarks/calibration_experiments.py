@@ -1,0 +1,158 @@
+"""The small experiments behind docs/research/calibration.md (not run by pytest).
+
+    /work/venv/bin/python benchmarks/calibration_experiments.py curve [FILE] [TARGET:VALUE]
+    /work/venv/bin/python benchmarks/calibration_experiments.py simex [FILE] [N0] [TARGET:VALUE]
+    /work/venv/bin/python benchmarks/calibration_experiments.py methods [FILE] [N0] [M1,M2,...]
+    /work/venv/bin/python benchmarks/calibration_experiments.py variants
+
+FILE is relative to ../shared/data (default trec-terabyte/terabyte2006_ap.csv). ``curve``: the
+plug-in count's median over 100 draws without replacement at n0 = 15 ... 149 (seed 3).
+``simex``: the plug-in count, and its extrapolations from resamples of n0 and n0/2 topics
+(60 each) to no noise, on 30 draws (seed 1) and on the whole collection. ``methods``: the
+plain counts of the named methods on the whole collection and on 30 draws (seed 1).
+``variants``: seven matrix/size cases, 30 draws each (seed 9), analytic swap 0.05 with 100
+topic resamples; the correction and interval variants computed from the same resamples.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from planner import methods, plan
+from planner.collection import load_scores
+from planner.plan.pairs import PairModel
+from planner.plan.resolve import ResampledModels, resolve_analytic
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def counts(mats: list[np.ndarray], target: str, value: float) -> np.ndarray:
+    """The plug-in (analytic, pair variance) count of each matrix."""
+    ms = [PairModel(m, "pair") for m in mats]
+    rs = ResampledModels(np.array([m.dbar for m in ms]), np.array([m.var for m in ms]),
+                         {k: np.array([m.comp[k] for m in ms]) for k in ("var_s", "var_t", "var_e")}, None)
+    return resolve_analytic(methods.TARGETS[target], value, rs, 100_000, min_diff=0.05, alpha=0.05, quantile=50.0)
+
+
+def curve(x: np.ndarray, target: str, value: float) -> None:
+    T = x.shape[1]
+    g = np.random.default_rng(3)
+    for n0 in (15, 20, 25, 35, 43, 50, 75, 100, 125, T):
+        c = counts([x[:, np.sort(g.permutation(T)[:n0])] for _ in range(100)], target, value)
+        print(n0, np.median(c), np.percentile(c, [10, 90]))
+
+
+def simex(x: np.ndarray, n0: int, target: str, value: float) -> None:
+    def one(X: np.ndarray, seed: int) -> tuple[float, ...]:
+        g = np.random.default_rng(seed)
+        n = X.shape[1]
+        f = [counts([X], target, value)[0]]
+        for lam in (1, 2):
+            m = max(2, round(n / lam))
+            f.append(float(np.median(counts([X[:, g.integers(0, n, m)] for _ in range(60)], target, value))))
+        u = [a ** -0.5 for a in f]
+        quad = 3 * u[0] - 3 * u[1] + u[2]
+        return (f[0], (2 * u[0] - u[1]) ** -2, quad ** -2 if quad > 0 else np.inf,
+                float(np.exp(2 * np.log(f[0]) - np.log(f[1]))))
+    full = np.array(one(x, 0))
+    print("whole collection: plug-in, sqrt-linear, sqrt-quadratic, log-linear", np.round(full))
+    rng = np.random.default_rng(1)
+    res = np.array([one(x[:, np.sort(rng.permutation(x.shape[1])[:n0])], k) for k in range(30)])
+    med = np.median(res, axis=0)
+    print(f"draws of {n0}: medians {np.round(med)}, ratio to the whole collection's same kind "
+          f"{np.round(med / full, 2)}, to its plug-in count {np.round(med / full[0], 2)}")
+
+
+def compare(x: np.ndarray, n0: int, names: list[str]) -> None:
+    rng = np.random.default_rng(1)
+    draws = [np.sort(rng.permutation(x.shape[1])[:n0]) for _ in range(30)]
+    for m in names:
+        full = plan.size_for_target(x, target="swap_rate", value=0.05, method=m, n_resamples=0).n_topics
+        ns = np.array([np.inf if (a := plan.size_for_target(x[:, d], target="swap_rate", value=0.05, method=m,
+                                                            n_resamples=0).n_topics) is None else a
+                       for d in draws], float)
+        print(f"{m}: whole {full}, median draw {np.median(ns):.0f} (ratio {np.median(ns) / full:.2f})")
+
+
+VARIANT_CASES = (("trec-terabyte/terabyte2006_ap.csv", 25), ("trec-terabyte/terabyte2006_ap.csv", 43),
+                 ("trec-terabyte/terabyte2006_ndcg.csv", 43), ("trec-adhoc/adhoc5_ap.csv", 20),
+                 ("trec-adhoc/adhoc6_p10.csv", 20), ("trec-web/web2010_ap.csv", 20), ("trec-web/web2011_p10.csv", 20))
+
+
+def _variant_task(job: tuple[int, int]) -> tuple[tuple[int, int], tuple]:
+    warnings.simplefilter("ignore")
+    ci, d = job
+    path, n0 = VARIANT_CASES[ci]
+    x = load_scores(str(DATA / path)).topic_scores()
+    if d >= 0:
+        x = x[:, np.sort(np.random.default_rng([9, ci, d]).permutation(x.shape[1])[:n0])]
+    r = plan.size_for_target(x, target="swap_rate", value=0.05, method="analytic", n_resamples=100,
+                             rng=np.random.default_rng([9, ci, d + 1, 1]))
+    return job, (r.n_topics, r.resampled_n)
+
+
+def _variant(n: int, ns: np.ndarray, kind: str, p: float, k: float) -> tuple[float, float, float]:
+    """(count, low, high) of a correction on the scale n^-p with step k, interval basic or moved."""
+    lo_n, hi_n = np.quantile(ns, [0.025, 0.975], method="inverted_cdf")
+    if kind == "plain":
+        return n, lo_n, hi_n
+    ub = np.where(np.isfinite(ns), ns, np.inf) ** -p
+    u = n ** -p
+    med = np.quantile(ub, 0.5, method="inverted_cdf")
+    s = k * (u - med)
+    u_hi, u_lo = lo_n ** -p, (hi_n ** -p if np.isfinite(hi_n) else 0.0)
+    a, b = (u + s - (u_hi - med), u + s + (med - u_lo)) if kind == "basic" else (u_lo + 2 * s, u_hi + 2 * s)
+
+    def inv(v: float) -> float:
+        return np.inf if v <= 0 else v ** (-1 / p)
+    return inv(u + s), inv(b), inv(a)
+
+
+def variants() -> None:
+    from multiprocessing import get_context
+    jobs = [(ci, d) for ci in range(len(VARIANT_CASES)) for d in range(-1, 30)]
+    with get_context("spawn").Pool(2) as pool:
+        out = dict(pool.map(_variant_task, jobs))
+    for name, kind, p, k in (("plain", "plain", 0.5, 1), ("basic u", "basic", 0.5, 1), ("moved u", "shift", 0.5, 1),
+                             ("basic 1/n", "basic", 1, 1), ("moved 1/n", "shift", 1, 1),
+                             ("moved u k1.5", "shift", 0.5, 1.5), ("moved 1/n k1.5", "shift", 1, 1.5),
+                             ("moved u k2", "shift", 0.5, 2)):
+        cells = []
+        for ci, (path, n0) in enumerate(VARIANT_CASES):
+            full = _variant(*out[(ci, -1)], kind, p, k)[0]
+            cov, rat, wid = [], [], []
+            for d in range(30):
+                n, ns = out[(ci, d)]
+                c, lo, hi = _variant(n, ns, kind, p, k)
+                _, plo, phi = _variant(n, ns, "plain", p, k)
+                cov.append(lo <= full <= hi)
+                rat.append(c / full)
+                wid.append((hi - lo) / max(phi - plo, 1))
+            cells.append(f"{Path(path).stem}@{n0}: {np.mean(cov):.0%} {np.median(rat):.2f} w{np.median(wid):.1f}")
+        print(f"{name:15s}", " | ".join(cells))
+
+
+def main() -> None:
+    warnings.simplefilter("ignore")
+    cmd, rest = sys.argv[1], sys.argv[2:]
+    if cmd == "variants":
+        variants()
+        return
+    x = load_scores(str(DATA / (rest[0] if rest else "trec-terabyte/terabyte2006_ap.csv"))).topic_scores()
+    tv = next((a for a in rest if ":" in a), "swap_rate:0.05")
+    target, value = tv.split(":")[0], float(tv.split(":")[1])
+    n0 = int(rest[1]) if len(rest) > 1 and rest[1].isdigit() else 43
+    if cmd == "curve":
+        curve(x, target, value)
+    elif cmd == "simex":
+        simex(x, n0, target, value)
+    else:
+        compare(x, n0, (rest[2] if len(rest) > 2 else "analytic,predictive").split(","))
+
+
+if __name__ == "__main__":
+    main()
