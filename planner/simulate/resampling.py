@@ -21,7 +21,7 @@ Examples
 >>> [(j, s.start, s.stop) for j, s in engine.pieces(chunk=512)]
 [(0, 0, 3)]
 >>> engine.chunk(0, slice(0, 3))["reversal_rate"].tolist()
-[0.09, 0.0, 0.0]
+[0.1375, 0.0, 0.0]
 """
 
 from __future__ import annotations
