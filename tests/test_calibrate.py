@@ -86,6 +86,7 @@ def test_same_seed_same_bytes(tb_ap):
     assert a.achieved is not None and a.at_n_minus_1 is not None and a.achieved < a.at_n_minus_1
 
 
+@pytest.mark.slow
 def test_defining_property_median_draw_closer_to_full_count(tb_ap):
     """On TREC 2006 Terabyte AP (149 topics), 25-topic draws without replacement: the plain
     count's median is 0.69-0.73 of the whole collection's and the calibrated one's 0.84-0.86 of

@@ -264,6 +264,7 @@ def test_trec_eval_bad_value(tmp_path):
         read_trec_eval(tmp_path)
 
 
+@pytest.mark.slow
 def test_trec_eval_real_folder_matches_wide_matrix(shared_data):
     # the data README says several collections hold systems identical on every topic
     with pytest.warns(DegenerateDataWarning, match="CUNI_EN_Run1 = terrier.DirichletLM_EN_Run1"):

@@ -96,6 +96,7 @@ def test_pool_stats_shipped():
     assert json.dumps(ps.to_dict())  # JSON-able
 
 
+@pytest.mark.slow
 def test_pool_stats_recomputed_equal_shipped(shared_data):
     from planner.measures import pool_stats
 

@@ -90,6 +90,7 @@ def test_yaml_recursive_alias_and_huge_integer_are_one_line(tmp_path, capsys):
         assert f"{f}:" in err and words in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["gz", "bz2", "xz"])
 def test_decompression_bomb_refused_while_streaming(tmp_path, monkeypatch, kind):
     # a 3 KB .bz2 read whole into 12.7 GB on main; here the limit (lowered to 1 MB) stops it

@@ -152,6 +152,7 @@ def _compare(res, folder, systems):
     return diffs
 
 
+@pytest.mark.slow
 def test_dl19_subset_matches_reference(shared_data):
     folder = shared_data / "trec-dl2019-passage"
     names = ["ICT-BERT2", "TUA1-1", "bm25base_p", "idst_bert_p1", "p_exp_rm3_bert", "runid2"]
@@ -210,6 +211,7 @@ def _write_collection(d):
     return d / "runs", d / "qrels.txt"
 
 
+@pytest.mark.slow
 def test_trec_eval_measure_names_are_accepted(tmp_path, shared_data):
     # trec_eval users write ndcg_cut_10, map, P_10, recip_rank; with runs + qrels they were
     # "unknown measure" although the same names select trec_eval folders (organiser walkthrough)

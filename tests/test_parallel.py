@@ -42,6 +42,7 @@ def test_bad_jobs_and_scheduler_are_named():
         run_study(STUDY, quiet=True, write=False, scheduler=3)
 
 
+@pytest.mark.slow
 def test_cli_unreachable_scheduler_is_one_line_exit_2(capsys, tmp_path):
     pytest.importorskip("distributed")
     assert cli.main(["study", "-o", str(tmp_path / "out"), "--scheduler", "tcp://127.0.0.1:9", "--quiet"]) == 2

@@ -394,6 +394,7 @@ def test_recommend_with_one_repeat_is_never_clear():
     assert set(rec["close"]) == set(v.methods) - {rec["method"]}
 
 
+@pytest.mark.slow
 def test_validate_terabyte_predictive_beats_plugin(shared_data):
     # issue 4: 25-topic pilots on TREC 2006 Terabyte; fast version of benchmarks/bench_validate.py
     # (few repeats): the predictive method's median relative error of the mean swap rate,

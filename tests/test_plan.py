@@ -271,6 +271,7 @@ def dl19_study(dl19_small):
                                      value=0.05, topic_cost=5.0, judgment_cost=1.0, tau_min=0.8)
 
 
+@pytest.mark.slow
 def test_pool_depth_study_meets_every_target_with_the_given_method(dl19_small):
     # it solved only the first target, analytically: a study's answer then missed its power
     # target (0.71 for 0.8) and compared it with another target's count (organiser walkthrough)
@@ -774,6 +775,7 @@ def test_target_through_predictive_variants(method):
                                                   ("predictive-pooled", "reversal_rate", 0.1),
                                                   ("predictive-npmle", "swap_rate", 0.05),
                                                   ("predictive-mixture", "reversal_rate", 0.1)])
+@pytest.mark.slow
 def test_predictive_interval_resolves_each_resample_with_the_same_method(method, target, value):
     # the interval on n of a pilot-aware method comes from the same model as its point
     # estimate: each topic resample, solved by planner.simulate.predict on the resampled
@@ -1268,6 +1270,7 @@ def test_cli_texts_name_what_they_used(capsys):
         assert len(err) == 1 and "--seed" in err[0] and why in err[0]
 
 
+@pytest.mark.slow
 def test_random_intervals_without_a_seed_record_the_seed_drawn(shared_data):
     # size_for_target's interval, topic_set_size's and judgment_growth used fresh entropy with
     # seed None: two calls differed and neither could be repeated (reproducibility audit)
@@ -1386,6 +1389,7 @@ def test_future_scale_is_a_topic_count_divided_by_the_scale():
         predictive_pair_rates(d, s2, 25, [40], prior="npmle", future_scale=np.ones(300))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("measure", ["P_10", "map"])
 @pytest.mark.parametrize("method", ["analytic", "predictive"])
 def test_topics_for_variants_on_clef(shared_data, measure, method):
@@ -1416,6 +1420,7 @@ def test_topics_for_variants_on_clef(shared_data, measure, method):
     assert r.interval_method is IntervalMethod.NONE and all(row["n_lower"] is None for row in r.rows)
 
 
+@pytest.mark.slow
 def test_topics_for_variants_interval_on_n(shared_data):
     # each topic resampled with all its variants and every v re-solved: at the collection's 6
     # variants the interval is size_for_target's from the same seed (the same topic resamples),
@@ -1510,6 +1515,7 @@ def test_topics_for_variants_keeps_the_variant_part_when_topics_agree_exactly():
     assert r[4] == 2 and r[2] > 50 and r[1] == pytest.approx(alone, rel=0.25)
 
 
+@pytest.mark.slow
 def test_topics_for_variants_refuses_what_it_cannot_answer(shared_data):
     m = _clef_variants(shared_data, "map")
     with pytest.raises(ParameterError, match="D-study"):
@@ -1531,6 +1537,7 @@ def test_topics_for_variants_refuses_what_it_cannot_answer(shared_data):
         plan.topics_for_variants(holed, method="analytic", target="swap_rate", value=0.05)
 
 
+@pytest.mark.slow
 def test_cli_size_target_with_variants(shared_data, capsys, tmp_path):
     folder = str(shared_data / "clef-ehealth2016" / "trec_eval")
     base = ["size", "--target", "swap_rate:0.05", "--scores", folder, "--measure", "map"]
@@ -1579,6 +1586,7 @@ def test_cli_size_target_with_variants(shared_data, capsys, tmp_path):
     assert "--variant-divisor: the scores already have query variants" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("measure", ["P_10", "map"])
 def test_topics_for_variants_matches_held_out_halves_with_fewer_variants(shared_data, measure):
     # Real-data check of the variant model (CLEF eHealth 2016, 48 runs, 50 topics x 6

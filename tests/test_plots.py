@@ -128,6 +128,7 @@ def _render_without_warnings(fig):
         fig.savefig(io.BytesIO(), format="png", dpi=50)
 
 
+@pytest.mark.slow
 def test_many_scenarios_keep_the_axes_readable():
     # 25 scenarios used to stack 50 legend entries inside the axes, which collapsed them
     df = _many(25)
@@ -148,6 +149,7 @@ def test_many_scenarios_keep_the_axes_readable():
         assert len(colors) == 25
 
 
+@pytest.mark.slow
 def test_legend_left_out_beyond_its_maximum():
     k = plots.LEGEND_MAX + 1
     for func in (plots.plot_kendall_tau, plots.plot_swap_reversal):

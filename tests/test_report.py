@@ -60,6 +60,7 @@ class _P(HTMLParser):
             assert a["src"].startswith("data:image/png;base64,")
 
 
+@pytest.mark.slow
 def test_writes_every_artifact_and_html_references_every_figure(tmp_path):
     out = report.write_report(RESULTS, tmp_path / "r", tables=_tables(), provenance={"seed": 3})
     expected_figs = {"ci_width", "swap_reversal", "kendall_tau", "power", "required_topics", "components",
@@ -164,6 +165,7 @@ def test_sigterm_while_writing_removes_the_temporary_folder(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_every_json_output_records_command_and_versions(capsys):
     # the seed alone does not reproduce a number: the command line and the library versions do
     import shlex
@@ -203,6 +205,7 @@ def test_table_numbers_have_one_style_per_magnitude():
     assert [f(107.0), f(2.5e9), f(float("nan")), f(None), f(True)] == ["107", "2.5e+09", "–", "–", "yes"]
 
 
+@pytest.mark.slow
 def test_curve_figures_get_one_panel_per_collection(tmp_path, monkeypatch):
     calls = []
     real = figures.plot_panels
@@ -238,6 +241,7 @@ def test_versions_is_public_and_names_the_libraries_in_use():
     assert v["scipy"] == scipy.__version__ and "versions" in dir(planner)
 
 
+@pytest.mark.slow
 def test_readme_python_snippet_runs():
     # the README's Python example is what a new user pastes first: it must keep working
     import re
@@ -253,6 +257,7 @@ def test_readme_python_snippet_runs():
     assert ns["n"].n_topics > 0 and ns["saved"]["seed"] == 1 and ns["saved"]["versions"]["planner"]
 
 
+@pytest.mark.slow
 def test_pool_text_warns_when_a_restricted_depth_needs_fewer_topics(tmp_path):
     # DL 2019 AP(rel=2): 68 topics at depth 100 against 83 with the full judgments (reports/
     # dl19-budget); nDCG@10's 104 against 106 is within a tenth and is not listed
@@ -279,6 +284,7 @@ def test_pool_text_warns_when_a_restricted_depth_needs_fewer_topics(tmp_path):
     assert "Fewer topics" not in md
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
 def test_cli_output_to_a_full_device_is_one_line():
     # `planner schema > /dev/full` ended in an OSError traceback (fuzz audit 2026-11-30); a

@@ -170,6 +170,7 @@ def test_take_one_label_given_as_a_string_or_int():
     assert t.systems == ("bm25",) and t.topics == ("20",) and t.values.tolist() == [[0.2]]
 
 
+@pytest.mark.slow
 def test_submodules_reachable_after_plain_import():
     # the docs write planner.plan.size_for_target, planner.collection.stack_with_strata: after a
     # plain `import planner` (in a fresh interpreter, where nothing has imported them yet) they

@@ -44,6 +44,7 @@ def _plain_loop(x, teams, n_dev, reps, seed, k=None):
     return (np.mean(opt), np.std(opt, ddof=1) / np.sqrt(reps)), (np.mean(acc), np.std(acc, ddof=1) / np.sqrt(reps))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_dev", [10, 30])
 def test_dl19_teams_agree_with_a_plain_loop(n_dev):
     m = load("dl19-passage", measure="nDCG@10")
@@ -59,6 +60,7 @@ def test_dl19_teams_agree_with_a_plain_loop(n_dev):
     assert row.optimism > 0         # the best of k on its own dev topics is optimistic
 
 
+@pytest.mark.slow
 def test_k_subsets_agree_with_a_plain_loop():
     m = load("dl19-passage", measure="nDCG@10")
     teams = _teams(m.systems)
@@ -81,6 +83,7 @@ def test_same_seed_same_numbers_and_margin_helps():
     assert a.to_dict()["seed"] == 11 and "SelectionBias(" in repr(a)
 
 
+@pytest.mark.slow
 def test_plan_split_meets_the_targets_with_the_fewest_dev_topics():
     m = load("dl19-passage")
     p = plan_split(m, accuracy=0.6, width=0.25, budget=43, n_resamples=500, rng=2)

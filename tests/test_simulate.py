@@ -535,6 +535,7 @@ def test_allocate_counts_hand_cases():
         simulate.allocate_counts(30, [1, 1], maximum=[10, 10])
 
 
+@pytest.mark.slow
 def test_allocate_counts_rounds_the_bounded_quotas():
     # property check against a bisection for lambda in q_k = clip(lambda w_k, 2, max_k), sum q = n:
     # every count is floor(q_k) or ceil(q_k), within its bounds, and the counts sum to n
@@ -729,6 +730,7 @@ def test_cli_random_commands_without_seed_draw_and_record_one(tmp_path, capsys):
     assert "(drawn; --seed repeats this run)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_cli_variant_divisor_counts_topics_not_queries(shared_data, capsys):
     # CLEF eHealth 2016: 50 topics x 6 query variants, ids topic*1000+variant. Only fit had
     # --variant-divisor: size answered 868 "topics" that were single queries (organiser

@@ -206,6 +206,7 @@ def test_cli_yaml_syntax_error_names_file_and_line(tmp_path, capsys):
     assert f"{f}:" in err and "invalid YAML" in err
 
 
+@pytest.mark.slow
 def test_cli_yaml_nested_too_deeply_is_one_line(tmp_path, capsys):
     # PyYAML's composer recurses once per level; thousands of levels ended in a RecursionError
     f = tmp_path / "deep.yaml"
@@ -261,6 +262,7 @@ def test_cli_bad_jobs_and_seed(tmp_path, capsys):
     assert "--seed" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_schema_command_prints_a_valid_json_schema(capsys):
     import jsonschema
 
@@ -365,6 +367,7 @@ class _Parse(HTMLParser):
             self.imgs.append(a)
 
 
+@pytest.mark.slow
 def test_study_writes_every_artifact(tmp_path, small_scores):
     cfg = _study(tmp_path / "s.yaml", small_scores, filter={"min_spread": 0.05})
     res = run_study(cfg, out=tmp_path / "rep", quiet=True)
@@ -414,6 +417,7 @@ def test_study_writes_every_artifact(tmp_path, small_scores):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".rep")]
 
 
+@pytest.mark.slow
 def test_same_seed_byte_identical_results_any_jobs(tmp_path, small_scores):
     from planner.report import dump_json
 
@@ -426,6 +430,7 @@ def test_same_seed_byte_identical_results_any_jobs(tmp_path, small_scores):
     assert dump_json(run_study(cfg, quiet=True, seed=8, write=False).results) != a
 
 
+@pytest.mark.slow
 def test_existing_report_needs_force(tmp_path, small_scores, capsys):
     cfg = _study(tmp_path / "s.yaml", small_scores, method="analytic", resamples=20)
     out = tmp_path / "rep"
@@ -450,6 +455,7 @@ def test_existing_report_needs_force(tmp_path, small_scores, capsys):
     assert not (out / "keep.txt").exists() and (out / "report.md").exists()
 
 
+@pytest.mark.slow
 def test_report_folder_must_not_swallow_the_command_or_its_inputs(tmp_path, monkeypatch, capsys):
     # `-o .` (or '') used to end in an OSError from renaming the current folder, and --force
     # would have replaced a folder holding the study file or the scores it reads
@@ -506,6 +512,7 @@ def test_allocate_largest_remainder_minimum_two():
     assert stratum_counts(10, np.array([0.95, 0.05])).tolist() == [8, 2]
 
 
+@pytest.mark.slow
 def test_stacked_strata_width_matches_hand_formula(tmp_path, small_scores):
     # the same scores stacked twice (two copies: one file twice is rejected): W = (1/2, 1/2),
     # equal sigma_k^2 = 2 var_e, so V = sum W_k^2 sigma^2 / n_k = sigma^2 / n at n_k = n/2 and
@@ -662,6 +669,7 @@ def test_query_variants_three_facet(tmp_path, shared_data):
                                                  rel=1e-12)
 
 
+@pytest.mark.slow
 def test_query_variants_trade_topics_for_the_ranking_targets(tmp_path, shared_data):
     from planner import plan
     from planner.collection import load_scores
@@ -752,6 +760,7 @@ def test_unwritable_report_folder_fails_before_running(tmp_path, capsys):
     assert "cannot create the report folder" in err and str(blocker / "rep") in err
 
 
+@pytest.mark.slow
 def test_equivalent_targets_get_the_same_interval(small_scores):
     # kendall_tau = 1 - 2 swap_rate: the two targets are one, but each had its own topic
     # resamples, so the report showed two different intervals on n (organiser walkthrough)
@@ -765,6 +774,7 @@ def test_equivalent_targets_get_the_same_interval(small_scores):
                [t["kendall_tau"][k] for k in ("n_topics", "lower", "upper")]
 
 
+@pytest.mark.slow
 def test_study_takes_a_validated_predictive_variant(small_scores):
     # a method name `planner validate` prints is a study method too: its curve is
     # planner.simulate.predict's, and the swap target is solved on that curve's method
@@ -905,6 +915,7 @@ def test_answer_figures_are_computed_at_the_topic_count_not_interpolated():
                             "variance (pair (median over pairs)") and b.endswith(f"{p:.3f}") for b in buys)
 
 
+@pytest.mark.slow
 def test_resampling_target_is_solved_at_n_with_the_curve_stream():
     # audit 9, resampling methods: the count is the smallest n whose bootstrap swap rate (its
     # own random stream for that n, as on the curve) meets the target while n - 1 does not,
@@ -996,6 +1007,7 @@ def test_stacked_answer_figures_at_the_topic_count(tmp_path, small_scores):
                for b in res.answer["buys"])
 
 
+@pytest.mark.slow
 def test_score_file_without_measure_key_is_not_labelled_ndcg(tmp_path, small_scores):
     # audit 10: a wide CSV names no measure: neutral label "score"; a tidy file's own measure
     res = run_study({"collection": {"scores": str(small_scores)}, "method": "analytic", "topics": [5, 10],
@@ -1128,6 +1140,7 @@ def test_the_annotated_file_in_docs_studies_md():
     assert res.answer["n_topics"] is not None
 
 
+@pytest.mark.slow
 def test_answer_says_whether_the_extremes_differ_beyond_their_intervals():
     # a metric-choice grid gave a range of counts but no verdict (organiser walkthrough)
     # two collections (different topics): whether the two intervals on n overlap
@@ -1168,6 +1181,7 @@ def test_scenarios_with_the_same_data_get_the_same_honest_statement(small_scores
     assert run_study(doc, quiet=True, write=False).results["scenarios"][0]["honest"] != h[0]
 
 
+@pytest.mark.slow
 def test_identical_systems_are_warned_once_per_scenario():
     # the curve and every closed-form target each warned about the same identical pairs
     # (DL 2019 RR(rel=2): TUA1-1 = test1 and idst_bert_p1 = idst_bert_p2)
@@ -1179,6 +1193,7 @@ def test_identical_systems_are_warned_once_per_scenario():
     assert len(ties) == 1 and "each counts as a tie" in ties[0]
 
 
+@pytest.mark.slow
 def test_report_says_when_a_filter_removed_no_topic(tmp_path, small_scores):
     # the filtering section listed dropped topics only, so a filter that removed nothing left
     # no trace in the report (organiser walkthrough)
@@ -1203,6 +1218,7 @@ def _three_measures(tmp_path, small_scores):
     return f
 
 
+@pytest.mark.slow
 def test_measures_on_the_same_topics_are_compared_resample_by_resample(tmp_path, small_scores):
     """Scenarios differing only in the measure draw the same topic resamples, so their counts
     are compared pairwise (tables/paired.csv, results.json 'paired', the answer)."""
@@ -1463,6 +1479,7 @@ def test_scenario_key_ignores_settings_added_later_at_their_default():
     assert _scenario_key({**sc, "costs": {**sc["costs"], "topic": 5.0}}) != _scenario_key(sc)
 
 
+@pytest.mark.slow
 def test_stacked_measures_are_compared_over_the_same_resamples():
     # two measures of one stack draw the same within-stratum topic resamples (keyed on the seed
     # and the stack's topics), so their counts are paired as for one collection (report re-read:
