@@ -596,7 +596,16 @@ def restrict_qrels(qrels, runs, *, depth: int, pool_runs: Sequence[str] | None =
     """Judgments restricted to the depth-``depth`` pool of ``pool_runs`` (default all
     runs): a judgment is kept when its document is in the union of the pool runs'
     top ``depth`` for its topic (trec_eval order). Re-scoring with the result treats
-    every other document as non-relevant, as a shallower pool would have."""
+    every other document as non-relevant, as a shallower pool would have.
+
+    Examples
+    --------
+    >>> from planner.collection import Qrels
+    >>> qrels = Qrels({"1": {"d1": 1, "d2": 1, "d3": 0}})
+    >>> runs = {"a": {"1": {"d1": 2.0, "d3": 1.0}}, "b": {"1": {"d2": 0.5}}}
+    >>> dict(restrict_qrels(qrels, runs, depth=1))
+    {'1': {'d1': 1, 'd2': 1}}
+    """
     (depth,) = _check_depths([depth]) if not isinstance(depth, (list, tuple)) else (None,)
     if depth is None:
         raise ParameterError("one depth expected", parameter="depth")

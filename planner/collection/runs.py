@@ -224,6 +224,15 @@ def read_runs(folder, *, duplicates: str = "error", pattern: str | None = None,
 
     Returns ``{name: Run}`` in file-name order; two files with the same run name
     are an error. ``duplicates`` and ``warn_tag`` as for :func:`read_run`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "bm25.run").write_text("1 Q0 d1 1 2.0 bm25\\n1 Q0 d2 2 1.0 bm25\\n")
+    >>> _ = (d / "dense.run").write_text("1 Q0 d2 1 0.9 dense\\n")
+    >>> sorted(read_runs(d))
+    ['bm25', 'dense']
     """
     folder = Path(folder)
     if not folder.is_dir():
