@@ -489,7 +489,8 @@ def _check_depths(depths) -> tuple[int, ...]:
     return tuple(sorted(set(out)))
 
 
-def _pool_names(run_map, pool_runs) -> list[str]:
+def pool_names(run_map, pool_runs) -> list[str]:
+    """The runs that form the pool: ``pool_runs`` (checked against ``run_map``) or every run."""
     if pool_runs is None:
         return list(run_map)
     names = [str(n) for n in pool_runs]
@@ -532,7 +533,7 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
     depths = _check_depths(depths)
     qrels = read_qrels(qrels)
     all_names, get_run = _lazy_runs(runs, duplicates=duplicates)
-    names = _pool_names(all_names, pool_runs)
+    names = pool_names(all_names, pool_runs)
     topics = set(qrels)
     allr = _ranked_all(all_names, get_run, topics, max(depths))
     if allr.empty:
@@ -611,7 +612,7 @@ def restrict_qrels(qrels, runs, *, depth: int, pool_runs: Sequence[str] | None =
         raise ParameterError("one depth expected", parameter="depth")
     qrels = read_qrels(qrels)
     all_names, get_run = _lazy_runs(runs, duplicates=duplicates)
-    names = _pool_names(all_names, pool_runs)
+    names = pool_names(all_names, pool_runs)
     allr = _ranked_all(names, get_run, set(qrels), depth)
     top = allr[allr["rank"] < depth]
     pooled: dict[str, set[str]] = {}

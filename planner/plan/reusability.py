@@ -51,7 +51,7 @@ from scipy import stats
 from .._checks import check_int
 from ..collection import Qrels, files_in, read_qrels, read_run, run_name
 from ..errors import InputError, ParameterError
-from ..measures import as_runs, rank_frame, score_runs
+from ..measures import as_runs, pool_names, rank_frame, score_runs
 from ..results import ResultMixin, short_repr
 from .groups import group_members, resolve_groups
 
@@ -158,20 +158,8 @@ def unique_documents(runs: Any, qrels: Any, *, groups: Any = "prefix", depth: in
     qrels = read_qrels(qrels)
     names, get, _ = _run_source(runs, duplicates)
     team = resolve_groups(names, groups)
-    pooled = _pooled(names, pool_runs)
+    pooled = pool_names(names, pool_runs)
     return _unique(pooled, get, team, qrels, depth)
-
-
-def _pooled(names: list[str], pool_runs: Sequence[str] | None) -> list[str]:
-    if pool_runs is None:
-        return names
-    pool = [str(n) for n in pool_runs]
-    unknown = [n for n in pool if n not in names]
-    if unknown:
-        raise ParameterError(f"unknown run {unknown[0]!r}", parameter="pool_runs")
-    if not pool:
-        raise ParameterError("empty list of pool runs", parameter="pool_runs")
-    return pool
 
 
 def _unique(pooled: list[str], get: Callable[[str], Any], team: dict[str, str], qrels: Qrels,
@@ -243,7 +231,7 @@ def leave_group_out(runs: Any, qrels: Any, *, measure: str = "nDCG@10", groups: 
     qrels = read_qrels(qrels)
     names, get, subset = _run_source(runs, duplicates)
     team = resolve_groups(names, groups)
-    pooled = _pooled(names, pool_runs)
+    pooled = pool_names(names, pool_runs)
     uniq = _unique(pooled, get, team, qrels, depth)
     full_m = score_runs(subset(names), qrels, measure, duplicates=duplicates, warn=False)[measure]
     full = dict(zip(full_m.systems, full_m.system_means().tolist()))
