@@ -56,13 +56,13 @@ def _signed(v) -> str:
 
 def _erho(s: ScenarioResult, n) -> float:
     c = s.components
-    vs, ve = c["var_s"], c["var_e"]
+    vs, ve = c.var_s, c.var_e
     return vs / (vs + ve / n) if vs + ve > 0 else float("nan")
 
 
 def _phi(s: ScenarioResult, n) -> float:
     c = s.components
-    vs, vt, ve = c["var_s"], c["var_t"], c["var_e"]
+    vs, vt, ve = c.var_s, c.var_t, c.var_e
     return vs / (vs + (vt + ve) / n) if vs + vt + ve > 0 else float("nan")
 
 
@@ -358,7 +358,7 @@ def _buys(s0: ScenarioResult, n_show: int, depth: int | None) -> list[str]:
     random = "" if s0.stacked or _closed_form(s0) else (
         "; the resamples at each count use the random stream that count has on the scenario's curve")
     buys.append(f"(every figure above is computed at exactly that topic count, not interpolated "
-                f"along the curve; method {s0.curve['method']}, variance {s0.curve['variance']}{random})")
+                f"along the curve; method {s0.curve.method}, variance {s0.curve.variance}{random})")
     return buys
 
 

@@ -17,7 +17,7 @@ from ..plan import PairedBootstrap
 from ..results import Interval, IntervalMethod, ResultMixin
 
 __all__ = ["NO_INTERVAL", "Answer", "HonestStatement",
-           "JudgedShare", "PairedComparison", "ScenarioData", "ScenarioResult",
+           "JudgedShare", "PairedComparison", "ScenarioComponents", "ScenarioCurve", "ScenarioData", "ScenarioResult",
            "ScenarioTarget", "SolveKind", "StudyResult", "Verdict", "WithoutDuplicates", "answer_count"]
 
 
@@ -253,6 +253,78 @@ class ScenarioData:
 
 
 @dataclass(frozen=True)
+class ScenarioComponents:
+    """A scenario's variance components (of the collection, or a stack's W-weighted ones).
+
+    Attributes
+    ----------
+    method : str
+        How they were estimated.
+    var_s, var_t, var_e : float
+        System, topic and residual variance.
+    grand_mean : float
+        Mean score.
+    truncated : tuple of str
+        Components truncated at 0.
+    ms_s, ms_t, ms_e : float or None
+        Mean squares (``None`` for a stack).
+    df_s, df_t, df_e : int or None
+        Degrees of freedom (``None`` for a stack).
+    weighted : bool
+        True for a stack's W-weighted mean of per-stratum components (written in that order).
+    """
+
+    method: str
+    var_s: float
+    var_t: float
+    var_e: float
+    grand_mean: float
+    truncated: tuple[str, ...]
+    ms_s: float | None = None
+    ms_t: float | None = None
+    ms_e: float | None = None
+    df_s: int | None = None
+    df_t: int | None = None
+    df_e: int | None = None
+    weighted: bool = False
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ScenarioComponents:
+        """From :meth:`planner.variance.VarianceComponents.to_dict` (its other keys ignored)."""
+        return cls(d["method"], d["var_s"], d["var_t"], d["var_e"], d["grand_mean"], tuple(d["truncated"]),
+                   d["ms_s"], d["ms_t"], d["ms_e"], d["df_s"], d["df_t"], d["df_e"])
+
+    def to_dict(self) -> dict:
+        head = {"method": self.method, "var_s": self.var_s, "var_t": self.var_t, "var_e": self.var_e}
+        ms = {"ms_s": self.ms_s, "ms_t": self.ms_t, "ms_e": self.ms_e,
+              "df_s": self.df_s, "df_t": self.df_t, "df_e": self.df_e}
+        tail = {"grand_mean": self.grand_mean, "truncated": list(self.truncated)}
+        return {**head, **tail, **ms} if self.weighted else {**head, **ms, **tail}
+
+
+@dataclass(frozen=True)
+class ScenarioCurve:
+    """A scenario's curve: the prediction against topic count.
+
+    Attributes
+    ----------
+    method : str
+        The prediction's method.
+    variance : str or None
+        Its planning variance.
+    rows : list of dict
+        One row per studied topic count (the method's statistics; their keys depend on it).
+    """
+
+    method: str
+    variance: str | None
+    rows: list[dict]
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "variance": self.variance, "rows": self.rows}
+
+
+@dataclass(frozen=True)
 class ScenarioResult:
     """Everything one scenario computed.
 
@@ -268,13 +340,13 @@ class ScenarioResult:
         Input files (or data sets) and their SHA-256.
     filtered : list of dict
         Topics the filter dropped, with the reason.
-    components : dict
+    components : ScenarioComponents
         The variance components (var_s, var_t, var_e, mean squares, ...).
     erho2_at_T, phi_at_T : float or None
         The coefficients at the collection's own topic count.
     strata : dict or None
         Per-stratum weights and components.
-    curve : dict
+    curve : ScenarioCurve
         The prediction's method, variance and rows (one per studied topic count).
     targets : tuple of ScenarioTarget
         Each target and the topics it needs.
@@ -302,11 +374,11 @@ class ScenarioResult:
     data: ScenarioData
     inputs: list
     filtered: list
-    components: dict
+    components: ScenarioComponents
     erho2_at_T: float | None
     phi_at_T: float | None
     strata: dict | None
-    curve: dict
+    curve: ScenarioCurve
     targets: tuple[ScenarioTarget, ...]
     at_n: list
     variants: dict | None
@@ -350,9 +422,9 @@ class ScenarioResult:
     def to_dict(self) -> dict:
         out: dict[str, Any] = {
             "id": self.id, "name": self.name, "settings": self.settings, "data": self.data.to_dict(),
-            "inputs": self.inputs, "filtered": self.filtered, "components": self.components,
+            "inputs": self.inputs, "filtered": self.filtered, "components": self.components.to_dict(),
             "erho2_at_T": self.erho2_at_T, "phi_at_T": self.phi_at_T, "strata": self.strata,
-            "curve": self.curve}
+            "curve": self.curve.to_dict()}
         if self.stacked:
             out.update(extra_curves=self.extra_curves, allocation=self.allocation)
         out.update(targets=[t.to_dict() for t in self.targets], at_n=self.at_n, variants=self.variants,

@@ -18,16 +18,20 @@ from ..simulate import predict
 from ..variance import fit, fit_variants
 from .inputs import apply_filter, data_stream, judged_share, load_scores, topics_key, topics_stream
 from .pool import pool_study
-from .results import HonestStatement, ScenarioData, ScenarioResult, ScenarioTarget, answer_count
+from .results import (
+    HonestStatement,
+    ScenarioComponents,
+    ScenarioCurve,
+    ScenarioData,
+    ScenarioResult,
+    ScenarioTarget,
+    answer_count,
+)
 from .schema import MAX_TOPICS, SETTINGS_KEYS
 from .stack import run_stacked
 from .targets import TargetContext, chooses_variance, replay, solve_target, variant_targets
 
 __all__ = ["run_scenario"]
-
-_COMPONENT_KEYS = ("method", "var_s", "var_t", "var_e", "ms_s", "ms_t", "ms_e", "df_s", "df_t", "df_e",
-                   "grand_mean", "truncated")
-
 
 def run_scenario(sc: dict, rng: np.random.Generator, resamples: int, seed: int | None = None) -> ScenarioResult:
     """Everything for one scenario (a stack of collections, or one collection).
@@ -192,11 +196,10 @@ def _run_one(sc: dict, rng: np.random.Generator, resamples: int, seed: int | Non
         data=ScenarioData(source=m.source, measure=m2.measure or sc["measure"], n_systems=m2.n_systems,
                           n_topics=m2.n_topics, n_topics_before_filter=m.n_topics, n_variants=m.n_variants,
                           strata=list(m2.stratum_labels()) or None),
-        inputs=inputs, filtered=dropped, components={k: comp_d[k] for k in _COMPONENT_KEYS},
+        inputs=inputs, filtered=dropped, components=ScenarioComponents.from_dict(comp_d),
         erho2_at_T=float(comp.erho2(m2.n_topics)), phi_at_T=float(comp.phi(m2.n_topics)),
         strata=_strata_info(m2, comp, comp_d),
-        curve={"method": cd.get("method", sc["method"]), "variance": cd.get("variance", sc["variance"]),
-               "rows": rows},
+        curve=ScenarioCurve(cd.get("method", sc["method"]), cd.get("variance", sc["variance"]), rows),
         targets=targets, at_n=at_n, variants=variants, honest=honest, pool=pool, warnings=[],
         topics_key=topics_key(m2))
 

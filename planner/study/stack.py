@@ -21,7 +21,16 @@ from ..simulate import predict
 from ..variance import fit
 from .inputs import data_stream, judged_share, load_scores
 from .results import NO_INTERVAL as _NONE
-from .results import HonestStatement, ScenarioData, ScenarioResult, ScenarioTarget, SolveKind, answer_count
+from .results import (
+    HonestStatement,
+    ScenarioComponents,
+    ScenarioCurve,
+    ScenarioData,
+    ScenarioResult,
+    ScenarioTarget,
+    SolveKind,
+    answer_count,
+)
 from .schema import SETTINGS_KEYS, STACK_TARGETS
 from .targets import INTERVAL_RESAMPLES, chooses_variance
 
@@ -133,16 +142,12 @@ def _target(st: StackedStrata, tg: dict, ns: np.ndarray | None, no_interval: str
                           resampled_n=ns if seed is not None else None)
 
 
-def _components(st: StackedStrata, strata: list[_Stratum]) -> dict:
+def _components(st: StackedStrata, strata: list[_Stratum]) -> ScenarioComponents:
     comps = [s.components for s in strata]
-    wc: dict[str, Any] = {
-        "method": "W-weighted mean of per-stratum components", "var_s": st.weighted("var_s"),
-        "var_t": st.weighted("var_t"), "var_e": st.weighted("var_e"),
-        "grand_mean": float(np.sum(st.weights * np.array([c.grand_mean for c in comps]))),
-        "truncated": sorted({t for c in comps for t in c.truncated})}
-    for k in ("ms_s", "ms_t", "ms_e", "df_s", "df_t", "df_e"):
-        wc[k] = None
-    return wc
+    return ScenarioComponents(
+        "W-weighted mean of per-stratum components", st.weighted("var_s"), st.weighted("var_t"),
+        st.weighted("var_e"), float(np.sum(st.weights * np.array([c.grand_mean for c in comps]))),
+        tuple(sorted({t for c in comps for t in c.truncated})), weighted=True)
 
 
 def _strata_info(st: StackedStrata, strata: list[_Stratum]) -> dict:
@@ -184,8 +189,7 @@ def run_stacked(sc: dict, rng: np.random.Generator, resamples: int, seed: int | 
         id=sc["id"], name=sc["name"], settings={k: sc[k] for k in SETTINGS_KEYS}, data=data,
         inputs=[i for s in strata for i in s.inputs], filtered=[], components=_components(st, strata),
         erho2_at_T=st.erho2(total), phi_at_T=st.phi(total), strata=_strata_info(st, strata),
-        curve={"method": f"stratified ({sc['method']} per stratum)", "variance": "pooled per stratum",
-               "rows": rows},
+        curve=ScenarioCurve(f"stratified ({sc['method']} per stratum)", "pooled per stratum", rows),
         targets=targets, at_n=at_n, variants=None, honest=strata[0].honest, pool=None, warnings=[],
         extra_curves=extra, allocation=alloc, honest_strata=tuple(s.honest for s in strata),
         topics_key=key if seed is not None else None)

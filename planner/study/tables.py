@@ -13,7 +13,7 @@ __all__ = ["tables"]
 
 
 def _variance(s: ScenarioResult) -> str:
-    cv, sv = str(s.curve["variance"]), s.settings["variance"]
+    cv, sv = str(s.curve.variance), s.settings["variance"]
     return cv if cv == sv or s.stacked else f"{cv} (curve); {sv} (sizes)"
 
 
@@ -38,9 +38,9 @@ def _scenario_row(s: ScenarioResult) -> dict:
 
 def _components(s: ScenarioResult) -> list[dict]:
     c = s.components
-    out = [{"scenario": s.name, "method": c["method"], "var_s": c["var_s"], "var_t": c["var_t"],
-            "var_e": c["var_e"], "grand_mean": c["grand_mean"], "erho2": s.erho2_at_T,
-            "phi": s.phi_at_T, "n_topics": s.data.n_topics, "truncated": ",".join(c["truncated"]) or ""}]
+    out = [{"scenario": s.name, "method": c.method, "var_s": c.var_s, "var_t": c.var_t,
+            "var_e": c.var_e, "grand_mean": c.grand_mean, "erho2": s.erho2_at_T,
+            "phi": s.phi_at_T, "n_topics": s.data.n_topics, "truncated": ",".join(c.truncated) or ""}]
     for k, v in (s.strata or {}).get("components", {}).items():
         out.append({"scenario": f"{s.name} / stratum {k}", "method": "per stratum",
                     "var_s": v["var_s"], "var_t": v["var_t"], "var_e": v["var_e"],
@@ -79,7 +79,7 @@ def _pool(s: ScenarioResult, out: dict[str, list]) -> None:
 def _rows(s: ScenarioResult, out: dict[str, list]) -> None:
     """Every table's rows of one scenario."""
     out["scenarios"].append(_scenario_row(s))
-    out["curves"] += [{"scenario": s.name, **r} for r in s.curve["rows"]]
+    out["curves"] += [{"scenario": s.name, **r} for r in s.curve.rows]
     for r in s.extra_curves or []:
         r = dict(r)
         out["curves"].append({"scenario": f"{s.name} / {r.pop('label')}", **r})
