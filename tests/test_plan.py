@@ -1516,6 +1516,66 @@ def test_topics_for_variants_keeps_the_variant_part_when_topics_agree_exactly():
 
 
 @pytest.mark.slow
+def _small_variants(seed: int = 0) -> ScoreMatrix:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0.5, 0.1, (6, 1, 1)) + rng.normal(0, 0.08, (6, 25, 4))
+    return ScoreMatrix.build(x, [f"r{i}" for i in range(6)], [str(t) for t in range(25)],
+                             variants=[str(v) for v in range(4)])
+
+
+@pytest.mark.parametrize("method", ["analytic", "predictive"])
+def test_topics_for_variants_with_a_fitted_model_is_the_same(method):
+    # issue 22: a variant model fitted once (fit_variant_model) gives the counts, to the bit, of
+    # topics_for_variants fitting its own, with and without the interval on n
+    m = _small_variants()
+    vm = plan.fit_variant_model(m, method=method)
+    for target, value, kw in (("swap_rate", 0.05, {}), ("kendall_tau", 0.9, {}),
+                              ("swap_rate", 0.03, {"n_resamples": 20, "rng": 7})):
+        a = plan.topics_for_variants(m, target=target, value=value, method=method, n_variants=[1, 2, 4, 8], **kw)
+        b = plan.topics_for_variants(m, target=target, value=value, method=method, n_variants=[1, 2, 4, 8],
+                                     model=vm, **kw)
+        assert a.to_dict() == b.to_dict()
+    other = "analytic" if method != "analytic" else "predictive"
+    with pytest.raises(ParameterError, match="fitted for method"):
+        plan.topics_for_variants(m, target="swap_rate", value=0.05, method=other, model=vm)
+    with pytest.raises(ParameterError, match="other scores"):
+        plan.topics_for_variants(m.take(systems=m.systems[:4]), target="swap_rate", value=0.05, method=method,
+                                 model=vm)
+    with pytest.raises(ParameterError, match="VariantModel"):
+        plan.topics_for_variants(m, target="swap_rate", value=0.05, method=method, model=object())
+
+
+def test_study_fits_the_variant_model_once_per_scenario(tmp_path, shared_data):
+    # issue 22: a scenario with several variant targets fits its variant model once (and the
+    # one without duplicated runs once), and every target's topics_for_variants uses it
+    import shutil
+    from unittest import mock
+
+    import planner.study.targets as study_targets
+    from planner.study import run_study
+
+    folder = tmp_path / "te"
+    folder.mkdir()
+    for f in sorted((shared_data / "clef-ehealth2016" / "trec_eval").iterdir())[:5]:
+        shutil.copy(f, folder)
+    doc = {"collection": {"scores": str(folder), "variant_divisor": 1000}, "measure": "P_10",
+           "method": "analytic", "topics": [10, 50], "variants": [1, 3, 6], "resamples": 20,
+           "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "reversal_rate", "value": 0.02},
+                       {"target": "kendall_tau", "value": 0.9}]}
+    fits = mock.Mock(wraps=study_targets.fit_variant_model)
+    solves = mock.Mock(wraps=study_targets.topics_for_variants)
+    with mock.patch.object(study_targets, "fit_variant_model", fits), \
+            mock.patch.object(study_targets, "topics_for_variants", solves):
+        res = run_study(doc, quiet=True, write=False)
+    full = [c for c in fits.call_args_list if c.args[0].n_systems == 5]
+    assert len(full) == 1 and fits.call_count <= 2
+    assert solves.call_count >= 3 and all(c.kwargs["model"] is not None for c in solves.call_args_list)
+    vt = res.tables["variant_targets"]
+    assert vt["target"].tolist() == ["swap_rate"] * 3 + ["reversal_rate"] * 3 + ["kendall_tau"] * 3
+    fresh = run_study(doc, quiet=True, write=False).tables["variant_targets"]
+    assert vt.equals(fresh)
+
+
 def test_topics_for_variants_refuses_what_it_cannot_answer(shared_data):
     m = _clef_variants(shared_data, "map")
     with pytest.raises(ParameterError, match="D-study"):

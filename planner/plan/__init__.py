@@ -79,7 +79,8 @@ Modules, one step each:
   :func:`check_target_value`;
 - :mod:`~planner.plan.resolve`: the topic-resampling interval on n of a target;
 - :mod:`~planner.plan.paired`: :func:`paired_difference`;
-- :mod:`~planner.plan.variants`: :func:`topics_for_variants`, :class:`VariantTrade`;
+- :mod:`~planner.plan.variants`: :func:`topics_for_variants`, :class:`VariantTrade`,
+  :func:`fit_variant_model`;
 - :mod:`~planner.plan.pool`: :func:`pool_depth_study`, :func:`judgment_growth`,
   :class:`DepthStudy`, :class:`GrowthCurve`;
 - :mod:`~planner.plan.budget`: :func:`budget`, :class:`BudgetResult`;
@@ -107,7 +108,7 @@ from .seeds import SeedComponents, SeedPower, SeedTradeoff, fit_seeds, seed_powe
 from .selection import SelectionBias, SplitPlan, plan_split, selection_bias
 from .stacked import STACK_TARGETS, StackedPoint, StackedStrata, resampled_n, stratum_counts
 from .targets import TargetResult, check_target_value, size_for_target
-from .variants import MAX_VARIANTS, VariantTrade, topics_for_variants
+from .variants import MAX_VARIANTS, VariantModel, VariantTrade, fit_variant_model, topics_for_variants
 
 __all__ = [
     "ALLOCATIONS",
@@ -136,12 +137,14 @@ __all__ = [
     "StackedPoint",
     "StackedStrata",
     "TargetResult",
+    "VariantModel",
     "VariantTrade",
     "allocate",
     "budget",
     "check_target_value",
     "design_power",
     "fit_seeds",
+    "fit_variant_model",
     "interval_quantiles",
     "judgment_growth",
     "leave_group_out",

@@ -32,7 +32,8 @@ from .pairs import PairModel, batch_stat
 from .search import interval_quantiles, smallest_n
 from .targets import check_target_value
 
-__all__ = ["MAX_VARIANTS", "VariantTrade", "topics_for_variants", "variant_pair_variance"]
+__all__ = ["MAX_VARIANTS", "VariantModel", "VariantTrade", "fit_variant_model", "topics_for_variants",
+           "variant_pair_variance"]
 
 #: most query variants per topic :func:`topics_for_variants` (and a study's ``variants``) accepts
 MAX_VARIANTS = 10_000
@@ -208,12 +209,14 @@ class _VariantModel:
                 "variance_ratio": float(np.median(rv[s2d > 0])) if (s2d > 0).any() else 1.0}
 
 
-def _variant_solve(x: np.ndarray, q: _Question, vs: list[int], source: Any,
-                   warn: bool = True) -> tuple[list[dict] | None, float, int]:
-    """The rows of :func:`topics_for_variants` for the ``(S, T, V)`` values ``x``, the median
-    variant share and the number of identical pairs (rows ``None`` when every pair is identical
-    and ``warn`` is off: a topic resample can draw such a set)."""
-    vm = _VariantModel(x, q.method.spec)
+def _variant_solve(x: np.ndarray, q: _Question, vs: list[int], source: Any, warn: bool = True,
+                   vm: _VariantModel | None = None) -> tuple[list[dict] | None, float, int]:
+    """The rows of :func:`topics_for_variants` for the ``(S, T, V)`` values ``x`` (their model
+    ``vm`` when fitted already), the median variant share and the number of identical pairs
+    (rows ``None`` when every pair is identical and ``warn`` is off: a topic resample can draw
+    such a set)."""
+    if vm is None:
+        vm = _VariantModel(x, q.method.spec)
     identical = vm.identical
     if identical.all():
         if not warn:
@@ -227,6 +230,13 @@ def _variant_solve(x: np.ndarray, q: _Question, vs: list[int], source: Any,
     return [vm.row(q, v) for v in vs], vm.share, int(identical.sum())
 
 
+def _variant_method(method: str) -> None:
+    allowed = methods.method_names(lambda m: m.variants)
+    if method not in allowed:
+        raise ParameterError(f"method {method!r} has no model of query variants; expected one of "
+                             f"{', '.join(allowed)}", parameter="method")
+
+
 def _question(target: str, value: Any, method: str, min_diff: float, alpha: float, quantile: float,
               n_max: int) -> _Question:
     v = check_target_value(target, value, min_diff)
@@ -235,10 +245,7 @@ def _question(target: str, value: Any, method: str, min_diff: float, alpha: floa
         raise ParameterError(f"{target} with query variants comes from the three-facet D-study "
                              "(planner.variance.fit_variants(...).dstudy), not from this function",
                              parameter="target")
-    allowed = methods.method_names(lambda m: m.variants)
-    if method not in allowed:
-        raise ParameterError(f"method {method!r} has no model of query variants; expected one of "
-                             f"{', '.join(allowed)}", parameter="method")
+    _variant_method(method)
     alpha = check_alpha(alpha)
     quantile = check_quantile(quantile)
     return _Question(t, v, methods.METHODS[method], float(min_diff), alpha, quantile, n_max)
@@ -256,6 +263,69 @@ def _variant_values(scores: Any) -> tuple[ScoreMatrix, np.ndarray]:
         raise InputError("the scores have missing (topic, variant) cells; the variant model needs every "
                          "system scored on every variant of every topic", file=m.source)
     return m, x
+
+
+@dataclass(frozen=True, repr=False)
+class VariantModel:
+    """The variant model of a collection for one method (:func:`fit_variant_model`): pass it to
+    :func:`topics_for_variants` (``model=``) to solve other targets without refitting it."""
+
+    scores: ScoreMatrix
+    values: np.ndarray
+    method: str
+    fitted: _VariantModel
+
+    def __repr__(self) -> str:
+        S, T, V = self.values.shape
+        return f"VariantModel(method={self.method!r}, systems={S}, topics={T}, variants={V})"
+
+
+def fit_variant_model(scores: Any, *, method: str = methods.DEFAULT_METHOD) -> VariantModel:
+    """The variant model :func:`topics_for_variants` fits on ``scores`` for ``method``.
+
+    Pass it as ``model=`` to solve several targets on the same scores with the model fitted
+    (and the scores checked) once; the numbers are the same as without it.
+
+    Parameters
+    ----------
+    scores : ScoreMatrix
+        As for :func:`topics_for_variants`.
+    method : str, optional
+        As for :func:`topics_for_variants`.
+
+    Returns
+    -------
+    VariantModel
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(0.5, 0.1, (4, 1, 1)) + rng.normal(0, 0.05, (4, 30, 3))
+    >>> m = ScoreMatrix.build(x, ["a", "b", "c", "d"], [str(t) for t in range(30)], variants=["1", "2", "3"])
+    >>> vm = fit_variant_model(m, method="analytic")
+    >>> a = topics_for_variants(m, target="swap_rate", value=0.05, method="analytic", model=vm)
+    >>> a.rows == topics_for_variants(m, target="swap_rate", value=0.05, method="analytic").rows
+    True
+    """
+    _variant_method(method)
+    m, x = _variant_values(scores)
+    return VariantModel(m, x, method, _VariantModel(x, methods.METHODS[method].spec))
+
+
+def _model_values(scores: Any, method: str, model: Any) -> tuple[ScoreMatrix, np.ndarray, _VariantModel | None]:
+    """The scores, their values and the fitted model (``None``: fit it), checked against ``model``."""
+    if model is None:
+        return (*_variant_values(scores), None)
+    if not isinstance(model, VariantModel):
+        raise ParameterError(f"expected a VariantModel (planner.plan.fit_variant_model), got "
+                             f"{type(model).__name__}", parameter="model")
+    if model.method != method:
+        raise ParameterError(f"the model was fitted for method {model.method!r}, not {method!r}",
+                             parameter="model")
+    if scores is not model.scores and (not isinstance(scores, ScoreMatrix)
+                                       or np.shape(scores.values) != model.values.shape):
+        raise ParameterError("the model was fitted on other scores", parameter="model")
+    return model.scores, model.values, model.fitted
 
 
 def _check_n_variants(n_variants: Any, V: int) -> list[int]:
@@ -291,8 +361,8 @@ def _resampled_rows(x: np.ndarray, q: _Question, vs: list[int], rows: list[dict]
 def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: Any = None,
                         method: str = methods.DEFAULT_METHOD, min_diff: float = 0.05, alpha: float = 0.05,
                         quantile: float = 50.0, n_max: int = 100_000, n_resamples: int = 0,
-                        confidence_level: float = 0.95,
-                        rng: Any = None) -> VariantTrade:
+                        confidence_level: float = 0.95, rng: Any = None,
+                        model: VariantModel | None = None) -> VariantTrade:
     """Smallest number of topics meeting a target when each topic has ``v`` query variants.
 
     Scores are averaged over a topic's variants; the model is in :mod:`planner.plan.variants`.
@@ -324,6 +394,10 @@ def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: A
         stream of ``rng`` each), re-fit the model and re-solve every ``v``; a row's
         ``n_lower`` / ``n_upper`` are the ``(1 -+ confidence_level)/2`` quantiles (``None`` past
         ``n_max``, or when the collection itself does not reach the target). 0 (default) skips it.
+    model : VariantModel, optional
+        The model fitted earlier on the same scores for the same method
+        (:func:`fit_variant_model`), so that a caller solving several targets fits it once;
+        default: fit it here. The numbers are the same.
 
     Returns
     -------
@@ -343,10 +417,10 @@ def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: A
     'predictive'
     """
     q = _question(target, value, method, min_diff, alpha, quantile, n_max)
-    m, x = _variant_values(scores)
+    m, x, vm = _model_values(scores, method, model)
     S, T, V = x.shape
     vs = _check_n_variants(n_variants, V)
-    rows, share, n_identical = _variant_solve(x, q, vs, m.source)
+    rows, share, n_identical = _variant_solve(x, q, vs, m.source, vm=vm)
     assert rows is not None         # (warn=True raises instead)
     for r in rows:
         r.update(n_lower=None, n_upper=None)

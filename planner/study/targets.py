@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import methods
 from ..errors import DegenerateDataWarning, IdenticalPairsWarning, PlannerError
-from ..plan import topic_set_size, topics_for_variants
+from ..plan import fit_variant_model, topic_set_size, topics_for_variants
 from ..plan.targets import fit_pairs, target_request
 from ..plan.targets import solve_target as solve_for_n
 from ..results import IntervalMethod
@@ -320,32 +320,55 @@ def _variants_unsupported(sc: Mapping) -> str | None:
     return None
 
 
-def _dedup_variants(m3, sc: Mapping, t: str, v: float, nv) -> tuple[set, dict]:
-    """Runs scoring the same on every topic are permanent ties (swap 0.5 at any n): the counts
-    with one run of each such group, as the scenario's own target gives them."""
+def _fit_variant_model(m3, sc: Mapping):
+    """The scenario's variant model, fitted once for all its targets (``None`` when it cannot be
+    fitted: each target then gives its own reason)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            return fit_variant_model(m3, method=sc["method"])
+    except PlannerError:
+        return None
+
+
+def _dedup_model(m3, sc: Mapping) -> tuple[set, Any]:
+    """Runs scoring the same on every topic are permanent ties (swap 0.5 at any n): the runs
+    dropped to count with one run of each such group, and the variant model without them."""
     drop = {x for g in m3.collapse_variants().identical_systems() for x in g[1:]}
     keep = [x for x in m3.systems if x not in drop]
     if not drop or len(keep) < 2:
+        return drop, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        kept = m3.take(systems=keep)
+    return drop, _fit_variant_model(kept, sc)
+
+
+def _dedup_variants(dedup: tuple[set, Any], sc: Mapping, t: str, v: float, nv) -> tuple[set, dict]:
+    """The counts with one run of each group of permanent ties, as the scenario's own target
+    gives them (``dedup`` from :func:`_dedup_model`)."""
+    drop, model = dedup
+    if model is None:
         return drop, {}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateDataWarning)
-            td = topics_for_variants(m3.take(systems=keep), target=t, value=v, n_variants=nv,
-                                     method=sc["method"], min_diff=sc["min_diff"], alpha=sc["alpha"])
+            td = topics_for_variants(model.scores, target=t, value=v, n_variants=nv, method=sc["method"],
+                                     min_diff=sc["min_diff"], alpha=sc["alpha"], model=model)
     except PlannerError:
         return drop, {}
     return drop, {r["n_variants"]: r["n_topics"] for r in td.rows}
 
 
-def _variant_rows(m3, sc: Mapping, t: str, v: float, nv, tr) -> list[dict]:
+def _variant_rows(dedup: tuple[set, Any], sc: Mapping, t: str, v: float, nv, tr) -> list[dict]:
     ct, cv = float(sc["costs"].get("topic") or 0.0), float(sc["costs"].get("variant") or 0.0)
     priced = ct > 0 or cv > 0
-    drop, dedup = _dedup_variants(m3, sc, t, v, nv)
+    drop, dedup_n = _dedup_variants(dedup, sc, t, v, nv)
     out = []
     for row in tr.rows:
         out.append({"target": t, "value": v, "n_variants": row["n_variants"],
                     "n_topics": row["n_topics"], "lower": row["n_lower"], "upper": row["n_upper"],
-                    **({"n_without_duplicates": dedup.get(row["n_variants"])} if drop else {}),
+                    **({"n_without_duplicates": dedup_n.get(row["n_variants"])} if drop else {}),
                     "queries": row["queries"],
                     **({"cost": None if row["n_topics"] is None else
                         row["n_topics"] * (ct + row["n_variants"] * cv)} if priced else {}),
@@ -362,23 +385,27 @@ def variant_targets(m3, sc: Mapping, nv, stream=None) -> list[dict]:
     collection's own number of variants it is the scenario's interval. Power and width come
     from the classical designs, which have no variant model: only pair rates are traded."""
     out: list[dict] = []
+    fitted: tuple[Any, tuple[set, Any]] | None = None     # the scenario's models, fitted once
     for tg in sc["targets"]:
         t, v = tg["target"], float(tg["value"])
         if not methods.target(t).pair_rate:
             continue
         why = _variants_unsupported(sc)
         if why is None:
+            if fitted is None:
+                fitted = (_fit_variant_model(m3, sc), _dedup_model(m3, sc))
+            model, dedup = fitted
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", DegenerateDataWarning)   # the curve says it already
                     tr = topics_for_variants(m3, target=t, value=v, n_variants=nv, method=sc["method"],
                                              min_diff=sc["min_diff"], alpha=sc["alpha"],
                                              n_resamples=INTERVAL_RESAMPLES if stream is not None else 0,
-                                             rng=copy.deepcopy(stream))
+                                             rng=copy.deepcopy(stream), model=model)
             except PlannerError as exc:
                 why = str(exc)
             else:
-                out.extend(_variant_rows(m3, sc, t, v, nv, tr))
+                out.extend(_variant_rows(dedup, sc, t, v, nv, tr))
                 continue
         out.append({"target": t, "value": v, "n_variants": None, "n_topics": None, "lower": None,
                     "upper": None, "queries": None, "variance_ratio": None, "variant_share": None,
