@@ -15,22 +15,6 @@ from planner.study import run_study
 from planner.study.narrative import pool_others
 
 
-@pytest.fixture(scope="module")
-def small_scores(tmp_path_factory):
-    """8 DL 2019 runs x 24 topics (nDCG@10, reference matrix), as in test_study."""
-    from tests.conftest import SHARED_DATA
-
-    src = SHARED_DATA / "trec-dl2019-passage" / "reference" / "matrix_official_nDCG_at_10.csv"
-    if not src.exists():
-        pytest.skip("shared data not present")
-    df = pd.read_csv(src, dtype={"topic": str}).set_index("topic")
-    means = df.mean().sort_values()
-    cols = list(means.index[:: max(1, len(means) // 8)][:8])
-    out = tmp_path_factory.mktemp("scores") / "dl19_small.csv"
-    df.iloc[:24][cols].to_csv(out)
-    return out
-
-
 def _clef_runs(tmp_path, k: int):
     """A folder with the first ``k`` CLEF eHealth 2016 trec_eval files (6 variants per topic)."""
     import shutil

@@ -21,23 +21,6 @@ from planner.study.results import Verdict
 
 
 # ----------------------------------------------------------------- fixtures
-@pytest.fixture(scope="module")
-def small_scores(tmp_path_factory, request) -> Path:
-    """A wide CSV of real scores: 8 DL 2019 runs x 24 topics (nDCG@10, reference matrix)."""
-    from tests.conftest import SHARED_DATA
-
-    src = SHARED_DATA / "trec-dl2019-passage" / "reference" / "matrix_official_nDCG_at_10.csv"
-    if not src.exists():
-        pytest.skip("shared data not present")
-    df = pd.read_csv(src, dtype={"topic": str}).set_index("topic")
-    # 8 runs with distinct means, the first 24 topics
-    means = df.mean().sort_values()
-    cols = list(means.index[:: max(1, len(means) // 8)][:8])
-    out = tmp_path_factory.mktemp("scores") / "dl19_small.csv"
-    df.iloc[:24][cols].to_csv(out)
-    return out
-
-
 def _study(path: Path, scores: Path, **extra) -> Path:
     doc = {"name": "t", "seed": 7, "resamples": 60,
            "collection": {"scores": str(scores)},
