@@ -77,6 +77,24 @@ class Interval:
         """True when both ends are finite numbers."""
         return all(v is not None and math.isfinite(v) for v in (self.low, self.high))
 
+    @property
+    def plan_n(self) -> float | None:
+        """The count to plan with: the upper end, the count that suffices at the stated level.
+
+        ``None`` when that end is unbounded (the data cannot support a finite count) or there is
+        no interval. Every answer that leads with a count (CLI, reports, JSON) reads it here.
+
+        Examples
+        --------
+        >>> Interval(117, 161, 0.95, IntervalMethod.TOPIC_RESAMPLING, 200).plan_n
+        161
+        >>> Interval(117, None, 0.95, IntervalMethod.CALIBRATED, 200).plan_n is None
+        True
+        """
+        if self.how is IntervalMethod.NONE or self.high is None or not math.isfinite(self.high):
+            return None
+        return self.high
+
     def contains(self, value: float) -> bool:
         """True when ``value`` lies in the interval (an unbounded end holds everything beyond it)."""
         lo = -math.inf if self.low is None else self.low
