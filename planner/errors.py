@@ -56,6 +56,13 @@ class PlannerWarning(UserWarning):
     """Base class of planner's warnings."""
 
 
+class ReadNoteWarning(PlannerWarning):
+    """What a reader skipped or changed in its input: empty run files skipped, repeated
+    (topic, document) pairs dropped, tag columns that disagree with the run name, entries that
+    are not files. A folder's readers say each kind once, with a count and the first names
+    (:func:`planner.collection.notes.collapse`); a study reports it once, whatever the scenario."""
+
+
 class DegenerateDataWarning(PlannerWarning):
     """Data that makes some statistic meaningless or unstable (zero variance,
     identical systems, truncated negative components, values out of range)."""

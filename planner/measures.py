@@ -48,15 +48,17 @@ import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._checks import check_choice, check_printable
-from .collection import Qrels, Run, files_in, read_qrels, read_run, read_runs, run_name
+from .collection import Qrels, Run, RunReader, RunsRead, match_runs, read_qrels, read_run, read_runs, run_files
+from .collection.notes import collapse, plural
+from .collection.runs import is_run_folder
 from .errors import InputError, ParameterError, PlannerWarning
+from .policies import DUPLICATE_POLICIES
 from .results import ResultMixin
 from .scores import MISSING_POLICIES, ScoreMatrix
 
@@ -70,64 +72,75 @@ __all__ = [
 ]
 
 # ------------------------------------------------------------------ inputs
-def as_runs(runs, *, duplicates: str = "error") -> dict[str, Run]:
+def as_runs(runs, *, duplicates: str = "error", select_runs=None, warn: bool = True) -> dict[str, Run]:
+    """``{name: Run}`` of what the scorers take (:func:`score_runs`), every run read now.
+
+    ``duplicates`` is the policy of :func:`~planner.collection.read_run` for runs read from files;
+    ``select_runs`` (run names or glob patterns) keeps the runs whose name matches one of them
+    (:func:`~planner.collection.match_runs`). With ``warn``, what reading files skipped or
+    changed is warned once per kind (:meth:`~planner.collection.RunsRead.warn`).
+    """
+    check_choice(duplicates, DUPLICATE_POLICIES, "duplicates", quote=True)
+    if is_run_folder(runs):
+        return read_runs(runs, duplicates=duplicates, select_runs=select_runs, warn=warn)
     if isinstance(runs, (str, os.PathLike)):
-        p = Path(runs)
-        if p.is_dir():
-            return read_runs(p, duplicates=duplicates)
-        r = read_run(p, duplicates=duplicates)
+        r = read_run(runs, duplicates=duplicates, warn=warn)
+        match_runs([r.name], select_runs)
         return {r.name: r}
     if isinstance(runs, Run):
+        match_runs([runs.name], select_runs)
         return {runs.name: runs}
     if isinstance(runs, Mapping):
-        out = {}
-        for name, r in runs.items():
-            if isinstance(r, Run):
-                out[str(name)] = r
-            elif isinstance(r, (str, os.PathLike)):
-                out[str(name)] = read_run(r, duplicates=duplicates, name=str(name))
-            elif isinstance(r, Mapping):
-                rows = [(check_printable(str(t), "runs", what=f"run {name!r}: topic id"),
-                         check_printable(str(d), "runs", what=f"run {name!r}: document id"), float(s))
-                        for t, docs in r.items() for d, s in docs.items()]
-                out[str(name)] = Run(str(name), pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]))
-            else:
-                raise ParameterError(f"run {name!r}: expected a Run, path or {{topic: {{doc: score}}}}",
-                                     parameter="runs")
-        if not out:
-            raise ParameterError("no runs given", parameter="runs")
-        return out
-    if isinstance(runs, Iterable):
-        out = {}
+        keep = match_runs([str(n) for n in runs], select_runs)
+        out = {str(n): _run_of(n, r, duplicates) for n, r in runs.items() if str(n) in keep}
+        given = [str(n) for n, r in runs.items() if isinstance(r, Run)]
+    elif isinstance(runs, Iterable):
+        out, given = {}, []
         for r in runs:
-            r = r if isinstance(r, Run) else read_run(r, duplicates=duplicates)
+            if isinstance(r, Run):
+                given.append(r.name)
+            else:
+                r = read_run(r, duplicates=duplicates, warn=False)
             if r.name in out:
                 raise ParameterError(f"two runs named {r.name!r}", parameter="runs")
             out[r.name] = r
-        if not out:
-            raise ParameterError("no runs given", parameter="runs")
-        return out
-    raise ParameterError(f"expected a folder, a run file, or a mapping of runs, got {type(runs).__name__}",
-                         parameter="runs")
+        out = {n: out[n] for n in match_runs(list(out), select_runs)}
+    else:
+        raise ParameterError(f"expected a folder, a run file, or a mapping of runs, got {type(runs).__name__}",
+                             parameter="runs")
+    if not out:
+        raise ParameterError("no runs given", parameter="runs")
+    if warn:    # the runs read here: a Run given was read (and warned about) by the caller
+        RunsRead.of([r for n, r in out.items() if n not in given]).warn(stacklevel=2)
+    return out
 
 
-def _lazy_runs(runs, *, duplicates: str = "error"):
-    """(names, get) where ``get(name)`` returns the Run; a folder's files are read
-    one at a time when asked for, so that only one run is in memory at once."""
-    if isinstance(runs, (str, os.PathLike)) and Path(runs).is_dir():
-        folder = Path(runs)
-        files = files_in(folder)
-        if not files:
-            raise InputError("no run files in folder", file=str(folder))
-        by_name: dict[str, Path] = {}
-        for f in files:
-            n = run_name(f)
-            if n in by_name:
-                raise InputError(f"two files give run name {n!r} ({by_name[n]})", file=str(f))
-            by_name[n] = f
-        return list(by_name), lambda n: read_run(by_name[n], duplicates=duplicates)
-    run_map = as_runs(runs, duplicates=duplicates)
-    return list(run_map), run_map.__getitem__
+def _run_of(name, r, duplicates: str) -> Run:
+    """The Run of a mapping's entry: a Run, a path (read, its notes left to the caller) or
+    ``{topic: {doc: score}}``."""
+    name = str(name)
+    if isinstance(r, Run):
+        return r
+    if isinstance(r, (str, os.PathLike)):
+        return read_run(r, duplicates=duplicates, name=name, warn=False)
+    if isinstance(r, Mapping):
+        rows = [(check_printable(str(t), "runs", what=f"run {name!r}: topic id"),
+                 check_printable(str(d), "runs", what=f"run {name!r}: document id"), float(s))
+                for t, docs in r.items() for d, s in docs.items()]
+        return Run(name, pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]))
+    raise ParameterError(f"run {name!r}: expected a Run, path or {{topic: {{doc: score}}}}", parameter="runs")
+
+
+def lazy_runs(runs, *, duplicates: str = "error", select_runs=None, warn: bool = True):
+    """(names, get, record) where ``get(name)`` returns the Run and ``record()`` what reading
+    skipped or changed (:class:`~planner.collection.RunsRead`, for the caller to warn; None when
+    the runs were read, and warned about with ``warn``, by :func:`as_runs`); a folder's files
+    are read one at a time when asked for, so that only one run is in memory at once."""
+    if is_run_folder(runs):
+        reader = RunReader(run_files(runs, select_runs=select_runs), duplicates=duplicates)
+        return reader.names, reader, reader.record
+    run_map = as_runs(runs, duplicates=duplicates, select_runs=select_runs, warn=warn)
+    return list(run_map), run_map.__getitem__, lambda: None
 
 
 def parse_measures(measures) -> dict[str, object]:
@@ -260,7 +273,7 @@ def _is_rbp(m) -> bool:
 
 # ----------------------------------------------------------------- scoring
 def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates: str = "error",
-               ties: str = "trec_eval", warn: bool = True) -> dict[str, ScoreMatrix]:
+               select_runs=None, ties: str = "trec_eval", warn: bool = True) -> dict[str, ScoreMatrix]:
     """Score runs against qrels: ``{measure: ScoreMatrix}`` (systems x qrels topics).
 
     Parameters
@@ -277,7 +290,11 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
         or a ScoreMatrix missing-cell policy (``"error"``, ``"drop-topic"``,
         ``"drop-system"``, ``"keep"``).
     duplicates : {"error", "first"}
-        For reading run files.
+        For reading run files: a repeated ``(topic, doc)`` pair is an error, or its first line
+        is kept (the lines dropped are counted per run).
+    select_runs : str or list of str, optional
+        Run names or glob patterns (``"bm25*"``): only the runs whose name matches one are
+        read and scored (:func:`~planner.collection.match_runs`); default all.
     ties : {"trec_eval", "file"}
         Tie order for RBP (module docstring); the ir_measures measures always use
         trec_eval's order.
@@ -289,7 +306,10 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
     dict of str to ScoreMatrix
         Topics are the qrels topics (sorted as strings), systems in the order given
         (folders: file-name order). ``ScoreMatrix.meta["report"]`` holds, per run,
-        ``filled`` (qrels topics the run lacks) and ``dropped`` (run topics the qrels lack).
+        ``filled`` (qrels topics the run lacks), ``dropped`` (run topics the qrels lack) and
+        ``duplicates`` (repeated lines dropped); ``meta["read"]`` is the
+        :class:`~planner.collection.RunsRead` of a folder (empty files skipped, pairs dropped,
+        tags that disagree), said once per kind as a warning.
 
     Raises
     ------
@@ -308,14 +328,18 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
     check_choice(missing_topic, MISSING_POLICIES, "missing_topic", noun="policy")
     parsed = parse_measures(measures)
     qrels = read_qrels(qrels)
-    names, get_run = _lazy_runs(runs, duplicates=duplicates)
+    names, get_run, record = lazy_runs(runs, duplicates=duplicates, select_runs=select_runs, warn=warn)
     topics = sorted(qrels)
     native = {k: m for k, m in parsed.items() if _is_rbp(m)}
     scorer = _Scorer(qrels, topics, {k: m for k, m in parsed.items() if k not in native}, native, ties)
     vals = {k: np.full((len(names), len(topics)), np.nan) for k in parsed}
     report: dict[str, dict] = {}
     for i, name in enumerate(names):
-        report[name] = scorer.score(get_run(name), vals, i)
+        run = get_run(name)
+        report[name] = {**scorer.score(run, vals, i), "duplicates": run.dropped_pairs}
+    read = record()
+    if read is not None and warn:
+        read.warn(stacklevel=2)
     if not any(r["common"] for r in report.values()):
         src = getattr(qrels, "source", None)
         raise InputError("runs and qrels have no topic in common (qrels topics: "
@@ -326,11 +350,11 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
     n_filled = sum(len(r["filled"]) for r in report.values())
     if warn and n_filled and missing_topic == "zero":
         worst = [n for n in names if report[n]["filled"]]
-        warnings.warn(f"{n_filled} (run, topic) cells scored 0 because the run lacks a judged topic "
-                      f"(runs: {', '.join(worst[:5])}{'...' if len(worst) > 5 else ''})",
+        warnings.warn(collapse(None, f"{n_filled} (run, topic) cells scored 0 because the run lacks a judged "
+                                     f"topic, in {plural(len(worst), 'run')}", worst),
                       PlannerWarning, stacklevel=2)
     meta = {"report": report, "n_filled": n_filled, "n_dropped": sum(len(r["dropped"]) for r in report.values()),
-            "qrels": getattr(qrels, "source", None)}
+            "qrels": getattr(qrels, "source", None), "read": read}
     source = str(runs) if isinstance(runs, (str, os.PathLike)) else None
     out = {}
     for k in parsed:
@@ -421,6 +445,8 @@ class PoolStats(ResultMixin):
         per_run_topic: pandas DataFrame (depth, run, topic, retrieved, judged,
             judged_share) behind ``runs``.
         qrels_judgments: number of judgments in the qrels (all depths).
+        read: what reading a folder of runs skipped or changed
+            (:class:`~planner.collection.RunsRead`; None for runs given already read).
     """
 
     _repr_fields = ('depths', 'pool_runs', 'topics', 'runs')
@@ -431,6 +457,7 @@ class PoolStats(ResultMixin):
     runs: pd.DataFrame
     per_run_topic: pd.DataFrame | None = field(repr=False, default=None)
     qrels_judgments: int = 0
+    read: RunsRead | None = None
 
     def summary(self):
         """One row per depth: mean and total pool size and judged counts over topics, the
@@ -462,7 +489,8 @@ class PoolStats(ResultMixin):
 
         return {"depths": list(self.depths), "pool_runs": list(self.pool_runs),
                 "qrels_judgments": int(self.qrels_judgments),
-                "summary": recs(self.summary()), "topics": recs(self.topics), "runs": recs(self.runs)}
+                "summary": recs(self.summary()), "topics": recs(self.topics), "runs": recs(self.runs),
+                "read": None if self.read is None else self.read.to_dict()}
 
 
 def _ranked_all(names: Sequence[str], get_run, topics: set[str], max_depth: int):
@@ -503,7 +531,7 @@ def pool_names(run_map, pool_runs) -> list[str]:
 
 
 def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str] | None = None,
-               duplicates: str = "error") -> PoolStats:
+               duplicates: str = "error", select_runs=None) -> PoolStats:
     """Pool statistics (module docstring) at each depth in ``depths``.
 
     Parameters
@@ -516,8 +544,8 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
         Pool depths ``k >= 1``.
     pool_runs : sequence of str, optional
         Names of the runs that form the pool (default all).
-    duplicates : {"error", "first"}
-        For reading run files.
+    duplicates, select_runs
+        As for :func:`score_runs`.
 
     Returns
     -------
@@ -532,10 +560,13 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
     """
     depths = _check_depths(depths)
     qrels = read_qrels(qrels)
-    all_names, get_run = _lazy_runs(runs, duplicates=duplicates)
+    all_names, get_run, record = lazy_runs(runs, duplicates=duplicates, select_runs=select_runs)
     names = pool_names(all_names, pool_runs)
     topics = set(qrels)
     allr = _ranked_all(all_names, get_run, topics, max(depths))
+    read = record()
+    if read is not None:
+        read.warn(stacklevel=2)
     if allr.empty:
         raise InputError("runs and qrels have no topic in common", file=getattr(qrels, "source", None))
     g = _grades(allr["query_id"].to_numpy(dtype=object), allr["doc_id"].to_numpy(dtype=object), qrels)
@@ -553,7 +584,7 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
         run_rows += _run_shares(rt, all_names, names, k)
     return PoolStats(depths=depths, pool_runs=tuple(names), topics=pd.DataFrame(topic_rows),
                      runs=pd.DataFrame(run_rows), per_run_topic=pd.concat(rt_rows, ignore_index=True),
-                     qrels_judgments=qrels.n_judgments)
+                     qrels_judgments=qrels.n_judgments, read=read)
 
 
 def _pool_topics(pooled: pd.DataFrame, topics: list[str], k: int) -> list[dict]:
@@ -593,11 +624,12 @@ def _run_shares(rt: pd.DataFrame, all_names: list[str], pool_names: list[str], k
 
 
 def restrict_qrels(qrels, runs, *, depth: int, pool_runs: Sequence[str] | None = None,
-                   duplicates: str = "error") -> Qrels:
+                   duplicates: str = "error", select_runs=None) -> Qrels:
     """Judgments restricted to the depth-``depth`` pool of ``pool_runs`` (default all
     runs): a judgment is kept when its document is in the union of the pool runs'
     top ``depth`` for its topic (trec_eval order). Re-scoring with the result treats
-    every other document as non-relevant, as a shallower pool would have.
+    every other document as non-relevant, as a shallower pool would have. ``duplicates`` and
+    ``select_runs`` as for :func:`score_runs`.
 
     Examples
     --------
@@ -611,9 +643,12 @@ def restrict_qrels(qrels, runs, *, depth: int, pool_runs: Sequence[str] | None =
     if depth is None:
         raise ParameterError("one depth expected", parameter="depth")
     qrels = read_qrels(qrels)
-    all_names, get_run = _lazy_runs(runs, duplicates=duplicates)
+    all_names, get_run, record = lazy_runs(runs, duplicates=duplicates, select_runs=select_runs)
     names = pool_names(all_names, pool_runs)
     allr = _ranked_all(names, get_run, set(qrels), depth)
+    read = record()
+    if read is not None:
+        read.warn(stacklevel=2)
     top = allr[allr["rank"] < depth]
     pooled: dict[str, set[str]] = {}
     for t, d in zip(top["query_id"].tolist(), top["doc_id"].tolist()):

@@ -76,7 +76,7 @@ def test_read_run_repeated_document(tmp_path):
         read_run(p)
     assert e.value.line == 4 and "'a' repeated for topic '1'" in str(e.value)
     assert "--duplicates first" in str(e.value)  # the option as typed on the command line
-    r = read_run(p, duplicates="first", warn_tag=False)
+    r = read_run(p, duplicates="first", warn=False)
     assert r.topics["1"] == {"a": 3.0, "b": 2.0} and len(r) == 3
     with pytest.raises(ParameterError):
         read_run(p, duplicates="last")
@@ -86,7 +86,7 @@ def test_read_run_repeated_document(tmp_path):
     with pytest.raises(InputError, match=r"dup\.run:4: document 'b' repeated for topic '1' under another tag "
                                          r"\('B'; 'A' on line 2\): the file holds 2 runs \('A', 'B'\); give each "
                                          r"run its own file"):
-        read_run(p, warn_tag=False)
+        read_run(p, warn=False)
 
 
 def test_read_run_empty_and_missing_and_corrupt(tmp_path):
@@ -106,12 +106,12 @@ def test_read_run_empty_and_missing_and_corrupt(tmp_path):
 def test_tag_disagreeing_warns(tmp_path):
     p = tmp_path / "other.run"
     p.write_text(RUN)
-    with pytest.warns(PlannerWarning, match="disagrees with run name 'other'"):
+    with pytest.warns(PlannerWarning, match=r"disagrees with the run name .*: 'other' \(tag 'sysA'\)"):
         r = read_run(p)
     assert r.name == "other" and r.tags == ("sysA",)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        read_run(p, warn_tag=False)
+        read_run(p, warn=False)
         (tmp_path / "sysA.txt").write_text(RUN)
         assert read_run(tmp_path / "sysA.txt").name == "sysA"  # agrees: no warning
 

@@ -70,7 +70,8 @@ def test_missing_and_extra_topics_reported():
     assert m.topics == ("1", "2")  # topic 3 dropped: not judged
     assert m.values[0, 1] == 0.0  # topic 2 missing from run A: 0 (trec_eval -c)
     rep = m.meta["report"]
-    assert rep["A"] == {"filled": ["2"], "dropped": ["3"]} and rep["B"] == {"filled": [], "dropped": []}
+    assert rep["A"] == {"filled": ["2"], "dropped": ["3"], "duplicates": 0}
+    assert rep["B"] == {"filled": [], "dropped": [], "duplicates": 0}
     assert m.meta["n_filled"] == 1 and m.meta["n_dropped"] == 1
     with pytest.raises(InputError, match="missing cell"):
         score_runs(runs, QRELS, "RR(rel=2)", missing_topic="error")

@@ -14,11 +14,13 @@ from .inputs import draw_seed, seed_note
 from .options import (
     Subparsers,
     add_command,
+    add_run_options,
     method_help,
     parse_int_list,
     parse_name_list,
     parse_target,
     reject_unused,
+    run_options,
     seed_type,
 )
 
@@ -71,6 +73,7 @@ def add(subparsers: Subparsers) -> None:
     p.add_argument("--project-runs", type=int, default=None, metavar="R",
                    help="project judgments to R participating runs (needs --runs)")
     p.add_argument("--seed", type=seed_type, default=None, help="seed of the run subsets of the growth fit")
+    add_run_options(p)
 
 
 @dataclass
@@ -110,7 +113,9 @@ def _check(args: argparse.Namespace) -> _Ask:
     if args.runs is None:
         # options that only the runs + qrels path reads
         reject_unused({"--qrels": args.qrels, "--pool-runs": args.pool_runs, "--tau-min": args.tau_min,
-                       "--seed": args.seed}, "only used with --runs (the data set's pool statistics are fixed)")
+                       "--seed": args.seed, "--select-runs": args.select_runs,
+                       "--duplicates": None if args.duplicates == "error" else args.duplicates},
+                      "only used with --runs (the data set's pool statistics are fixed)")
     elif args.seed is not None and args.project_runs is None:
         raise ParameterError("only used with --project-runs (it seeds the run subsets of the growth fit)",
                              parameter="--seed")
@@ -125,7 +130,7 @@ def _from_runs(args: argparse.Namespace, ask: _Ask) -> tuple[BudgetResult, Depth
 
     if not args.qrels:
         raise ParameterError("--runs needs --qrels", parameter="--qrels")
-    runs = as_runs(args.runs)
+    runs = as_runs(args.runs, **run_options(args))
     qrels = read_qrels(args.qrels)
     pool_runs = None if args.pool_runs is None else parse_name_list(args.pool_runs, option="--pool-runs")
     study = plan.pool_depth_study(runs, qrels, depths=ask.depths, measure=args.measure, pool_runs=pool_runs,

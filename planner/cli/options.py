@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from .. import methods
 from ..errors import ParameterError
+from ..policies import DUPLICATE_POLICIES
 
 #: argparse's ``add_subparsers()`` result (a private class in typeshed)
 Subparsers = Any
@@ -48,6 +49,32 @@ def add_scores_option(p: argparse.ArgumentParser) -> None:
                         "(dl19-passage, dl20-passage; measure default nDCG@10)")
     p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
     add_variant_option(p)
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """How every command that reads TREC runs reads them: ``--duplicates`` and ``--select-runs``
+    (the library's ``duplicates`` and ``select_runs``; :func:`run_options` reads them back)."""
+    p.add_argument("--duplicates", default="error", choices=DUPLICATE_POLICIES,
+                   help="a document repeated for a topic in a run: error (default), or keep its first line "
+                        "(the lines dropped are counted per run)")
+    p.add_argument("--select-runs", action="append", default=None, metavar="GLOB[,GLOB...]",
+                   help="read only the runs whose name matches: names or globs such as 'bm25*' (quote them), "
+                        "comma-separated or repeated; default all")
+
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords of :func:`add_run_options` for the library's run readers (``duplicates``,
+    ``select_runs``); a bad list is a ParameterError naming ``--select-runs``.
+
+    Examples
+    --------
+    >>> run_options(argparse.Namespace(duplicates="first", select_runs=["bm25*,dense", "p_*"]))
+    {'duplicates': 'first', 'select_runs': ['bm25*', 'dense', 'p_*']}
+    """
+    select = None
+    if args.select_runs is not None:
+        select = parse_name_list(",".join(args.select_runs), option="--select-runs")
+    return {"duplicates": args.duplicates, "select_runs": select}
 
 
 def add_variant_option(p: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, cast
 
 from .format import print_json
-from .options import Subparsers, add_command, parse_int_list, parse_name_list
+from .options import Subparsers, add_command, add_run_options, parse_int_list, parse_name_list, run_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,8 +34,7 @@ def add(subparsers: Subparsers) -> None:
                    help="runs that form the pool (default: all runs in --runs)")
     p.add_argument("--per", default="summary", choices=["summary", "topic", "run"],
                    help="table to print: one row per depth (summary, default), per topic, or per run")
-    p.add_argument("--duplicates", default="error", choices=["error", "first"],
-                   help="a document repeated for a topic in a run: error (default) or keep the first")
+    add_run_options(p)
 
 
 def _table(ps: PoolStats, per: str) -> pd.DataFrame:
@@ -61,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
     depths = parse_int_list(args.depth, option="--depth", minimum=1)
     pool_runs = None if args.pool_runs is None else parse_name_list(args.pool_runs, option="--pool-runs")
-    ps = pool_stats(args.runs, args.qrels, depths=depths, pool_runs=pool_runs, duplicates=args.duplicates)
+    ps = pool_stats(args.runs, args.qrels, depths=depths, pool_runs=pool_runs, **run_options(args))
     if args.json:
         print_json(ps.to_dict(), args)
         return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .format import print_json
-from .options import Subparsers, add_command, parse_name_list
+from .options import Subparsers, add_command, add_run_options, parse_name_list, run_options
 
 NAME = "reuse"
 
@@ -32,8 +32,7 @@ def add(subparsers: Subparsers) -> None:
     p.add_argument("--groups", default="prefix", metavar="RULE|FILE[:COLUMN]", help=GROUPS_HELP)
     p.add_argument("--pool-runs", default=None, metavar="NAME,...",
                    help="runs that formed the pool (default all); the others keep their scores")
-    p.add_argument("--duplicates", default="error", choices=["error", "first"],
-                   help="a document repeated for a topic in a run: error (default) or keep the first")
+    add_run_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     pool_runs = None if args.pool_runs is None else parse_name_list(args.pool_runs, option="--pool-runs")
     r = leave_group_out(args.runs, args.qrels, measure=args.measure, groups=args.groups, depth=args.depth,
-                        pool_runs=pool_runs, duplicates=args.duplicates)
+                        pool_runs=pool_runs, **run_options(args))
     if args.json:
         print_json(r.to_dict(), args)
         return 0

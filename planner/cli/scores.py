@@ -11,7 +11,7 @@ from ..errors import ParameterError
 from .errors import write_text
 from .format import print_json
 from .inputs import load_scores
-from .options import Subparsers, add_command, reject_unused
+from .options import Subparsers, add_command, add_run_options, reject_unused, run_options
 
 if TYPE_CHECKING:
     from ..scores import ScoreMatrix
@@ -43,8 +43,7 @@ def add(subparsers: Subparsers) -> None:
                         "name for a trec_eval folder, the measure column value of a tidy table")
     p.add_argument("--missing", default=None, choices=MISSING,
                    help="missing-cell policy (default: error for score files, zero for --runs)")
-    p.add_argument("--duplicates", default="error", choices=["error", "first"],
-                   help="a document repeated for a topic in a run: error (default) or keep the first")
+    add_run_options(p)
     p.add_argument("--strata", default=None, metavar="FILE", help="topic metadata CSV (topic,stratum) to attach")
     p.add_argument("--tidy", action="store_true", help="write the tidy form (system,topic,value[,measure])")
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="write the CSV here (default stdout)")
@@ -73,8 +72,7 @@ def _score_runs(args: argparse.Namespace, measures: list[str]) -> list[ScoreMatr
         raise ParameterError("--runs and --qrels go together", parameter="--runs" if args.runs is None else "--qrels")
     if not measures:
         raise ParameterError("give at least one measure to score runs with", parameter="--measure")
-    res = score_runs(args.runs, args.qrels, measures, missing_topic=args.missing or "zero",
-                     duplicates=args.duplicates)
+    res = score_runs(args.runs, args.qrels, measures, missing_topic=args.missing or "zero", **run_options(args))
     mats = [res[m] for m in measures]
     if args.strata:
         mats = [read(m, strata=args.strata) for m in mats]
@@ -87,6 +85,7 @@ def _read(args: argparse.Namespace, measures: list[str]) -> list[ScoreMatrix]:
                              parameter="INPUT")
     if len(measures) > 1:
         raise ParameterError("one measure for a score file", parameter="--measure")
+    reject_unused({"--select-runs": args.select_runs}, "only used with --runs (a score file is read whole)")
     measure = measures[0] if measures else None
     return [load_scores(args.input, measure=measure, missing=args.missing or "error", strata=args.strata)]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import csv
 import io
 import math
-import warnings
-from dataclasses import dataclass
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import pairwise
 from pathlib import Path
@@ -15,8 +16,11 @@ import numpy as np
 import pandas as pd
 
 from .._checks import check_choice
-from ..errors import InputError, PlannerWarning
-from .folders import files_in, run_name
+from ..errors import InputError
+from ..policies import DUPLICATE_POLICIES, DUPLICATES_HINT
+from ..results import ResultMixin
+from .folders import RunFiles, run_files, run_name
+from .notes import SHOWN_COUNTS, plural, warn_collapsed
 from .text import decode, parse_float, read_bytes
 
 _Q0 = {"Q0", "q0", "0"}
@@ -37,12 +41,21 @@ class Run:
         The file it was read from, if any.
     tags : tuple of str
         The distinct values of the tag column.
+    dropped_pairs : int
+        Repeated ``(topic, doc)`` lines dropped when read with ``duplicates="first"`` (the first
+        line of each pair is kept).
     """
 
     name: str
     frame: pd.DataFrame
     source: str | None = None
     tags: tuple[str, ...] = ()
+    dropped_pairs: int = 0
+
+    @property
+    def tag_disagrees(self) -> bool:
+        """Whether the tag column disagrees with the run name, or with itself."""
+        return bool(self.tags) and (len(self.tags) > 1 or self.tags[0] != self.name)
 
     @cached_property
     def topics(self) -> dict[str, dict[str, float]]:
@@ -130,7 +143,7 @@ def _parse_run_frame(data: bytes, sep: str) -> tuple[pd.DataFrame | None, np.nda
 
 
 def read_run(path_or_text, *, duplicates: str = "error", name: str | None = None,
-             warn_tag: bool = True) -> Run:
+             warn: bool = True) -> Run:
     """Read one TREC run file (or text).
 
     Parameters
@@ -139,12 +152,14 @@ def read_run(path_or_text, *, duplicates: str = "error", name: str | None = None
         A path (gzip, bzip2 or xz detected) or the run's text (a str holding a line break).
     duplicates : {"error", "first"}
         ``"error"`` (default): a repeated ``(topic, doc)`` pair is an InputError naming
-        its line; ``"first"``: keep the first occurrence.
+        its line; ``"first"``: keep the first occurrence (``Run.dropped_pairs`` counts the
+        lines dropped).
     name : str, optional
         The run name; default the file name without extensions, or the tag of the first
         line for a text.
-    warn_tag : bool
-        Warn when the tag column disagrees with the run name or itself.
+    warn : bool
+        Warn (:class:`~planner.errors.ReadNoteWarning`) when the tag column disagrees with the
+        run name or itself, and when repeated pairs were dropped.
 
     Returns
     -------
@@ -158,7 +173,7 @@ def read_run(path_or_text, *, duplicates: str = "error", name: str | None = None
     >>> run.topics["101"]
     {'d1': 2.5, 'd2': 1.0}
     """
-    check_choice(duplicates, ("error", "first"), "duplicates", quote=True)
+    check_choice(duplicates, DUPLICATE_POLICIES, "duplicates", quote=True)
     data, source = read_bytes(path_or_text, what="run")
     if not data.strip():
         raise InputError("empty run file", file=source)
@@ -174,12 +189,11 @@ def read_run(path_or_text, *, duplicates: str = "error", name: str | None = None
         if duplicates == "error":
             _duplicate_error(df, tag, tags, int(np.flatnonzero(dup)[0]), data, source)
         df = df[~dup]
-    if warn_tag and tags and (len(tags) > 1 or tags[0] != name):
-        shown = ", ".join(repr(t) for t in tags[:3]) + (", ..." if len(tags) > 3 else "")
-        warnings.warn(f"{source or name}: tag column ({shown}) disagrees with run name {name!r}",
-                      PlannerWarning, stacklevel=2)
     frame = df[["query_id", "doc_id", "score"]].reset_index(drop=True)
-    return Run(name=name, frame=frame, source=source, tags=tags)
+    run = Run(name=name, frame=frame, source=source, tags=tags, dropped_pairs=int(dup.sum()))
+    if warn:
+        RunsRead.of([run], source=source).warn(stacklevel=2)
+    return run
 
 
 def _parse_run(data: bytes, source: str | None) -> tuple[pd.DataFrame, np.ndarray]:
@@ -211,19 +225,19 @@ def _duplicate_error(df: pd.DataFrame, tag: np.ndarray, tags: tuple[str, ...], r
                              f"{len(tags)} runs ({', '.join(repr(t) for t in tags[:3])}"
                              f"{', ...' if len(tags) > 3 else ''}); give each run its own file",
                              file=source, line=line)
-    raise InputError(f"document {r['doc_id']!r} repeated for topic {r['query_id']!r} "
-                     "(use --duplicates first, or duplicates='first' in Python, to keep the "
-                     "first occurrence)",
+    raise InputError(f"document {r['doc_id']!r} repeated for topic {r['query_id']!r} ({DUPLICATES_HINT})",
                      file=source, line=line)
 
 
 def read_runs(folder, *, duplicates: str = "error", pattern: str | None = None,
-              warn_tag: bool = True) -> dict[str, Run]:
-    """Read every run file in a folder (hidden files skipped; ``pattern`` a glob
-    to select files).
+              select_runs: str | Iterable[str] | None = None, warn: bool = True) -> dict[str, Run]:
+    """Read the run files of a folder (hidden files skipped; ``pattern`` a glob on file names).
 
-    Returns ``{name: Run}`` in file-name order; two files with the same run name
-    are an error. ``duplicates`` and ``warn_tag`` as for :func:`read_run`.
+    Returns ``{name: Run}`` in file-name order. ``select_runs`` (run names or glob patterns such
+    as ``"bm25*"``; :func:`~planner.collection.folders.match_runs`) keeps the runs whose name
+    matches one of them. Empty files are skipped; two files with the same run name are an error.
+    ``duplicates`` as for :func:`read_run`. With ``warn``, what reading skipped or changed is said
+    once per kind, with a count and the first names (:meth:`RunsRead.warn`).
 
     Examples
     --------
@@ -233,18 +247,118 @@ def read_runs(folder, *, duplicates: str = "error", pattern: str | None = None,
     >>> _ = (d / "dense.run").write_text("1 Q0 d2 1 0.9 dense\\n")
     >>> sorted(read_runs(d))
     ['bm25', 'dense']
+    >>> sorted(read_runs(d, select_runs="bm*"))
+    ['bm25']
     """
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise InputError("not a folder of run files", file=str(folder))
-    files = files_in(folder, pattern)
-    if not files:
-        raise InputError("no run files in folder", file=str(folder))
-    out: dict[str, Run] = {}
-    for f in files:
-        r = read_run(f, duplicates=duplicates, warn_tag=warn_tag)
-        if r.name in out:
-            raise InputError(f"two files give run name {r.name!r} ({out[r.name].source})", file=str(f))
-        out[r.name] = r
+    reader = RunReader(run_files(folder, select_runs=select_runs, pattern=pattern), duplicates=duplicates)
+    out = {n: reader(n) for n in reader.names}
+    if warn:
+        reader.record().warn(stacklevel=2)
     return out
 
+
+@dataclass(frozen=True, repr=False, eq=False)
+class RunsRead(ResultMixin):
+    """What reading a set of runs skipped or changed; :meth:`warn` says each kind once.
+
+    Attributes
+    ----------
+    source : str or None
+        The folder (or file) read.
+    runs : tuple of str
+        The runs read, in order.
+    empty : tuple of str
+        Files skipped because they hold no line (file names).
+    duplicates : dict of str to int
+        Run -> repeated ``(topic, doc)`` lines dropped under ``duplicates="first"`` (the first
+        line of each pair kept); runs that lost none are left out.
+    tags : dict of str to tuple of str
+        Run -> the values of its tag column, for runs whose tag column disagrees with the run
+        name (taken from the file name) or with itself.
+    """
+
+    _repr_fields = ("source", "runs", "empty", "duplicates")
+
+    source: str | None = None
+    runs: tuple[str, ...] = ()
+    empty: tuple[str, ...] = ()
+    duplicates: dict[str, int] = field(default_factory=dict)
+    tags: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, runs: Iterable[Run], *, source: str | None = None, empty: Iterable[str] = ()) -> RunsRead:
+        """The record of these runs (their dropped pairs and tags) and the ``empty`` files."""
+        runs = list(runs)
+        return cls(source=source, runs=tuple(r.name for r in runs), empty=tuple(empty),
+                   duplicates={r.name: r.dropped_pairs for r in runs if r.dropped_pairs},
+                   tags={r.name: r.tags for r in runs if r.tag_disagrees})
+
+    @property
+    def dropped_pairs(self) -> int:
+        """Repeated ``(topic, doc)`` lines dropped in all."""
+        return sum(self.duplicates.values())
+
+    def warn(self, stacklevel: int = 2) -> None:
+        """One :class:`~planner.errors.ReadNoteWarning` per kind of note (empty files, dropped
+        pairs, disagreeing tags), each with its count and the first names
+        (:func:`~planner.collection.notes.collapse`)."""
+        where, k = self.source, stacklevel + 1
+        warn_collapsed(where, f"skipped {plural(len(self.empty), 'empty run file')}",
+                       [repr(e) for e in self.empty], stacklevel=k)
+        worst = sorted(self.duplicates.items(), key=lambda kv: -kv[1])
+        warn_collapsed(where, f"kept the first line of each repeated (topic, document) pair, dropping "
+                              f"{plural(self.dropped_pairs, 'line')} in {plural(len(worst), 'run')}",
+                       [f"{n!r} {c:,}" for n, c in worst], shown=SHOWN_COUNTS, stacklevel=k)
+        warn_collapsed(where, f"the tag column disagrees with the run name (its file name) in "
+                              f"{plural(len(self.tags), 'run')}",
+                       [f"{n!r} (tag {', '.join(repr(t) for t in t_[:2])}{', ...' if len(t_) > 2 else ''})"
+                        for n, t_ in self.tags.items()], stacklevel=k)
+
+
+class RunReader:
+    """The runs of a folder read one at a time, when asked for, so that one run is in memory at
+    once; what reading skipped or changed is kept for one :class:`RunsRead` (:meth:`record`).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.run").write_text("1 Q0 d1 1 2.0 a\\n1 Q0 d1 2 1.0 a\\n")
+    >>> _ = (d / "b.run").write_text("")
+    >>> reader = RunReader(run_files(d), duplicates="first")
+    >>> reader.names, len(reader("a"))
+    (['a'], 1)
+    >>> rec = reader.record()
+    >>> rec.empty, rec.duplicates
+    (('b.run',), {'a': 1})
+    """
+
+    def __init__(self, files: RunFiles, *, duplicates: str = "error") -> None:
+        self.files = files
+        self.duplicates = check_choice(duplicates, DUPLICATE_POLICIES, "duplicates", quote=True)
+        self._dropped: dict[str, int] = {}
+        self._tags: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def names(self) -> list[str]:
+        """The run names, in file-name order."""
+        return list(self.files.paths)
+
+    def __call__(self, name: str) -> Run:
+        """The run ``name``, read now (its notes kept, not warned)."""
+        run = read_run(self.files.paths[name], duplicates=self.duplicates, name=name, warn=False)
+        if run.dropped_pairs:
+            self._dropped[name] = run.dropped_pairs
+        if run.tag_disagrees:
+            self._tags[name] = run.tags
+        return run
+
+    def record(self) -> RunsRead:
+        """What reading has skipped or changed so far."""
+        return RunsRead(source=self.files.folder, runs=tuple(self.names), empty=self.files.empty,
+                        duplicates=dict(self._dropped), tags=dict(self._tags))
+
+
+def is_run_folder(runs: object) -> bool:
+    """Whether ``runs`` is a path to a folder (of run files)."""
+    return isinstance(runs, (str, os.PathLike)) and Path(runs).is_dir()

@@ -121,6 +121,24 @@ def _bounded(raw, source: str | None) -> bytes:
         raise InputError(f"corrupt {name} data ({exc})", file=source) from None
 
 
+def is_blank_file(p: Path) -> bool:
+    """Whether the regular file ``p`` holds nothing but white space, after decompression (gzip,
+    bzip2, xz). Reads only until the first other byte; a file that cannot be read or
+    decompressed, or is larger than the input limit, is not blank (its reader says why)."""
+    limit, seen = max_input_bytes(), 0
+    try:
+        with open(p, "rb") as raw:
+            kind = _opener(raw.peek(8)[:8])
+            stream = raw if kind is None else kind[0](raw)
+            while chunk := stream.read(1 << 16):
+                seen += len(chunk)
+                if chunk.strip() or seen > limit:
+                    return False
+    except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error):
+        return False
+    return True
+
+
 def _read_limited(stream, source: str | None) -> bytes:
     limit = max_input_bytes()
     chunks: list[bytes] = []

@@ -41,7 +41,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,9 +48,9 @@ import pandas as pd
 from scipy import stats
 
 from .._checks import check_int
-from ..collection import Qrels, files_in, read_qrels, read_run, run_name
+from ..collection import Qrels, read_qrels, read_run
 from ..errors import InputError, ParameterError
-from ..measures import as_runs, pool_names, rank_frame, score_runs
+from ..measures import lazy_runs, pool_names, rank_frame, score_runs
 from ..results import ResultMixin, short_repr
 from .groups import group_members, resolve_groups
 
@@ -124,17 +123,12 @@ def _records(df: pd.DataFrame) -> list[dict]:
     return [{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in df.to_dict("records")]
 
 
-def _run_source(runs: Any, duplicates: str) -> tuple[list[str], Callable[[str], Any], Callable[[list[str]], dict]]:
-    """(names, get(name) -> Run, subset(names) -> mapping for score_runs); a folder is read lazily."""
-    if isinstance(runs, (str, os.PathLike)) and Path(runs).is_dir():
-        files = files_in(Path(runs))
-        if not files:
-            raise InputError("no run files in folder", file=str(runs))
-        paths = {run_name(f): f for f in files}
-        return (list(paths), lambda n: read_run(paths[n], duplicates=duplicates, name=n),
-                lambda names: {n: paths[n] for n in names})
-    run_map = as_runs(runs, duplicates=duplicates)
-    return list(run_map), run_map.__getitem__, lambda names: {n: run_map[n] for n in names}
+def _run_source(runs: Any, duplicates: str, select_runs: Any = None
+                ) -> tuple[list[str], Callable[[str], Any], Callable[[list[str]], dict], Callable[[], Any]]:
+    """(names, get(name) -> Run, subset(names) -> mapping for score_runs, record() -> what reading
+    skipped or changed, or None); a folder is read lazily (:func:`planner.measures.lazy_runs`)."""
+    names, get, record = lazy_runs(runs, duplicates=duplicates, select_runs=select_runs)
+    return names, get, lambda some: {n: get(n) for n in some}, record
 
 
 def _top(run: Any, topics: set[str], depth: int) -> pd.DataFrame:
@@ -144,7 +138,8 @@ def _top(run: Any, topics: set[str], depth: int) -> pd.DataFrame:
 
 
 def unique_documents(runs: Any, qrels: Any, *, groups: Any = "prefix", depth: int = DL_POOL_DEPTH,
-                     pool_runs: Sequence[str] | None = None, duplicates: str = "error") -> pd.DataFrame:
+                     pool_runs: Sequence[str] | None = None, duplicates: str = "error",
+                     select_runs: Any = None) -> pd.DataFrame:
     """The ``(group, topic, doc_id)`` rows of documents in the top ``depth`` of exactly one
     group's pooled runs (qrels topics only), with their ``grade`` (-1: not judged).
 
@@ -156,10 +151,19 @@ def unique_documents(runs: Any, qrels: Any, *, groups: Any = "prefix", depth: in
     """
     depth = check_int(depth, "depth", minimum=1)
     qrels = read_qrels(qrels)
-    names, get, _ = _run_source(runs, duplicates)
+    names, get, _, record = _run_source(runs, duplicates, select_runs)
     team = resolve_groups(names, groups)
     pooled = pool_names(names, pool_runs)
-    return _unique(pooled, get, team, qrels, depth)
+    out = _unique(pooled, get, team, qrels, depth)
+    _warn_read(record)
+    return out
+
+
+def _warn_read(record: Callable[[], Any]) -> None:
+    """Say once what reading a folder of runs skipped or changed."""
+    read = record()
+    if read is not None:
+        read.warn(stacklevel=3)
 
 
 def _unique(pooled: list[str], get: Callable[[str], Any], team: dict[str, str], qrels: Qrels,
@@ -191,7 +195,7 @@ def _ranks(values: np.ndarray) -> np.ndarray:
 
 def leave_group_out(runs: Any, qrels: Any, *, measure: str = "nDCG@10", groups: Any = "prefix",
                     depth: int = DL_POOL_DEPTH, pool_runs: Sequence[str] | None = None,
-                    duplicates: str = "error") -> Reusability:
+                    duplicates: str = "error", select_runs: Any = None) -> Reusability:
     """Leave each group's runs out of the pool, remove its unique documents, re-score its runs.
 
     Parameters
@@ -209,8 +213,8 @@ def leave_group_out(runs: Any, qrels: Any, *, measure: str = "nDCG@10", groups: 
         Pool depth at which documents are attributed (10 for TREC DL; module docstring).
     pool_runs : sequence of str, optional
         The runs that formed the pool (default all). Runs outside it keep their scores.
-    duplicates : {"error", "first"}
-        For reading run files.
+    duplicates, select_runs
+        For reading run files (:func:`planner.measures.score_runs`).
 
     Returns
     -------
@@ -229,7 +233,7 @@ def leave_group_out(runs: Any, qrels: Any, *, measure: str = "nDCG@10", groups: 
     if not isinstance(measure, str):
         raise ParameterError("expected one measure string", parameter="measure")
     qrels = read_qrels(qrels)
-    names, get, subset = _run_source(runs, duplicates)
+    names, get, subset, record = _run_source(runs, duplicates, select_runs)
     team = resolve_groups(names, groups)
     pooled = pool_names(names, pool_runs)
     uniq = _unique(pooled, get, team, qrels, depth)
@@ -244,6 +248,7 @@ def leave_group_out(runs: Any, qrels: Any, *, measure: str = "nDCG@10", groups: 
             continue
         left.update(_means(subset(mine), _without(qrels, docs), measure, duplicates))
     table = _run_table(names, team, set(pooled), full, left, full_m.topic_scores())
+    _warn_read(record)
     return _summarise(table, uniq, members, measure=measure, depth=depth, n_topics=full_m.n_topics)
 
 

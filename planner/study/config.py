@@ -30,6 +30,8 @@ _NOT_FOR_STACKS = {
     "pool": "a pool study needs one collection of runs + qrels, not a stack",
     "variants": "query variants need one collection with variants, not a stack",
     "filter": "informative-topic filters are not available for a stack"}
+#: the collection keys that say how runs are read: a collection without runs takes none of them
+RUN_KEYS = ("pool_runs", "select_runs", "duplicates")
 
 
 @dataclass(frozen=True)
@@ -287,7 +289,18 @@ def _check_stacked(sc: Mapping, sdoc: Mapping, i: int, source) -> None:
             else "targets[0].target", file=source)
 
 
+def _check_run_keys(coll: Mapping, where: str, source) -> None:
+    """The keys of :data:`RUN_KEYS` only in a collection of runs + qrels."""
+    for part in coll.get("stack", [coll]):
+        extra = [k for k in RUN_KEYS if k in part]
+        if extra and "runs" not in part:
+            raise ConfigError("only used with runs + qrels (it says how run files are read)",
+                              key=f"{where}.{extra[0]}", file=source)
+
+
 def _check_cell(sc: Mapping, sdoc: Mapping, i: int, n_docs: int, source) -> None:
+    _check_run_keys(sc["collection"], f"scenarios[{i}].collection" if "collection" in sdoc else "collection",
+                    source)
     if "stack" in sc["collection"]:
         _check_stacked(sc, sdoc, i, source)
     if sc["pool"] is not None and "runs" not in sc["collection"]:

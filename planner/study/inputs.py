@@ -55,17 +55,28 @@ def _sha256_matrix(m) -> str:
     return h.hexdigest()
 
 
-def load_runs_qrels(coll: Mapping):
+def load_runs_qrels(coll: Mapping, key: str = "collection"):
     """(runs, qrels) of a collection, cached per process (a grid reads the same runs for every
-    measure); the key holds the modification times so that edited files are read again."""
+    measure); the cache key holds the modification times so that edited files are read again.
+
+    The runs are read as ``duplicates`` and ``select_runs`` say (:func:`planner.read_runs`), and
+    what reading skipped or changed is warned once, when they are read; a pattern of
+    ``select_runs`` that matches no run is a ConfigError naming ``key.select_runs``."""
     for p, what in ((coll["runs"], "runs"), (coll["qrels"], "qrels")):
         if not Path(p).exists():
             raise InputError(f"{what} not found{_NOT_FOUND_HINT}", file=p)
-    key = (coll["runs"], coll["qrels"], os.stat(coll["runs"]).st_mtime_ns, os.stat(coll["qrels"]).st_mtime_ns)
-    if key not in _RUNS_CACHE:
+    select = coll.get("select_runs")
+    opts = {"duplicates": coll.get("duplicates", "error"), "select_runs": select}
+    ckey = (coll["runs"], coll["qrels"], os.stat(coll["runs"]).st_mtime_ns, os.stat(coll["qrels"]).st_mtime_ns,
+            opts["duplicates"], tuple([select] if isinstance(select, str) else select or ()))
+    if ckey not in _RUNS_CACHE:
         _RUNS_CACHE.clear()
-        _RUNS_CACHE[key] = (read_runs(coll["runs"]), read_qrels(coll["qrels"]))
-    return _RUNS_CACHE[key]
+        try:
+            runs = read_runs(coll["runs"], **opts)
+        except ParameterError as e:
+            raise ConfigError(e.message, key=f"{key}.{e.parameter}") from None
+        _RUNS_CACHE[ckey] = (runs, read_qrels(coll["qrels"]))
+    return _RUNS_CACHE[ckey]
 
 
 def _from_dataset(coll: Mapping, measure: str, key: str, strata):
@@ -86,8 +97,8 @@ def _from_score_file(coll: Mapping, measure: str, strata):
     return m, [{"path": coll["scores"], "sha256": _sha256_path(coll["scores"])}]
 
 
-def _from_runs(coll: Mapping, measure: str, strata):
-    runs, qrels = load_runs_qrels(coll)
+def _from_runs(coll: Mapping, measure: str, key: str, strata):
+    runs, qrels = load_runs_qrels(coll, key)
     m = score_runs(runs, qrels, [measure])[measure]
     if strata is not None:
         m = attach_strata(m, strata)
@@ -123,7 +134,7 @@ def load_scores(coll: Mapping, measure: str, key: str):
     elif "scores" in coll:
         m, inputs = _from_score_file(coll, measure, strata)
     else:
-        m, inputs = _from_runs(coll, measure, strata)
+        m, inputs = _from_runs(coll, measure, key, strata)
     if given is not None and isinstance(given, str):
         inputs.append({"path": given, "sha256": _sha256_path(given)})
     if coll.get("variant_divisor"):

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, PlannerError
+from ..errors import ConfigError, PlannerError, ReadNoteWarning
 from ..plan import paired_bootstrap
 from ..simulate import predict
 from ..variance import fit, fit_variants
@@ -58,7 +58,9 @@ def run_scenario(sc: dict, rng: np.random.Generator, resamples: int, seed: int |
             res = run_stacked(sc, rng, resamples, seed)
         else:
             res = _run_one(sc, rng, resamples, seed)
-    return replace(res, warnings=list(dict.fromkeys(f"{sc['id']}: {w.message}" for w in wlist)))
+    # a note on reading the inputs is the same for every scenario that reads them: said once
+    return replace(res, warnings=list(dict.fromkeys(
+        str(w.message) if issubclass(w.category, ReadNoteWarning) else f"{sc['id']}: {w.message}" for w in wlist)))
 
 
 def _scores(sc: dict):

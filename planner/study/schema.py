@@ -13,6 +13,7 @@ from typing import cast
 
 from .. import methods
 from ..plan import MAX_COST, MAX_VARIANTS, STACK_TARGETS
+from ..policies import DUPLICATE_POLICIES
 from ..simulate import MAX_TOPICS as _SIM_MAX_TOPICS
 
 __all__ = ["DEFAULTS", "DEFAULT_TOPICS", "EXPECTED", "GRID_KEYS", "MAX_TOPICS", "METHODS", "SCENARIO_KEYS",
@@ -70,6 +71,8 @@ EXPECTED = {
     "hi": "a number",
     "min_spread": "a number >= 0",
     "pool_runs": "a list of run names",
+    "duplicates": "error or first",
+    "select_runs": "a run name or glob pattern ('bm25*'), or a list of them",
 }
 
 
@@ -90,6 +93,14 @@ _COLLECTION = {
         "qrels": {"type": "string", "minLength": 1, "description": "TREC qrels file"},
         "pool_runs": {"type": "array", "items": {"type": "string"},
                       "description": "runs that formed the judgment pool (default: all)"},
+        "select_runs": {"oneOf": [{"type": "string", "minLength": 1, "pattern": r"\S"},
+                                  {"type": "array", "minItems": 1, "uniqueItems": True,
+                                   "items": {"type": "string", "minLength": 1, "pattern": r"\S"}}],
+                        "description": "read only the runs whose name matches: run names or glob "
+                                       "patterns such as 'bm25*' (default: all)"},
+        "duplicates": {"enum": list(DUPLICATE_POLICIES), "default": "error",
+                       "description": "a document repeated for a topic in a run: error, or keep its "
+                                      "first line (the lines dropped are counted per run)"},
         "variant_divisor": {"type": "integer", "minimum": 2,
                             "description": "query id = topic * d + variant"},
         "strata": {"oneOf": [{"type": "string", "minLength": 1},

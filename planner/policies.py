@@ -1,0 +1,15 @@
+"""Input policies every interface offers (Python keyword, command-line option, study key).
+
+A light module (no numpy, no pandas): the command line declares its choices from here
+before any data is read.
+"""
+
+from __future__ import annotations
+
+#: what to do with a (topic, document) pair a run repeats: refuse the run (``"error"``) or keep
+#: the pair's first line and drop the others, counted per run (``"first"``)
+DUPLICATE_POLICIES = ("error", "first")
+
+#: how to choose the duplicate policy, in every interface (ends the repeated-pair error)
+DUPLICATES_HINT = ("to keep the first occurrence: --duplicates first, duplicates='first' in Python, "
+                   "collection.duplicates: first in a study")
