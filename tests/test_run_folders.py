@@ -269,6 +269,7 @@ def test_read_runs_says_each_kind_once_and_keeps_every_count(campaign):
         reader(n)
     read = reader.record()
     assert read.empty == () and read.duplicates == repeated and read.dropped_pairs == sum(repeated.values())
+    assert read.to_frame().set_index("name")["dropped_pairs"].to_dict() == repeated
 
 
 def test_score_runs_and_pool_stats_keep_the_record(campaign):

@@ -298,6 +298,14 @@ class RunsRead(ResultMixin):
         """Repeated ``(topic, doc)`` lines dropped in all."""
         return sum(self.duplicates.values())
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row a run read (``name``, ``dropped_pairs``, ``tags``: its tag values when they
+        disagree with the name, else empty) and one an empty file skipped (``skipped`` True)."""
+        rows = [{"name": n, "skipped": False, "dropped_pairs": self.duplicates.get(n, 0),
+                 "tags": ", ".join(self.tags.get(n, ()))} for n in self.runs]
+        rows += [{"name": f, "skipped": True, "dropped_pairs": 0, "tags": ""} for f in self.empty]
+        return pd.DataFrame(rows, columns=["name", "skipped", "dropped_pairs", "tags"])
+
     def warn(self, stacklevel: int = 2) -> None:
         """One :class:`~planner.errors.ReadNoteWarning` per kind of note (empty files, dropped
         pairs, disagreeing tags), each with its count and the first names
