@@ -338,3 +338,20 @@ def test_as_runs_mapping_of_paths_says_once_and_given_runs_not_again(campaign):
         assert list(as_runs(given, select_runs="x")) == ["x"]
     with pytest.raises(ParameterError, match=r"^select_runs: 'y' matches none of the 1 run name \('x'\)"):
         as_runs(given, select_runs="y")
+
+
+def test_trec_eval_measures_skipped_are_one_line(tmp_path):
+    # each skipped measure was a warning of its own (a trec_eval -q file holds dozens)
+    from planner.collection import read_trec_eval
+
+    full = "".join(f"{m}\t{t}\t0.{i}{t}\n" for i, m in enumerate(["map", "P_10", "recip_rank", "ndcg"]) for t in (1, 2))
+    for r in "ab":
+        (tmp_path / f"{r}.res").write_text(full)
+    (tmp_path / "c.res").write_text("map\t1\t0.1\nmap\t2\t0.2\nP_10\t1\t0.3\nrecip_rank\t1\t0.5\nndcg\t1\t0.7\n")
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        got = read_trec_eval(tmp_path)
+    assert list(got) == ["map"] and got["map"].values[2].tolist() == [0.1, 0.2]
+    said = [str(w.message) for w in rec]
+    assert len(said) == 1 and said[0].startswith(f"{tmp_path}: skipped 3 measures: 'P_10' (")
+    assert "c.res: no 'P_10' row for topic '2'" in said[0] and said[0].endswith(")")

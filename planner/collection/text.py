@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..errors import InputError, ParameterError
+from .notes import first_of
 
 
 def is_text(obj: object) -> bool:
@@ -226,9 +227,8 @@ def parse_int(text: str) -> int:
 
 
 def few(items: Iterable[object], k: int = 5) -> str:
-    """``'a', 'b', 'c', ...``: the first ``k`` items, quoted."""
-    shown = list(items)
-    return ", ".join(repr(x) for x in shown[:k]) + (", ..." if len(shown) > k else "")
+    """``'a', 'b', 'c' and 2 more``: the first ``k`` items, quoted (:func:`~planner.collection.notes.first_of`)."""
+    return first_of([repr(x) for x in items], k)
 
 
 #: how to choose a missing-cell policy, in every interface (ends the missing-cell errors)

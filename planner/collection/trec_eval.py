@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
 from .._checks import check_choice
-from ..errors import InputError, ParameterError, PlannerWarning
+from ..errors import InputError, ParameterError
 from ..scores import ScoreMatrix
 from .folders import files_in, run_name
+from .notes import plural, warn_collapsed
 from .text import MISSING_HINT, decode, is_text, parse_float, read_bytes
 
 
@@ -144,12 +144,13 @@ def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file
         except InputError as exc:
             if measures is not None:
                 raise
-            detail = exc.message if exc.file in (None, src) else str(exc)
-            warnings.warn(f"{src or 'trec_eval'}: measure {m!r} skipped: {detail}",
-                          PlannerWarning, stacklevel=2)
             skipped.append((m, exc))
     if not out:
         _none_read(skipped, src)
+    # one line for all the measures skipped (a trec_eval -q file holds dozens)
+    warn_collapsed(src or "trec_eval", f"skipped {plural(len(skipped), 'measure')}",
+                   [f"{m!r} ({exc.message if exc.file in (None, src) else exc})" for m, exc in skipped],
+                   stacklevel=2)
     return out
 
 
