@@ -12,7 +12,7 @@ import pytest
 from planner import plan
 from planner.collection import load_scores
 from planner.errors import ParameterError
-from planner.plan.calibrate import calibrated_count
+from planner.plan.calibrate import ScaleMixture, calibrated_count, fit_scale_mixture, mixture_counts, mixture_rate
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TB_AP = DATA / "trec-terabyte" / "terabyte2006_ap.csv"
@@ -31,39 +31,66 @@ def _size(x, **kw):
         return plan.size_for_target(x, target="swap_rate", value=0.05, method="analytic", **kw)
 
 
-def test_formula_on_known_counts():
-    # u = n^-1/2: u = 0.1; resampled counts 64 (u 0.125) and 81 (u 1/9); median u (inverted_cdf,
-    # the 50th of 100) = 1/9, so s = 0.1 - 1/9 = -1/90 and n_c = (0.1 - 1/90)^-2 = 126.56 -> 127;
-    # 90% ends of the counts: the 5th and 95th smallest, 64 and 81, moved by 2s on u:
-    # low = (0.125 - 1/45)^-2 = 94.67 -> 94, high = (1/9 - 1/45)^-2 = 126.56 -> 127
-    c = calibrated_count(100, np.array([64.0] * 50 + [81.0] * 50), 0.9)
-    assert (c.n_topics, c.low, c.high) == (127, 94, 127)
+def test_interval_is_the_resamples_percentile_interval():
+    # 90%: the 5th and 95th smallest of 100 resampled counts (inverted_cdf); the count is the collection's
+    c = calibrated_count(np.array([150.0] + [120.0] * 5 + [160.0] * 90 + [200.0] * 5), 0.9)
+    assert (c.n_topics, c.low, c.high) == (150, 120, 160)
     assert c.note == ""
 
 
 def test_unbounded_upper_end_is_none_with_a_note():
     # more than 5% of the resamples reach no count: no finite upper end at 90%
-    c = calibrated_count(100, np.array([64.0] * 50 + [400.0] * 40 + [np.inf] * 10), 0.9)
-    assert c.high is None
+    c = calibrated_count(np.array([100.0] + [64.0] * 50 + [400.0] * 40 + [np.inf] * 10), 0.9)
+    assert c.high is None and c.n_topics == 100
     assert "no finite upper end" in c.note
-    assert c.low is not None and c.low >= 2
-    # the moved end crosses u = 0: the 95th smallest count is 400 (u 0.05), and
-    # 2 s = 2 (0.1 - 36^-1/2) = -0.133, so 0.05 - 0.133 < 0
-    c = calibrated_count(100, np.array([25.0] * 4 + [36.0] * 86 + [400.0] * 10), 0.9)
-    assert c.high is None
+    assert c.low == 64
 
 
 @pytest.mark.parametrize("args, name", [
-    ((100, np.array([50.0]), 0.95), "resampled_n"),
-    ((100, np.array([50.0, np.nan]), 0.95), "resampled_n"),
-    ((100, np.array([0.0, 50.0]), 0.95), "resampled_n"),
-    ((0, np.array([50.0, 60.0]), 0.95), "n_hat"),
-    ((12.5, np.array([50.0, 60.0]), 0.95), "n_hat"),
-    ((100, np.array([50.0, 60.0]), 1.0), "level"),
+    ((np.array([50.0, 60.0]), 0.95), "counts"),
+    ((np.array([50.0, np.nan, 60.0]), 0.95), "counts"),
+    ((np.array([50.0, 60.0, 70.0]), 1.0), "level"),
 ])
 def test_bad_inputs_name_the_argument(args, name):
     with pytest.raises(ParameterError, match=name):
         calibrated_count(*args)
+
+
+@pytest.mark.parametrize("tau", [0.25, 0.5])
+def test_deconvolved_count_does_not_drift_with_n0(tau):
+    """Pairs whose standardized true differences are N(0, tau^2), seen through n0 topics
+    (z = theta sqrt(n0) + N(0, 1)): the plug-in count grows with n0, the deconvolved one stays
+    near the truth (the closed form of the one-component mixture) at every n0: within 10% where
+    the count is at most 16 times n0, within 25% at 64 times (measured +17% to +21% over three
+    seeds at tau 0.25, n0 20: the fit leans to the grid's narrow scales, so it errs high)."""
+    rng = np.random.default_rng(11)
+    theta = rng.normal(0.0, tau, 3000)
+    truth = mixture_counts(ScaleMixture(np.array([tau]), np.ones((1, 1)), np.zeros(1)), "swap_rate", 0.05)[0]
+    for n0 in (20, 50, 150):
+        z = np.abs(theta * np.sqrt(n0) + rng.normal(size=theta.size))
+        mix = fit_scale_mixture(z[None, :], np.zeros((1, z.size), bool), n0)
+        n = mixture_counts(mix, "swap_rate", 0.05)[0]
+        assert abs(n / truth - 1) < (0.10 if truth <= 16 * n0 else 0.25), (n0, n, truth)
+    # the plug-in (observed z taken as true, at n0 = 20) is far below
+    from scipy.special import ndtr
+    p = lambda n: ndtr(-z_20 * np.sqrt(n / 20))
+    z_20 = np.abs(theta * np.sqrt(20) + rng.normal(size=theta.size))
+    plug = next(n for n in range(2, 100_000) if (2 * p(n) * (1 - p(n))).mean() <= 0.05)
+    assert plug < 0.8 * truth
+
+
+def test_rates_closed_forms_against_monte_carlo():
+    rng = np.random.default_rng(3)
+    mix = ScaleMixture(np.array([0.2, 1.0]), np.array([[0.3, 0.7]]), np.array([0.1]))
+    theta = np.where(rng.random(400_000) < 0.3, rng.normal(0, 0.2, 400_000), rng.normal(0, 1.0, 400_000))
+    n = 30
+    a = theta * np.sqrt(n) + rng.normal(size=theta.size)
+    b = theta * np.sqrt(n) + rng.normal(size=theta.size)
+    swap = 0.9 * np.mean(np.sign(a) != np.sign(b)) + 0.1 * 0.5
+    rev = 0.9 * np.mean(np.sign(a) != np.sign(theta)) + 0.1 * 0.5
+    assert mixture_rate(mix, "swap_rate", np.array([n]))[0] == pytest.approx(swap, abs=0.003)
+    assert mixture_rate(mix, "reversal_rate", np.array([n]))[0] == pytest.approx(rev, abs=0.003)
+    assert mixture_rate(mix, "kendall_tau", np.array([n]))[0] == pytest.approx(1 - 2 * (swap), abs=0.006)
 
 
 def test_bad_options_of_size_for_target(tb_ap):
@@ -82,27 +109,36 @@ def test_same_seed_same_bytes(tb_ap):
     b = _size(tb_ap[:, :30], n_resamples=50, rng=5, calibrate=True)
     assert repr(a.to_dict()) == repr(b.to_dict())
     assert a.uncalibrated is not None and a.uncalibrated[0] == _size(tb_ap[:, :30], n_resamples=0).n_topics
-    # achieved is the collection's own statistic at the corrected count (which may miss the value)
-    assert a.achieved is not None and a.at_n_minus_1 is not None and a.achieved < a.at_n_minus_1
+    # achieved is the deconvolved model's statistic at the calibrated count: it meets the value, n - 1 does not
+    assert a.achieved is not None and a.at_n_minus_1 is not None
+    assert a.achieved <= 0.05 < a.at_n_minus_1
+
+
+def test_power_keeps_the_plain_count(tb_ap):
+    kw = dict(target="power", value=0.8, method="analytic", n_resamples=40, rng=2)
+    a = plan.size_for_target(tb_ap[:, :40], calibrate=True, **kw)
+    b = plan.size_for_target(tb_ap[:, :40], **kw)
+    assert (a.n_topics, a.interval.low, a.interval.high) == (b.n_topics, b.interval.low, b.interval.high)
+    assert a.interval.how.value == "calibrated topic resampling"
 
 
 @pytest.mark.slow
-def test_defining_property_median_draw_closer_to_full_count(tb_ap):
+def test_defining_property_median_draw_near_full_count(tb_ap):
     """On TREC 2006 Terabyte AP (149 topics), 25-topic draws without replacement: the plain
-    count's median is 0.69-0.73 of the whole collection's and the calibrated one's 0.84-0.86 of
-    its own (docs/research/calibration.md). Here 24 draws: the
-    calibrated median ratio is nearer 1 than the plain one, and the calibrated interval covers
-    the whole collection's count in at least 15 of 24 draws (the plain one in 55% of 40 draws;
-    with coverage 0.9 the chance of fewer than 15 of 24 is about 0.0001, binomial)."""
+    count's median is 0.69-0.73 of the whole collection's; the deconvolved one's is within 20%
+    of its own (0.81-0.92 measured, docs/research/calibration.md), and its interval covers the
+    whole collection's count in at least 14 of 20 draws (measured 80-83%; with coverage 0.85
+    the chance of fewer than 14 of 20 is about 0.01, binomial)."""
     full = _size(tb_ap, n_resamples=60, rng=0, calibrate=True)
     T = tb_ap.shape[1]
     plain_r, cal_r, covered = [], [], 0
-    for d in range(24):
+    for d in range(20):
         topics = np.sort(np.random.default_rng([7, d]).permutation(T)[:25])
         r = _size(tb_ap[:, topics], n_resamples=60, rng=d, calibrate=True)
         assert r.uncalibrated is not None
         plain_r.append(r.uncalibrated[0] / full.uncalibrated[0])
         cal_r.append(math.inf if r.n_topics is None else r.n_topics / full.n_topics)
-        covered += (r.interval.low or 0) <= full.n_topics <= (math.inf if r.interval.high is None else r.interval.high)
-    assert abs(np.log(np.median(cal_r))) < abs(np.log(np.median(plain_r)))
-    assert covered >= 15
+        covered += r.interval.contains(full.n_topics)
+    assert np.median(plain_r) < 0.8
+    assert abs(np.median(cal_r) - 1) < 0.2
+    assert covered >= 14

@@ -22,7 +22,17 @@ from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate import fit_model, predict
 from ..variance import VarianceComponents, check_alpha, fit
-from .calibrate import CALIBRATION_NOTE, calibrated_count, check_calibrate
+from .calibrate import (
+    CALIBRATION_NOTE,
+    VARIANCE_ONLY_NOTE,
+    ScaleMixture,
+    calibrated_count,
+    check_calibrate,
+    fit_scale_mixture,
+    mixture_counts,
+    mixture_rate,
+    standardized,
+)
 from .checks import (
     as_scores,
     check_interval_resamples,
@@ -32,7 +42,14 @@ from .checks import (
     complete_values,
 )
 from .pairs import PairModel
-from .resolve import dstudy_interval, resample_models, resolve_analytic, resolve_predictive, topic_interval
+from .resolve import (
+    ResampledModels,
+    dstudy_interval,
+    resample_models,
+    resolve_analytic,
+    resolve_predictive,
+    topic_interval,
+)
 from .search import smallest_n
 
 __all__ = ["FittedPairs", "TargetRequest", "TargetResult", "check_target_value", "fit_pairs",
@@ -303,23 +320,23 @@ def _warn_tied_means(data: FittedPairs, req: TargetRequest) -> None:
 
 
 def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
-              gen: np.random.Generator) -> tuple[Interval, np.ndarray | None]:
+              gen: np.random.Generator) -> tuple[Interval, np.ndarray | None, ResampledModels | None]:
     """The interval on n of the answer ``n_star``, and the re-solved counts behind it."""
     t, m, level = req.target, req.method, req.confidence_level
     if n_star is None and req.n_resamples > 0 and not t.reliability:
         # resamples can meet a target the collection itself does not (they break exact ties):
         # an interval without a point would answer another question
-        return Interval.none("the target is not reached on the collection itself", level), None
+        return Interval.none("the target is not reached on the collection itself", level), None, None
     if not m.interval_on_n and not t.reliability:
         # the analytic re-solve of each topic resample answers for another estimator: its
         # interval could even exclude this method's n (a parametric 251 against [101, 248])
         return Interval.none(f"{m.name}: an interval on n would re-run the simulation on every topic "
                              "resample; --method analytic gives one, but for the analytic estimator, which "
-                             "can exclude this method's n", level), None
+                             "can exclude this method's n", level), None, None
     if t.reliability:
-        return dstudy_interval(data.components(), t.name, req.value, level), None
+        return dstudy_interval(data.components(), t.name, req.value, level), None, None
     if req.n_resamples == 0:
-        return Interval.none("", level), None
+        return Interval.none("", level), None, None
     # the pilot-aware methods' swap, reversal and tau are re-solved with their own model
     spec = m.spec if t.pair_rate else None
     rs = resample_models(data.vals, req.variance, gen, req.n_resamples,
@@ -330,7 +347,7 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
         ns = resolve_analytic(t, req.value, rs, req.n_max, **req.options)
     lower, upper = topic_interval(ns, level)
     note = f"{m.name if spec is not None else 'analytic'} re-solve"
-    return Interval(lower, upper, level, IntervalMethod.TOPIC_RESAMPLING, req.n_resamples, note), ns
+    return Interval(lower, upper, level, IntervalMethod.TOPIC_RESAMPLING, req.n_resamples, note), ns, rs
 
 
 def _seed(req: TargetRequest, rng: Any) -> tuple[Any, int | None]:
@@ -342,12 +359,12 @@ def _seed(req: TargetRequest, rng: Any) -> tuple[Any, int | None]:
 
 def solve_target(data: FittedPairs, req: TargetRequest, rng: Any = None) -> TargetResult:
     """:func:`size_for_target` on a collection already coerced and fitted (:func:`fit_pairs`)."""
-    res, stat_at = _solve_target(data, req, rng)
-    return _calibrated(res, stat_at) if req.calibrate else res
+    res, stat_at, rs = _solve_target(data, req, rng)
+    return _calibrated(res, stat_at, data, rs) if req.calibrate else res
 
 
 def _solve_target(data: FittedPairs, req: TargetRequest,
-                  rng: Any) -> tuple[TargetResult, Callable[[int], float]]:
+                  rng: Any) -> tuple[TargetResult, Callable[[int], float], ResampledModels | None]:
     rng, seed = _seed(req, rng)
     gen = as_generator(rng)
     identical = _check_identical(data, req.target.name)
@@ -368,14 +385,14 @@ def _solve_target(data: FittedPairs, req: TargetRequest,
     prev = float(stat_at(n_star - 1)) if n_star is not None and n_star > 2 else None
     if n_star is None and m.engine is methods.Engine.ANALYTIC and req.target.pair_rate:
         _warn_tied_means(data, req)
-    interval, ns = _interval(data, req, n_star, gen)
+    interval, ns, rs = _interval(data, req, n_star, gen)
     return TargetResult(target=req.target.name, value=req.value, direction=req.target.direction,
                         n_topics=n_star, achieved=achieved, at_n_minus_1=prev, interval=interval, method=m.name,
                         variance=m.default_variance if m.random else req.variance,
                         min_diff=req.min_diff, alpha=req.alpha, n_pairs=int(data.model.dbar.size),
                         n_systems=data.vals.shape[0], n_topics_observed=data.vals.shape[1],
                         identical_pairs=identical, seed=seed,
-                        method_resamples=req.method_resamples if m.random else 0, resampled_n=ns), stat_at
+                        method_resamples=req.method_resamples if m.random else 0, resampled_n=ns), stat_at, rs
 
 
 def size_for_target(scores: Any, *, target: str, value: float, method: str = methods.DEFAULT_METHOD,
@@ -454,16 +471,28 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
     return solve_target(fit_pairs(scores, variance), req, rng)
 
 
-def _calibrated(res: TargetResult, stat_at: Callable[[int], float]) -> TargetResult:
-    """``res`` with its count and interval corrected for the collection's size."""
+def _calibrated(res: TargetResult, stat_at: Callable[[int], float], data: FittedPairs,
+                rs: ResampledModels | None) -> TargetResult:
+    """``res`` with the count and interval that do not depend on the collection's size."""
     iv = res.interval
-    if res.n_topics is None or res.resampled_n is None:
+    if res.n_topics is None or rs is None:
         return res
-    c = calibrated_count(res.n_topics, res.resampled_n, iv.level)
-    n = c.n_topics
-    note = "; ".join(x for x in (iv.note, CALIBRATION_NOTE, c.note) if x)
-    return replace(res, n_topics=n, interval=Interval(c.low, c.high, iv.level, IntervalMethod.CALIBRATED,
-                                                      iv.n_resamples, note),
-                   achieved=None if n is None else float(stat_at(n)),
-                   at_n_minus_1=None if n is None or n <= 2 else float(stat_at(n - 1)),
-                   uncalibrated=(res.n_topics, iv.low, iv.high))
+    plain = (res.n_topics, iv.low, iv.high)
+    if not methods.TARGETS[res.target].pair_rate:
+        note = "; ".join(x for x in (iv.note, VARIANCE_ONLY_NOTE) if x)
+        return replace(res, interval=replace(iv, how=IntervalMethod.CALIBRATED, note=note), uncalibrated=plain)
+    n0 = data.vals.shape[1]
+    z, tie = standardized(np.vstack([data.model.dbar[None, :], rs.D]),
+                          np.vstack([data.model.var[None, :], rs.V]), n0)
+    mix = fit_scale_mixture(z, tie, n0)
+    c = calibrated_count(mixture_counts(mix, res.target, res.value), iv.level)
+    first = ScaleMixture(mix.scales, mix.weights[:1], mix.tie_frac[:1])
+
+    def at(n: int | None) -> float | None:
+        return None if n is None or n < 2 else float(mixture_rate(first, res.target, np.array([n]))[0])
+
+    note = "; ".join(x for x in (CALIBRATION_NOTE, c.note) if x)
+    return replace(res, n_topics=c.n_topics, interval=Interval(c.low, c.high, iv.level, IntervalMethod.CALIBRATED,
+                                                               iv.n_resamples, note),
+                   achieved=at(c.n_topics), at_n_minus_1=at(None if c.n_topics is None else c.n_topics - 1),
+                   uncalibrated=plain)
