@@ -23,6 +23,7 @@ from .narrative import answer
 from .paired import paired_measures
 from .results import ScenarioResult, StudyResult
 from .scenario import run_scenario
+from .selection import run_selection, selection_tables
 from .tables import tables
 
 __all__ = ["run_study", "scenario_key"]
@@ -190,15 +191,17 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     inputs = _unique(i for s in scens for i in s.inputs)
     paired = paired_measures(scens)
     ans = answer(scens, paired)
+    sels = run_selection(cfg.selection, scens, cfg.seed)
     results = jsonable({
         "study": cfg.name, "description": cfg.description, "seed": cfg.seed, "resamples": cfg.resamples,
         "planner_version": vers["planner"], "versions": vers, "inputs": inputs, "config": cfg.raw,
         "answer": ans.to_dict(), "scenarios": [s.to_dict() for s in scens],
         "paired": [p.to_dict() for p in paired], "honest": {"paragraphs": honest_paragraphs(scens)},
-        "warnings": all_warn})
+        "warnings": all_warn, **({"selection": [s.to_dict() for s in sels]} if sels else {})})
     prov = _provenance(cfg, vers, inputs, jobs, command, scheduler)
     result = StudyResult(name=cfg.name, config=cfg.raw, results=results,
-                         tables=tables(scens, results["paired"]), provenance=prov, out=None,
+                         tables={**tables(scens, results["paired"]), **selection_tables(sels)},
+                         provenance=prov, out=None,
                          elapsed=time.perf_counter() - t0, scenario_results=tuple(scens), answer_result=ans)
     if target is not None:
         prov["elapsed_seconds"] = round(time.perf_counter() - t0, 2)
