@@ -22,6 +22,7 @@ from .inputs import sha256_file
 from .narrative import answer
 from .paired import paired_measures
 from .results import ScenarioResult, StudyResult
+from .reuse import pool_reuse, reuse_paragraph
 from .scenario import run_scenario
 from .selection import run_selection, selection_tables
 from .tables import tables
@@ -192,15 +193,19 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     paired = paired_measures(scens)
     ans = answer(scens, paired)
     sels = run_selection(cfg.selection, scens, cfg.seed)
+    reuse = pool_reuse(scens, cfg.selection)
+    honest = honest_paragraphs(scens, reuse_paragraph(reuse, ans.n_topics) if reuse is not None else None)
     results = jsonable({
         "study": cfg.name, "description": cfg.description, "seed": cfg.seed, "resamples": cfg.resamples,
         "planner_version": vers["planner"], "versions": vers, "inputs": inputs, "config": cfg.raw,
         "answer": ans.to_dict(), "scenarios": [s.to_dict() for s in scens],
-        "paired": [p.to_dict() for p in paired], "honest": {"paragraphs": honest_paragraphs(scens)},
-        "warnings": all_warn, **({"selection": [s.to_dict() for s in sels]} if sels else {})})
+        "paired": [p.to_dict() for p in paired], "honest": {"paragraphs": honest},
+        "warnings": all_warn, **({"selection": [s.to_dict() for s in sels]} if sels else {}),
+        **({"reuse": reuse.to_dict()} if reuse is not None else {})})
     prov = _provenance(cfg, vers, inputs, jobs, command, scheduler)
     result = StudyResult(name=cfg.name, config=cfg.raw, results=results,
-                         tables={**tables(scens, results["paired"]), **selection_tables(sels)},
+                         tables={**tables(scens, results["paired"]), **selection_tables(sels),
+                                 **({"reuse": reuse.to_frame()} if reuse is not None else {})},
                          provenance=prov, out=None,
                          elapsed=time.perf_counter() - t0, scenario_results=tuple(scens), answer_result=ans)
     if target is not None:
