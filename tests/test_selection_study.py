@@ -97,6 +97,12 @@ def test_bad_groups_fail_when_run_naming_the_key():
         _study({"n_dev": 42}, collection={"dataset": "dl19-passage"})
 
 
+def test_a_stack_alone_has_no_selection():
+    stack = {"stack": [{"dataset": "dl19-passage"}, {"dataset": "dl20-passage"}]}
+    with pytest.raises(ConfigError, match=r"^selection: needs a collection that is not a stack"):
+        _study({"n_dev": 5}, collection=stack, targets=[{"target": "ci_width", "value": 0.1}])
+
+
 def test_cli_study_bad_group_is_one_line_exit_2(tmp_path, capsys):
     f = tmp_path / "s.yaml"
     f.write_text("collection: {dataset: dl19-passage}\nmethod: analytic\ntopics: [10]\nresamples: 20\n"
@@ -129,6 +135,12 @@ def test_cli_select_unknown_system_in_group_file_is_one_line(tmp_path, capsys):
     assert cli.main(["select", "--scores", "dl19-passage", "--groups", str(groups)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0] == "planner select: error: --groups: names unknown system 'nope'"
+
+
+def test_cli_select_budget_without_a_target_is_one_line(capsys):
+    assert cli.main(["select", "--scores", "dl19-passage", "--budget", "30"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["planner select: error: --budget: has no effect without a target: give accuracy, width or both"]
 
 
 @pytest.mark.slow

@@ -354,8 +354,9 @@ def selection(doc: Document, inp: Inputs) -> None:
           "overstates its score on new topics. `pick_accuracy` is the share of splits whose pick is the best "
           f"of its group on the test topics (within a margin of {first.get('margin', 0):g}); few test topics "
           "make that best noisy and the accuracy low. `width`: the mean width of the "
-          f"{first.get('confidence_level', 0.95):g} t-interval of the pick's test mean. `k` -1: whole groups. "
-          "Rows average the groups, each weighing the same; `*_se` are Monte Carlo standard errors of this "
+          f"{first.get('confidence_level', 0.95):g} t-interval of the pick's test mean."
+          + (" `k` -1: whole groups (their sizes differ)." if "k" in st.columns and (st["k"] < 0).any() else "")
+          + " Rows average the groups, each weighing the same; `*_se` are Monte Carlo standard errors of this "
           "collection's resampling, not of another collection. A dev set unlike the test set (another year, "
           "another query source) adds a bias that resampling one collection cannot show "
           "(docs/deep-learning.md).")

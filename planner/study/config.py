@@ -195,7 +195,8 @@ def load_config(config: str | os.PathLike | Mapping | None = None, *, seed: int 
     if "measure" not in top and colls and all(isinstance(c, Mapping) and _only_score_files(c) for c in colls):
         resolved["defaults"]["measure"] = None      # score files keep their own measure
     resolved["scenarios"] = [dict(s) for s in scenarios]
-    selection = resolve_selection(doc.get("selection"), base=base, resamples=resolved["resamples"], source=source)
+    selection = resolve_selection(doc.get("selection"), base=base, resamples=resolved["resamples"], source=source,
+                                  scenarios=scenarios)
     if selection is not None:
         resolved["selection"] = selection
     return StudyConfig(name=str(resolved["name"]), description=str(resolved["description"]),

@@ -34,7 +34,7 @@ import pandas as pd
 
 from ..errors import ConfigError, InputError, ParameterError
 from ..plan.groups import GROUP_RULES
-from ..plan.selection import SelectionBias, SplitPlan, plan_split, selection_bias
+from ..plan.selection import SelectionBias, SplitPlan, check_budget, plan_split, selection_bias
 from ..results import ResultMixin, short_repr
 from .inputs import load_scores
 
@@ -61,14 +61,20 @@ def _resolve_groups(groups: Any, base: Path) -> Any:
     return f"{full}:{column}" if column else full
 
 
-def resolve_selection(section: Mapping | None, *, base: Path, resamples: int, source: str | None) -> dict | None:
-    """The ``selection`` section with every default filled in (``None`` without one)."""
+def resolve_selection(section: Mapping | None, *, base: Path, resamples: int, source: str | None,
+                      scenarios: Sequence[Mapping] = ()) -> dict | None:
+    """The ``selection`` section with every default filled in (``None`` without one); an error
+    when every scenario's collection is a stack."""
     if section is None:
         return None
+    if scenarios and all("stack" in sc["collection"] for sc in scenarios):
+        raise ConfigError("needs a collection that is not a stack (a stack's strata hold different systems)",
+                          key="selection", file=source)
     out = {**SELECTION_DEFAULTS, "resamples": resamples, **dict(section)}
-    if out["budget"] is not None and out["accuracy"] is None and out["width"] is None:
-        raise ConfigError("has no effect without a target: give accuracy, width or both",
-                          key="selection.budget", file=source)
+    try:
+        check_budget(out["budget"], out["accuracy"], out["width"])
+    except ParameterError as exc:
+        raise ConfigError(exc.message, key=f"selection.{exc.parameter}", file=source) from None
     out["groups"] = _resolve_groups(out["groups"], base)
     return out
 
