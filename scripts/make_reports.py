@@ -41,7 +41,10 @@ def names() -> list[str]:
 
 def generate(name: str, out: Path) -> None:
     """Run ``configs/NAME.yaml`` into ``out`` through the command line."""
-    cmd = [sys.executable, "-m", "planner", "study", f"configs/{name}.yaml", "-o", str(out), "--force", "--quiet"]
+    # a folder in the repository by its relative path, as a user would type it (and as the
+    # committed reports record it in their command line)
+    where = str(out.relative_to(ROOT)) if out.is_relative_to(ROOT) else str(out)
+    cmd = [sys.executable, "-m", "planner", "study", f"configs/{name}.yaml", "-o", where, "--force", "--quiet"]
     done = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode:
         raise RuntimeError(f"{' '.join(cmd[1:])} failed: {done.stderr.strip()}")

@@ -8,13 +8,14 @@ from collections.abc import Callable
 from types import ModuleType
 
 from .. import __version__
-from . import budget, fit, pool, predict, reuse, schema, scores, select, size, study, validate
+from . import budget, fit, pool, predict, reuse, schema, scores, seeds, select, size, study, validate
 from .errors import PROG, run_command
 from .options import Formatter, Parser
 
 #: the commands, in the order ``planner --help`` lists them; each module has ``NAME``,
 #: ``add(subparsers)`` and ``run(args) -> int``
-COMMANDS: tuple[ModuleType, ...] = (scores, pool, reuse, fit, predict, validate, select, size, budget, study, schema)
+COMMANDS: tuple[ModuleType, ...] = (scores, pool, reuse, fit, predict, validate, select, seeds, size, budget, study,
+                                    schema)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -41,8 +41,9 @@ def add(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``planner select``."""
-    from ..plan.selection import plan_split, selection_bias
+    from ..plan.selection import check_budget, plan_split, selection_bias
 
+    check_budget(args.budget, args.accuracy, args.width)
     m = load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
     draw_seed(args)
     common = {"margin": args.margin, "confidence_level": args.confidence_level, "n_resamples": args.n_resamples,

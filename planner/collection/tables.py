@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..errors import InputError, ParameterError, PlannerWarning
 from ..scores import ScoreMatrix
-from .text import MISSING_HINT, cell_number, csv_rows, delimiter, parse_float
+from .text import MISSING_HINT, cell_number, csv_rows, decode, delimiter, parse_float, read_bytes
 
 
 def sniff(text: str) -> str:
@@ -183,7 +183,7 @@ def _tidy_frame(text: str, source: str | None) -> pd.DataFrame:
         if h in idx and h:
             raise InputError(f"column {h!r} appears twice in the header", file=source, line=hline)
         idx[h] = j
-    labels = [k for k in ("system", "topic", "measure", "variant", "stratum") if k in idx]
+    labels = [k for k in ("system", "topic", "measure", "variant", "stratum", "seed") if k in idx]
     recs, lines = [], []
     for line, row in rows:
         if len(row) != len(header):
@@ -254,3 +254,43 @@ def _tidy_missing(df, source) -> None:
                     var = f", variant {v!r}" if has_var else ""
                     raise InputError(f"no row for system {s!r}, topic {t!r}{var} ({where})", file=source)
 
+
+
+def read_seed_table(path, *, measure: str | None = None) -> pd.DataFrame:
+    """A tidy score table with a training-seed axis: ``system, seed, topic, value`` rows
+    (optionally ``measure``, which selects rows), as a frame of those four columns.
+
+    Seeds are labels within a system (seed 1 of one recipe has nothing to do with seed 1 of
+    another: :mod:`planner.plan.seeds`). A repeated ``(system, seed, topic)``, a missing value
+    or a missing ``seed`` column is an :class:`InputError` naming the file (and line); whether
+    the table is balanced is checked where it is fitted (:func:`planner.plan.seeds.fit_seeds`).
+
+    Examples
+    --------
+    >>> df = read_seed_table("system,seed,topic,value\\na,1,t1,0.5\\na,2,t1,0.25\\n")
+    >>> df.columns.tolist(), df["value"].tolist()
+    (['system', 'seed', 'topic', 'value'], [0.5, 0.25])
+    """
+    data, source = read_bytes(path, what="scores")
+    text = decode(data, source).lstrip("\ufeff")
+    if not text.strip():
+        raise InputError("empty score file", file=source)
+    df = _tidy_frame(text, source)
+    need = [c for c in ("system", "seed", "topic", "value") if c not in df.columns]
+    if need:
+        raise InputError(f"a score table with seeds needs the columns system, seed, topic and value; "
+                         f"no {need[0]!r} column", file=source)
+    if "measure" in df.columns:
+        df = df[df["measure"] == _tidy_measure(df, measure, source)]
+    keys = ["system", "seed", "topic"]
+    dup = df.duplicated(subset=keys)
+    if dup.any():
+        r = df[dup].iloc[0]
+        raise InputError("repeated cell: " + ", ".join(f"{k} {r[k]!r}" for k in keys), file=source,
+                         line=int(r["_line"]))
+    nan = df[df["value"].isna()]
+    if len(nan):
+        r = nan.iloc[0]
+        raise InputError(f"missing value for system {r['system']!r}, seed {r['seed']!r}, topic {r['topic']!r}",
+                         file=source, line=int(r["_line"]))
+    return df[["system", "seed", "topic", "value"]].reset_index(drop=True)

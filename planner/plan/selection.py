@@ -58,7 +58,7 @@ from ..errors import ParameterError
 from ..results import ResultMixin, short_repr
 from .groups import group_members, resolve_groups
 
-__all__ = ["SelectionBias", "SplitPlan", "plan_split", "selection_bias"]
+__all__ = ["SelectionBias", "SplitPlan", "check_budget", "plan_split", "selection_bias"]
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -351,6 +351,21 @@ def plan_split(scores: Any, groups: Any = "prefix", *, accuracy: float | None = 
     splits = [(d, b - d) for b in budgets for d in range(2, b - 1)]
     sb = _run(m, groups, splits, k, margin, confidence_level, n_resamples, rng)
     return _choose(sb, acc, None if width is None else float(width))
+
+
+def check_budget(budget: int | None, accuracy: float | None, width: float | None) -> None:
+    """A budget is split only to meet a target: without ``accuracy`` or ``width`` it has no
+    effect, which is an error (``planner select --budget``, a study's ``selection.budget``).
+
+    Examples
+    --------
+    >>> check_budget(30, None, None)
+    Traceback (most recent call last):
+    ...
+    planner.errors.ParameterError: budget: has no effect without a target: give accuracy, width or both
+    """
+    if budget is not None and accuracy is None and width is None:
+        raise ParameterError("has no effect without a target: give accuracy, width or both", parameter="budget")
 
 
 def _run(m: Any, groups: Any, splits: list[tuple[int, int]], k: Any, margin: float, cl: Any, R: Any,

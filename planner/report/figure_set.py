@@ -94,6 +94,12 @@ FIGURES: dict[str, FigureSpec] = {
         "pool", "plot_pool_depth",
         "Judgments per topic against pool depth, and the share of the pool the qrels judge."),
     "budget": FigureSpec("budget", "plot_budget", "Total cost against topics for each pool depth."),
+    "selection": FigureSpec(
+        "selection", "plot_selection",
+        "Selection on the test topics, averaged over groups: optimism of the best of k (its dev mean "
+        "minus its mean on the other topics, left) and the probability that the pick is the best of its "
+        "group on those topics (within the margin, right), against the dev topics it was chosen on; "
+        "bands: +-2 Monte Carlo standard errors."),
 }
 
 

@@ -55,6 +55,7 @@ __all__ = [
     "plot_pool_depth",
     "plot_power",
     "plot_required_topics",
+    "plot_selection",
     "plot_swap_reversal",
 ]
 
@@ -912,3 +913,74 @@ def plot_paired(frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
     _paired_legend(fig, ax, owned)
     ax.grid(True, axis="x", alpha=0.3)
     return fig
+
+
+def _selection_lines(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The ``all`` rows of a selection table, one line per collection (and measure) and k."""
+    f = frame[frame["group"] == "all"] if "group" in frame.columns else frame
+    keys = [c for c in ("collection", "measure", "k") if c in f.columns]
+    out = []
+    for key, sub in f.groupby(keys, sort=False, dropna=False) if keys else [((), f)]:
+        key = key if isinstance(key, tuple) else (key,)
+        parts = [str(v) for c, v in zip(keys, key) if c != "k" and f[c].nunique() > 1]
+        if "k" in keys:
+            kv = int(key[keys.index("k")])
+            parts.append("whole groups" if kv < 0 else f"best of {kv}")
+        out.append((", ".join(parts) or "all groups", sub.sort_values("n_dev")))
+    return out
+
+
+def plot_selection(frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
+    """Optimism of the best of k (left) and the probability of a right pick (right) against the
+    dev topics it was chosen on, averaged over groups (the ``all`` rows), with +-2 Monte Carlo
+    standard errors as bands.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        ``selection.csv`` (:mod:`planner.plan.selection`): ``n_dev, optimism, pick_accuracy`` and
+        optionally ``group`` (only ``all`` rows drawn), ``collection``, ``measure``, ``k``
+        (one line each) and ``optimism_se``, ``pick_accuracy_se``.
+    ax : matplotlib Axes, optional
+        Draw the optimism panel here (the accuracy panel is then left out).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from planner.report.figures import plot_selection
+    >>> t = pd.DataFrame({"group": "all", "k": -1, "n_dev": [5, 10], "optimism": [0.02, 0.01],
+    ...                   "pick_accuracy": [0.5, 0.6]})
+    >>> len(plot_selection(t).axes)
+    2
+    """
+    _need(frame, ["n_dev", "optimism", "pick_accuracy"], "plot_selection")
+    if ax is not None:
+        fig, axes = ax.figure, [ax]
+    else:
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(9.6, 4.0), layout="constrained")
+        axes = list(fig.subplots(1, 2))
+    lines = _selection_lines(frame)
+    colours = _colors(len(lines))
+    panels = (("optimism", "optimism (dev minus test mean of the pick)", "Optimism of the best of k"),
+              ("pick_accuracy", "probability the pick is right", "Right pick against dev topics"))
+    for a, (col, ylabel, title) in zip(axes, panels):
+        for (label, sub), colour in zip(lines, colours):
+            x, y = sub["n_dev"].to_numpy(float), sub[col].to_numpy(float)
+            a.plot(x, y, marker="o", color=colour, label=label)
+            if f"{col}_se" in sub.columns:
+                se = sub[f"{col}_se"].to_numpy(float)
+                a.fill_between(x, y - 2 * se, y + 2 * se, color=colour, alpha=_band_alpha(len(lines)), lw=0)
+        a.set_xlabel("dev topics the pick is chosen on (n_dev)")
+        a.set_ylabel(ylabel)
+        a.set_title(title)
+        a.grid(True, alpha=0.3)
+    axes[0].axhline(0, color="grey", lw=0.8)
+    if len(lines) <= LEGEND_MAX:
+        axes[-1].legend(fontsize="small")
+    return fig  # type: ignore[return-value]

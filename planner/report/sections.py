@@ -315,6 +315,62 @@ def pool(doc: Document, inp: Inputs) -> None:
     inp.figure(doc, "budget")
 
 
+#: the selection table's columns shown in the report (the ``all`` rows)
+_SELECTION_COLUMNS = ("collection", "measure", "k", "n_dev", "n_test", "optimism", "optimism_se", "pick_accuracy",
+                      "pick_accuracy_se", "width")
+
+
+def _selection_plans(inp: Inputs) -> list[str]:
+    """One sentence per collection with a split plan (results["selection"])."""
+    out = []
+    for s in inp.results.get("selection") or []:
+        p = s.get("plan")
+        if not p:
+            continue
+        want = [f"pick accuracy >= {p['accuracy_target']:g}" if p.get("accuracy_target") is not None else "",
+                f"interval width <= {p['width_target']:g}" if p.get("width_target") is not None else ""]
+        want_s = " and ".join(w for w in want if w)
+        if p.get("met"):
+            out.append(f"{s['collection']} ({s['measure']}): for {want_s}, split **{p['budget']} topics** into "
+                       f"{p['n_dev']} dev + {p['n_test']} test (pick accuracy {p['pick_accuracy']:.3f}, "
+                       f"interval width {p['width']:.3f}).")
+        else:
+            out.append(f"{s['collection']} ({s['measure']}): no split of the collection's topics meets "
+                       f"{want_s} (best pick accuracy seen {p['pick_accuracy']:.3f}).")
+    return out
+
+
+def selection(doc: Document, inp: Inputs) -> None:
+    """Selection on the test topics: optimism of the best of k, probability of a right pick, split."""
+    st = inp.table("selection")
+    if st is None:
+        return
+    doc.h(2, "Selection on the test topics")
+    first = (inp.results.get("selection") or [{}])[0].get("bias") or {}
+    doc.p("Each group of candidates (a team's runs, a sweep's checkpoints) is picked by its mean on `n_dev` "
+          "random dev topics and reported on `n_test` other topics of the collection, over "
+          f"{first.get('n_resamples', '?')} random splits (seed {first.get('seed')}). `optimism` is the pick's "
+          "dev mean minus its test mean: how much reporting the best of k on the topics it was chosen on "
+          "overstates its score on new topics. `pick_accuracy` is the share of splits whose pick is the best "
+          f"of its group on the test topics (within a margin of {first.get('margin', 0):g}); few test topics "
+          "make that best noisy and the accuracy low. `width`: the mean width of the "
+          f"{first.get('confidence_level', 0.95):g} t-interval of the pick's test mean."
+          + (" `k` -1: whole groups (their sizes differ)." if "k" in st.columns and (st["k"] < 0).any() else "")
+          + " Rows average the groups, each weighing the same; `*_se` are Monte Carlo standard errors of this "
+          "collection's resampling, not of another collection. A dev set unlike the test set (another year, "
+          "another query source) adds a bias that resampling one collection cannot show "
+          "(docs/deep-learning.md).")
+    inp.figure(doc, "selection")
+    a = st[st["group"] == "all"] if "group" in st.columns else st
+    doc.table(a[[c for c in _SELECTION_COLUMNS if c in a.columns]],
+              caption="selection.csv (the rows of each group too)")
+    plans = _selection_plans(inp)
+    if plans:
+        doc.p("Splitting a budget: among the splits that meet the targets, the one with the fewest dev "
+              "topics (the narrowest interval); without a budget, the smallest budget with such a split.")
+        doc.ul(plans)
+
+
 def study_warnings(doc: Document, inp: Inputs) -> None:
     """The study's warnings."""
     warns = inp.results.get("warnings") or []
@@ -365,7 +421,7 @@ def honest(doc: Document, inp: Inputs) -> None:
 #: every section, in the order the report shows them
 SECTIONS: tuple[Callable[[Document, Inputs], None], ...] = (
     title, answer, scenarios, topics_needed, paired, curves, components, allocation, variants, filtering,
-    pool, study_warnings, provenance, honest)
+    pool, selection, study_warnings, provenance, honest)
 
 
 def build_document(results: Mapping[str, Any], tables: Mapping[str, pd.DataFrame],

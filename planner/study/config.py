@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import ConfigError, InputError, ParameterError
 from ..measures import parse_measures
 from .schema import DEFAULTS, EXPECTED, GRID_KEYS, SCENARIO_KEYS, STACK_TARGETS, quickstart_path
+from .selection import resolve_selection
 from .validate import check_doc, check_name, validate
 from .yamlfile import read_yaml
 
@@ -59,6 +60,8 @@ class StudyConfig:
     scheduler : str or None
         The file's Dask scheduler address (``scheduler:``), where the scenarios run; not in
         ``raw``, since the numbers do not depend on it (:mod:`planner.parallel`).
+    selection : dict or None
+        The ``selection:`` section with its defaults (:mod:`planner.study.selection`).
     """
 
     name: str
@@ -70,6 +73,7 @@ class StudyConfig:
     scenarios: tuple
     raw: dict
     scheduler: str | None = None
+    selection: dict | None = None
 
     def to_dict(self) -> dict:
         """A JSON-ready dict of the config."""
@@ -193,10 +197,15 @@ def load_config(config: str | os.PathLike | Mapping | None = None, *, seed: int 
     if "measure" not in top and colls and all(isinstance(c, Mapping) and _only_score_files(c) for c in colls):
         resolved["defaults"]["measure"] = None      # score files keep their own measure
     resolved["scenarios"] = [dict(s) for s in scenarios]
+    selection = resolve_selection(doc.get("selection"), base=base, resamples=resolved["resamples"], source=source,
+                                  scenarios=scenarios)
+    if selection is not None:
+        resolved["selection"] = selection
     return StudyConfig(name=str(resolved["name"]), description=str(resolved["description"]),
                        seed=resolved["seed"], resamples=resolved["resamples"], base=str(base),
                        source=source, scenarios=tuple(scenarios), raw=resolved,
-                       scheduler=str(doc["scheduler"]).strip() if "scheduler" in doc else None)
+                       scheduler=str(doc["scheduler"]).strip() if "scheduler" in doc else None,
+                       selection=selection)
 
 
 def _resolve_defaults(d: Mapping) -> dict:

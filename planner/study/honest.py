@@ -137,9 +137,10 @@ def _other_pool_bias(scens: list[ScenarioResult]) -> list[str]:
     return out
 
 
-def honest_paragraphs(scens: list[ScenarioResult]) -> list[str]:
+def honest_paragraphs(scens: list[ScenarioResult], reuse: str | None = None) -> list[str]:
     """The honest statement of the grid's first scenario (of each stratum of a stack), with the
-    caveat on intervals on n and the pool bias of the grid's other collections."""
+    caveat on intervals on n and the pool bias of the grid's other collections; ``reuse``, the
+    pool-reusability paragraph (:mod:`planner.study.reuse`), follows the first one's pool bias."""
     out = []
     s0 = scens[0]
     for h in s0.honest_strata or (s0.honest,):
@@ -148,6 +149,8 @@ def honest_paragraphs(scens: list[ScenarioResult]) -> list[str]:
         if not s0.stacked:
             out.extend(interval_caveat(scens))
         out.append(_pool_bias(h.judged_share))
+    if reuse:
+        out.append(reuse)
     if s0.stacked:
         out.extend(interval_caveat(scens))     # after every stratum's paragraphs: it is about the stack
     out.extend(_other_pool_bias(scens))

@@ -22,7 +22,9 @@ from .inputs import sha256_file
 from .narrative import answer
 from .paired import paired_measures
 from .results import ScenarioResult, StudyResult
+from .reuse import pool_reuse, reuse_paragraph
 from .scenario import run_scenario
+from .selection import run_selection, selection_tables
 from .tables import tables
 
 __all__ = ["run_study", "scenario_key"]
@@ -190,15 +192,21 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     inputs = _unique(i for s in scens for i in s.inputs)
     paired = paired_measures(scens)
     ans = answer(scens, paired)
+    sels = run_selection(cfg.selection, scens, cfg.seed)
+    reuse = pool_reuse(scens, cfg.selection)
+    honest = honest_paragraphs(scens, reuse_paragraph(reuse, ans.n_topics) if reuse is not None else None)
     results = jsonable({
         "study": cfg.name, "description": cfg.description, "seed": cfg.seed, "resamples": cfg.resamples,
         "planner_version": vers["planner"], "versions": vers, "inputs": inputs, "config": cfg.raw,
         "answer": ans.to_dict(), "scenarios": [s.to_dict() for s in scens],
-        "paired": [p.to_dict() for p in paired], "honest": {"paragraphs": honest_paragraphs(scens)},
-        "warnings": all_warn})
+        "paired": [p.to_dict() for p in paired], "honest": {"paragraphs": honest},
+        "warnings": all_warn, **({"selection": [s.to_dict() for s in sels]} if sels else {}),
+        **({"reuse": reuse.to_dict()} if reuse is not None else {})})
     prov = _provenance(cfg, vers, inputs, jobs, command, scheduler)
     result = StudyResult(name=cfg.name, config=cfg.raw, results=results,
-                         tables=tables(scens, results["paired"]), provenance=prov, out=None,
+                         tables={**tables(scens, results["paired"]), **selection_tables(sels),
+                                 **({"reuse": reuse.to_frame()} if reuse is not None else {})},
+                         provenance=prov, out=None,
                          elapsed=time.perf_counter() - t0, scenario_results=tuple(scens), answer_result=ans)
     if target is not None:
         prov["elapsed_seconds"] = round(time.perf_counter() - t0, 2)

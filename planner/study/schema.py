@@ -73,6 +73,8 @@ EXPECTED = {
     "pool_runs": "a list of run names",
     "duplicates": "error or first",
     "select_runs": "a run name or glob pattern ('bm25*'), or a list of them",
+    "selection": "an object {groups, n_dev, n_test, k, margin, confidence_level, accuracy, width, budget, "
+                 "resamples}",
 }
 
 
@@ -188,6 +190,43 @@ _SCENARIO_PROPS = {
                  "items": {"type": "integer", "minimum": 1, "maximum": MAX_VARIANTS}},
 }
 
+#: a study's selection section (planner.study.selection runs it): the options of `planner select`
+def _ints2(words: str) -> dict:
+    """An integer >= 2 or a non-empty list of distinct ones, ``words`` on every branch."""
+    one = {"type": "integer", "minimum": 2, "x-expected": words}
+    return {"oneOf": [one, {"type": "array", "minItems": 1, "uniqueItems": True, "items": one, "x-expected": words}],
+            "x-expected": words}
+
+
+_SELECTION = {
+    "type": "object", "additionalProperties": False,
+    "description": "Selection on the test topics (planner select): optimism of the best of k candidates "
+                   "of a group and the probability of a right pick against n_dev, and with accuracy "
+                   "and/or width the dev/test split of budget topics that meets them.",
+    "properties": {
+        "groups": {"oneOf": [{"type": "string", "minLength": 1},
+                             {"type": "object", "minProperties": 1,
+                              "additionalProperties": {"oneOf": [
+                                  {"type": "string", "minLength": 1},
+                                  {"type": "array", "minItems": 1, "items": {"type": "string"}}]}}],
+                   "x-expected": "prefix, regex:PATTERN, a CSV FILE[:COLUMN], or a mapping system -> group "
+                                 "(or group -> [systems])"},
+        "n_dev": _ints2("an integer >= 2 or a list of them (dev topics)"),
+        "n_test": {"type": "integer", "minimum": 2, "x-expected": "an integer >= 2 (test topics)"},
+        "k": _ints2("an integer >= 2 or a list of them (candidates drawn from a group)"),
+        "margin": {"type": "number", "minimum": 0, "x-expected": "a number >= 0"},
+        "confidence_level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
+                             "x-expected": "a number strictly between 0 and 1"},
+        "accuracy": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
+                     "x-expected": "a probability strictly between 0 and 1 (target pick accuracy)"},
+        "width": {"type": "number", "exclusiveMinimum": 0,
+                  "x-expected": "a number > 0 (target width of the reported score's interval)"},
+        "budget": {"type": "integer", "minimum": 4, "x-expected": "an integer >= 4 (topics to split)"},
+        "resamples": {"type": "integer", "minimum": 10, "maximum": 1_000_000,
+                      "x-expected": "an integer from 10 to 1,000,000 (random dev/test splits)"},
+    },
+}
+
 SCHEMA: dict = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://planner.invalid/study.schema.json",
@@ -209,6 +248,7 @@ SCHEMA: dict = {
                  "x-expected": EXPECTED["study_name"]},
         "scenarios": {"type": "array", "minItems": 1, "items": {
             "type": "object", "additionalProperties": False, "properties": _SCENARIO_PROPS}},
+        "selection": _SELECTION,
     },
     "required": ["collection"],
 }
