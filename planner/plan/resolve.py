@@ -46,8 +46,9 @@ class ResampledModels:
 
 
 def resample_models(vals: np.ndarray, variance: str, gen: np.random.Generator, resamples: int, *,
-                    kurtosis: bool) -> ResampledModels:
-    """The pair model of each of ``resamples`` topic resamples of ``vals`` (one child stream each)."""
+                    kurtosis: bool, tick: Callable[..., None] | None = None) -> ResampledModels:
+    """The pair model of each of ``resamples`` topic resamples of ``vals`` (one child stream each);
+    ``tick()`` is called after each (:mod:`planner.progress`)."""
     S, T = vals.shape
     K = S * (S - 1) // 2
     out = ResampledModels(np.empty((resamples, K)), np.empty((resamples, K)),
@@ -64,6 +65,8 @@ def resample_models(vals: np.ndarray, variance: str, gen: np.random.Generator, r
             if out.kurt is not None:
                 a_, b_ = pair_index(S)
                 out.kurt[i] = pair_moments(vb, a_, b_, kurtosis=True)[2]
+            if tick is not None:
+                tick()
     return out
 
 
@@ -96,8 +99,10 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
 
 
 def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0: int,
-                       spec: methods.PredictiveSpec, n_max: int) -> np.ndarray:
-    """The smallest n of each resample under the predictive model ``spec``.
+                       spec: methods.PredictiveSpec, n_max: int,
+                       tick: Callable[..., None] | None = None) -> np.ndarray:
+    """The smallest n of each resample under the predictive model ``spec`` (``tick(k)`` after
+    each block of ``k`` resamples: :mod:`planner.progress`).
 
     Blocks of resamples, each solved on its own (the problems are independent), so what each
     resample's model keeps is held for one block only: the chi-square quadrature of an
@@ -115,6 +120,8 @@ def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0:
                                 spec)
         parts.append(smallest_n_vec(lambda n, f=stat: sign * f(n) <= sign * value,  # type: ignore[misc]
                                     blk.stop - blk.start, 2, n_max))
+        if tick is not None:
+            tick(blk.stop - blk.start)
     return np.concatenate(parts)
 
 
