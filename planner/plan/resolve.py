@@ -126,12 +126,26 @@ def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0:
 
 
 def resolve_analytic(t: methods.Target, value: float, rs: ResampledModels, n_max: int, *, min_diff: float,
-                     alpha: float, quantile: float) -> np.ndarray:
-    """The smallest n of each resample under the analytic formulas."""
+                     alpha: float, quantile: float, tick: Callable[..., None] | None = None) -> np.ndarray:
+    """The smallest n of each resample under the analytic formulas (all resamples together, so
+    ``tick(k)`` reports half of the resamples left after each step of the search, and the rest
+    at the end: :mod:`planner.progress`)."""
     sign = 1.0 if t.direction == "<=" else -1.0
-    return smallest_n_vec(lambda n: sign * batch_stat(t.name, n, rs.D, rs.V, rs.comp, min_diff=min_diff,
-                                                      alpha=alpha, quantile=quantile) <= sign * value,
-                          rs.D.shape[0], 2, n_max)
+    B = rs.D.shape[0]
+    left = [B]
+
+    def ok(n: np.ndarray) -> np.ndarray:
+        met = sign * batch_stat(t.name, n, rs.D, rs.V, rs.comp, min_diff=min_diff, alpha=alpha,
+                                quantile=quantile) <= sign * value
+        if tick is not None and left[0] > 1:
+            tick(left[0] // 2)
+            left[0] -= left[0] // 2
+        return met
+
+    ns = smallest_n_vec(ok, B, 2, n_max)
+    if tick is not None:
+        tick(left[0])
+    return ns
 
 
 def topic_interval(ns: np.ndarray, confidence_level: float) -> tuple[int | None, int | None]:

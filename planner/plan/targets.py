@@ -332,8 +332,7 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
         if spec is not None:
             ns = resolve_predictive(t, req.value, rs, data.vals.shape[1], spec, req.n_max, tick=tick)
         else:
-            ns = resolve_analytic(t, req.value, rs, req.n_max, **req.options)
-            tick(req.n_resamples)
+            ns = resolve_analytic(t, req.value, rs, req.n_max, **req.options, tick=tick)
     lower, upper = topic_interval(ns, level)
     note = f"{m.name if spec is not None else 'analytic'} re-solve"
     return Interval(lower, upper, level, IntervalMethod.TOPIC_RESAMPLING, req.n_resamples, note), ns

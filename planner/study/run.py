@@ -7,7 +7,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from .._random import keyed_stream
@@ -80,15 +80,14 @@ def _input_paths(cfg: StudyConfig) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-def _run_all(tasks: list, jobs: int, progress: Progress, name: str, scheduler=None) -> list[ScenarioResult]:
+def _run_all(tasks: list, jobs: int, tick: Callable[..., None], scheduler=None) -> list[ScenarioResult]:
     """Every scenario, in order; in ``jobs`` processes or on a Dask cluster (planner.parallel).
 
-    In this process the bar advances inside each scenario, step by step (its slice of the bar,
-    a :class:`planner.progress.Share`); elsewhere as each scenario finishes."""
-    with bar(progress, len(tasks), f"study {name}", unit="scenario", fractions=True) as tick:
-        if jobs == 1 and scheduler is None:
-            return [_worker(t, Share(tick, 1.0)) for t in tasks]
-        return run_tasks(_worker, tasks, jobs=jobs, scheduler=scheduler, progress=tick)
+    In this process ``tick`` (the study's bar) advances inside each scenario, step by step (its
+    slice of the bar, a :class:`planner.progress.Share`); elsewhere as each scenario finishes."""
+    if jobs == 1 and scheduler is None:
+        return [_worker(t, Share(tick, 1.0)) for t in tasks]
+    return run_tasks(_worker, tasks, jobs=jobs, scheduler=scheduler, progress=tick)
 
 
 def _unique(items) -> list:
@@ -185,10 +184,28 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     tasks = [(dict(sc), keyed_stream(cfg.seed, scenario_key(sc)), cfg.resamples, cfg.seed)
              for sc in cfg.scenarios]
     scheduler = check_scheduler(scheduler if scheduler is not None else cfg.scheduler)
-    scens = _run_all(tasks, jobs, progress, cfg.name, scheduler)
+    # the bar: one unit a scenario, and one the report (its figures take a while)
+    with bar(progress, len(tasks) + write, f"study {cfg.name}" + (" (then its report)" if write else ""),
+             unit="scenario", fractions=True) as tick:
+        result, prov = _results(cfg, _run_all(tasks, jobs, tick, scheduler), jobs, command, scheduler, t0)
+        if target is not None:
+            prov["elapsed_seconds"] = round(time.perf_counter() - t0, 2)
+            prov["_t0"] = t0          # write_report times the study up to its finished figures
+            path = write_report(result, target, force=force)
+            prov.pop("_t0", None)
+            object.__setattr__(result, "out", str(path))
+            object.__setattr__(result, "elapsed", time.perf_counter() - t0)
+            tick()
+    return result
+
+
+def _results(cfg: StudyConfig, scens: list[ScenarioResult], jobs: int, command: str | None, scheduler,
+             t0: float) -> tuple[StudyResult, dict]:
+    """The study's results from its scenarios' (the answer, the paired comparisons, the tables),
+    and its provenance."""
     all_warn = _unique(w for s in scens for w in s.warnings)
     for w in all_warn:
-        warnings.warn(w, DegenerateDataWarning, stacklevel=2)
+        warnings.warn(w, DegenerateDataWarning, stacklevel=3)   # the caller of run_study
     vers = versions()
     inputs = _unique(i for s in scens for i in s.inputs)
     paired = paired_measures(scens)
@@ -203,11 +220,4 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     result = StudyResult(name=cfg.name, config=cfg.raw, results=results,
                          tables=tables(scens, results["paired"]), provenance=prov, out=None,
                          elapsed=time.perf_counter() - t0, scenario_results=tuple(scens), answer_result=ans)
-    if target is not None:
-        prov["elapsed_seconds"] = round(time.perf_counter() - t0, 2)
-        prov["_t0"] = t0          # write_report times the study up to its finished figures
-        path = write_report(result, target, force=force)
-        prov.pop("_t0", None)
-        object.__setattr__(result, "out", str(path))
-        object.__setattr__(result, "elapsed", time.perf_counter() - t0)
-    return result
+    return result, prov
