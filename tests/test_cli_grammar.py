@@ -32,7 +32,7 @@ def _error(capsys) -> str:
     ["fit", "{s}"],
     ["predict", "{s}", "--topics", "10,20", "--method", "analytic"],
     ["validate", "{s}", "--pilot", "20", "--topics", "5", "--repeats", "2", "--subsets", "20", "--seed", "1"],
-    ["select", "{s}", "--n-dev", "10", "--n-resamples", "50", "--seed", "1"],
+    ["select", "{s}", "--n-dev", "10", "--resamples", "50", "--seed", "1"],
     ["size", "{s}", "--design", "paired-t", "--min-diff", "0.1"],
     ["size", "{s}", "--target", "erho2:0.9"],
     ["scores", "{s}"],

@@ -35,7 +35,8 @@ def add(subparsers: Subparsers) -> None:
                    help="target mean width of the reported score's interval: plan the split")
     p.add_argument("--budget", type=int, default=None, metavar="N", help="topics to split (default: the smallest)")
     p.add_argument("--confidence-level", type=float, default=0.95, help="of the reported score's interval")
-    p.add_argument("--n-resamples", type=int, default=1000, help="random dev/test splits (default 1000)")
+    p.add_argument("--resamples", "--n-resamples", dest="n_resamples", type=int, default=1000, metavar="R",
+                   help="random dev/test splits (default 1000; --n-resamples is the same)")
     p.add_argument("--seed", type=seed_type, default=None, metavar="N", help="random seed")
 
 
