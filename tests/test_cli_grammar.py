@@ -146,3 +146,16 @@ def test_one_orientation_rule_for_frames_and_arrays(shared_data):
 def test_orientation_stated_for_a_bad_array():
     with pytest.raises(ParameterError, match="an array is systems x topics"):
         planner.fit(np.zeros(5))
+
+
+def test_budget_takes_several_targets_and_needs_the_largest_count(capsys):
+    common = ["budget", "--dataset", "dl19-passage", "--topic-cost", "20", "--method", "analytic", "--json"]
+    needed = []
+    for t in ("swap_rate:0.05", "power:0.9"):
+        assert main([*common, "--target", t]) == 0
+        needed.append([r["n_topics_needed"] for r in _json(capsys)["budget"]["rows"]])
+    assert main([*common, "--target", "swap_rate:0.05", "--target", "power:0.9"]) == 0
+    both = _json(capsys)
+    assert both["targets"] == [["swap_rate", 0.05], ["power", 0.9]]
+    assert [r["n_topics_needed"] for r in both["budget"]["rows"]] == [max(a, b) for a, b in zip(*needed)]
+    assert needed[0] != needed[1]
