@@ -130,3 +130,16 @@ def test_share_never_overfills():
         tick(5)          # more than was announced: clipped to the slice
     half.rest()
     assert seen == [0.25, 0.25] and whole.done == 0.5
+
+
+def test_pool_depth_study_bar_counts_each_scoring():
+    from planner.plan import pool_depth_study
+
+    runs = {n: "".join(f"{q} Q0 d{(i * k + q) % 9} {i} {9 - i} {n}\n" for q in (1, 2, 3) for i in range(6))
+            for n, k in (("a", 1), ("b", 2), ("c", 4))}
+    qrels = "".join(f"{q} 0 d{d} {int(d % 2 == 0)}\n" for q in (1, 2, 3) for d in range(9))
+    kw = dict(depths=[2, 4, 6], measure="P@5", target="ci_width", value=0.5, method="analytic")
+    seen: list[float] = []
+    shown = pool_depth_study(runs, qrels, progress=Share(seen.append, 1.0), **kw)
+    assert seen == pytest.approx([0.25] * 4)        # the full judgments, then each depth
+    assert shown.to_dict() == pool_depth_study(runs, qrels, **kw).to_dict()

@@ -151,7 +151,7 @@ def _from_runs(args: argparse.Namespace, ask: _Ask) -> tuple[BudgetResult, Depth
                                   targets=ask.targets or [DEFAULT_TARGET],
                                   variance=args.variance, method=ask.method, min_diff=args.min_diff,
                                   topic_cost=args.topic_cost, judgment_cost=args.judgment_cost,
-                                  tau_min=0.9 if args.tau_min is None else args.tau_min)
+                                  tau_min=0.9 if args.tau_min is None else args.tau_min, progress=args.progress)
     growth = None
     if args.project_runs is not None:
         draw_seed(args)
