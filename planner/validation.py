@@ -232,7 +232,8 @@ class Validation(ResultMixin):
 
 def _as_scores(scores) -> ScoreMatrix:
     """What :func:`planner.fit` and :func:`planner.predict` accept: a ScoreMatrix, a path, a wide
-    DataFrame (rows topics) or a systems x topics array; anything else is a ParameterError."""
+    DataFrame that names its rows or a systems x topics array (:func:`planner.collection.as_matrix`);
+    anything else is a ParameterError."""
     if isinstance(scores, bytes):
         scores = scores.decode()
     return as_matrix(scores, "scores")

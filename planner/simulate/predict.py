@@ -258,8 +258,8 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
     Parameters
     ----------
     scores : ScoreMatrix, path, DataFrame or array
-        As for :func:`planner.fit` (a wide DataFrame has rows topics, an array is systems
-        x topics); at least 2 systems and 2 topics, no missing cells.
+        As for :func:`planner.fit` (one orientation rule,
+        :data:`planner.collection.load.ORIENTATION`); at least 2 systems and 2 topics, no missing cells.
     topics : int or sequence of int
         Topic counts ``n`` (integers >= 2).
     method : str, optional
