@@ -159,3 +159,10 @@ def test_budget_takes_several_targets_and_needs_the_largest_count(capsys):
     assert both["targets"] == [["swap_rate", 0.05], ["power", 0.9]]
     assert [r["n_topics_needed"] for r in both["budget"]["rows"]] == [max(a, b) for a, b in zip(*needed)]
     assert needed[0] != needed[1]
+
+
+def test_suggestions_for_shipped_measures_and_variance_selectors(capsys):
+    assert main(["fit", "dl19-passage", "--measure", "ndgc@10"]) == 2
+    assert "(did you mean 'nDCG@10'?)" in _error(capsys)
+    assert main(["predict", "dl19-passage", "--topics", "10", "--variance", "pairs"]) == 2
+    assert "(did you mean 'pair'?)" in _error(capsys)
