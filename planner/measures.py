@@ -45,6 +45,7 @@ lines): peak resident memory about 115 MB for five measures (benchmarks/bench_lo
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -53,6 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import methods
 from ._checks import check_choice, check_printable
 from .collection import Qrels, Run, RunReader, RunsRead, match_runs, read_qrels, read_run, read_runs, run_files
 from .collection.notes import collapse, plural
@@ -143,6 +145,23 @@ def lazy_runs(runs, *, duplicates: str = "error", select_runs=None, warn: bool =
     return list(run_map), run_map.__getitem__, lambda: None
 
 
+def suggest_measure(name: str) -> str:
+    """``" (did you mean 'nDCG@10'?)"`` for ``ndcg@10``: the ir_measures measure whose name is
+    closest to the name part of ``name``, with its parameters as given; ``""`` when none is.
+
+    Examples
+    --------
+    >>> suggest_measure("ndcg@10"), suggest_measure("ap(rel=2)"), suggest_measure("zzz")
+    (" (did you mean 'nDCG@10'?)", " (did you mean 'AP(rel=2)'?)", '')
+    """
+    import ir_measures
+
+    head = re.split(r"[@(]", name, maxsplit=1)[0]
+    names = sorted({m.NAME for m in ir_measures.measures.registry.values()})
+    near = methods.closest(head, names)
+    return "" if near is None or near == head else f" (did you mean {near + name[len(head):]!r}?)"
+
+
 def parse_measures(measures) -> dict[str, object]:
     """``{measure string as given: ir_measures measure}``; an unparsable string is a
     ParameterError naming it."""
@@ -164,7 +183,8 @@ def parse_measures(measures) -> dict[str, object]:
             except Exception:  # any failure: the ir_measures error below is the one to show
                 trec = []
             if len(trec) != 1:
-                raise ParameterError(f"unknown measure {m!r} ({exc})", parameter="measures") from None
+                raise ParameterError(f"unknown measure {m!r} ({exc}){suggest_measure(m)}",
+                                     parameter="measures") from None
             out[m] = trec[0]
         _check_params(m, getattr(out[m], "params", None) or {})
     if not out:

@@ -335,16 +335,29 @@ DEFAULT_BUDGET_TARGET = ("swap_rate", 0.05)
 PAIR_RATES = tuple(t.name for t in TARGETS.values() if t.per_pair)
 
 
-def suggest(name: object, choices: Iterable[str]) -> str:
-    """``" (did you mean 'x'?)"`` for the closest of ``choices``, or ``""``."""
+def closest(name: object, choices: Iterable[str]) -> str | None:
+    """The one of ``choices`` that ``name`` most likely meant (same letters in another case
+    first, then difflib's closest), or None.
+
+    Examples
+    --------
+    >>> closest("ndcg", ["AP", "nDCG"]), closest("bootsrap", ["bootstrap"]), closest("x", ["AP"])
+    ('nDCG', 'bootstrap', None)
+    """
     if not isinstance(name, str):
-        return ""
+        return None
     options = list(choices)
     folded = {c.lower(): c for c in options}
     if name.lower() in folded:
-        return f" (did you mean {folded[name.lower()]!r}?)"
+        return folded[name.lower()]
     close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return close[0] if close else None
+
+
+def suggest(name: object, choices: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` for the closest of ``choices`` (:func:`closest`), or ``""``."""
+    near = closest(name, choices)
+    return "" if near is None else f" (did you mean {near!r}?)"
 
 
 def method_names(where: Callable[[Method], bool] | None = None) -> tuple[str, ...]:

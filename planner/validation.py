@@ -22,6 +22,7 @@ from ._random import child_streams, keyed_stream, seed_of, seed_to_use
 from .errors import DegenerateDataWarning, ParameterError
 from .methods import METHODS, Engine, Method, method_names
 from .parallel import check_jobs, check_scheduler, run_tasks
+from .progress import Progress, bar
 from .results import ResultMixin
 from .scores import ScoreMatrix
 from .simulate import predict
@@ -231,7 +232,8 @@ class Validation(ResultMixin):
 
 def _as_scores(scores) -> ScoreMatrix:
     """What :func:`planner.fit` and :func:`planner.predict` accept: a ScoreMatrix, a path, a wide
-    DataFrame (rows topics) or a systems x topics array; anything else is a ParameterError."""
+    DataFrame that names its rows or a systems x topics array (:func:`planner.collection.as_matrix`);
+    anything else is a ParameterError."""
     if isinstance(scores, bytes):
         scores = scores.decode()
     return as_matrix(scores, "scores")
@@ -380,7 +382,7 @@ def _rows(run: _Run) -> list[dict]:
 
 def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rng=None,
              methods: str | Sequence[str] = ("predictive", "analytic"), subsets: int = 500,
-             grid: int = 121, jobs: int = 1, scheduler=None) -> Validation:
+             grid: int = 121, jobs: int = 1, scheduler=None, progress: Progress = False) -> Validation:
     """Check pilot-based predictions against disjoint held-out topic sets.
 
     Each repeat splits the ``T`` topics at random into a pilot of ``pilot``
@@ -423,6 +425,8 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
     scheduler : str or distributed.Client, optional
         Repeats run on this Dask cluster instead (:mod:`planner.parallel`). The results are
         the same however the repeats run.
+    progress : bool, "auto" or Share, optional
+        A bar of the repeats done (:mod:`planner.progress`); default none.
 
     Returns
     -------
@@ -449,8 +453,9 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
     run = _Run(sm, x, int(pilot), t, meths, int(subsets), grid,
                predicted={k: {m.name: np.empty((repeats, t.size)) for m in meths} for k in STATISTICS},
                observed={k: np.empty((repeats, t.size)) for k in STATISTICS})
-    done = run_tasks(_one_repeat, [(run, g) for g in child_streams(rng, int(repeats))], jobs=check_jobs(jobs),
-                     scheduler=check_scheduler(scheduler))
+    with bar(progress, int(repeats), "validate", unit="repeat") as tick:
+        done = run_tasks(_one_repeat, [(run, g) for g in child_streams(rng, int(repeats))], jobs=check_jobs(jobs),
+                         scheduler=check_scheduler(scheduler), progress=tick)
     for r, (obs, pred) in enumerate(done):
         for k in STATISTICS:
             run.observed[k][r] = obs[k]

@@ -474,7 +474,7 @@ def test_cli_scores_wide_tidy_json(tmp_path, capsys):
 @pytest.mark.parametrize("argv,needle", [
     (["scores", "{d}/nope.csv"], "{d}/nope.csv: no such scores file"),
     (["scores", "{d}/bad.csv"], "{d}/bad.csv:3: non-numeric value 'x' for system 's2'"),
-    (["scores"], "INPUT: give a score file"),
+    (["scores"], "SCORES: give a score file"),
     (["scores", "--runs", "{d}"], "--qrels: --runs and --qrels go together"),
     (["scores", "dl19-passage", "--measure", "ERR"], "measure 'ERR' is not shipped"),
     # -o and --tidy were ignored under --json: no file, exit 0

@@ -570,7 +570,8 @@ def test_validate_reads_arrays_and_dataframes_as_fit_does():
     x = np.random.default_rng(0).normal(0.4, 0.1, (6, 1)) + np.random.default_rng(1).normal(0, 0.1, (6, 30))
     kw = dict(pilot=10, topics=[5], repeats=3, subsets=20, rng=2)
     a = validate(x, **kw)
-    df = pd.DataFrame(x.T, columns=[f"s{i + 1}" for i in range(6)], index=[f"t{j + 1}" for j in range(30)])
+    df = pd.DataFrame(x.T, columns=[f"s{i + 1}" for i in range(6)],
+                      index=pd.Index([f"t{j + 1}" for j in range(30)], name="topic"))
     b = validate(df, **kw)
     assert a.to_dict()["rows"] == b.to_dict()["rows"]
     with pytest.raises(ParameterError, match="scores: expected a ScoreMatrix, DataFrame or array"):

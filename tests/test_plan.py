@@ -1143,7 +1143,7 @@ def test_size_for_target_reads_a_dataframe_as_fit_does(tmp_path):
 
     sm = planner.load_scores(src)
     want = plan.size_for_target(sm, method="analytic", target="swap_rate", value=0.05, n_resamples=0)
-    for given in (pd.read_csv(src), str(src)):
+    for given in (pd.read_csv(src).rename_axis("topic"), str(src)):   # a frame says its rows are topics
         r = plan.size_for_target(given, method="analytic", target="swap_rate", value=0.05, n_resamples=0)
         assert (r.n_topics, r.n_systems, r.n_topics_observed) == (want.n_topics, 61, 50) == (191, 61, 50)
 

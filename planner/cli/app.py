@@ -8,9 +8,10 @@ from collections.abc import Callable
 from types import ModuleType
 
 from .. import __version__
+from ..progress import command_mode
 from . import budget, fit, pool, predict, reuse, schema, scores, seeds, select, size, study, validate
 from .errors import PROG, run_command
-from .options import Formatter, Parser
+from .options import Formatter, Parser, merge_scores_input
 
 #: the commands, in the order ``planner --help`` lists them; each module has ``NAME``,
 #: ``add(subparsers)`` and ``run(args) -> int``
@@ -18,7 +19,7 @@ COMMANDS: tuple[ModuleType, ...] = (scores, pool, reuse, fit, predict, validate,
                                     schema)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Parser:
     """The parser of ``planner`` and all its commands.
 
     Examples
@@ -75,12 +76,22 @@ def main(argv: list[str] | None = None) -> int:
         args, extra = parser.parse_known_args(argv)
     except SystemExit as exc:   # a usage error (one line, 2) or --help / --version (0)
         return int(exc.code or 0)
+    command = getattr(args, "command", None)
     if extra:
-        where = f"{PROG} {args.command}" if getattr(args, "command", None) else PROG
-        print(f"{where}: error: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)
+        where = f"{PROG} {command}" if command else PROG
+        near = (args._commands[command] if command else parser).suggest_option(extra[0])
+        print(f"{where}: error: unrecognized arguments: {' '.join(extra)}{near}", file=sys.stderr)
         return 2
-    if not getattr(args, "command", None):
+    if not command:
         parser.print_help()
         return 2
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    return run_command(_handler(args.command), args, args._commands.get(args.command))
+    return run_command(_run, args, args._commands.get(command))
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command, after what every command shares: the score input (SCORES or --scores) and
+    the progress bars (on a terminal, unless --quiet)."""
+    merge_scores_input(args)
+    args.progress = command_mode(args.quiet)
+    return _handler(args.command)(args)

@@ -58,8 +58,10 @@ def add(subparsers: Subparsers) -> None:
     p.add_argument("--judgment-cost", type=float, default=1.0, metavar="J", help="cost of one judgment")
     p.add_argument("--total", type=float, default=None, metavar="B", help="total budget")
     tg = p.add_mutually_exclusive_group()
-    tg.add_argument("--target", default=":".join(map(str, DEFAULT_TARGET)), metavar="NAME:VALUE",
-                    help=words_or(methods.target_names(lambda t: t.solvable)) + ", e.g. swap_rate:0.05 (default)")
+    tg.add_argument("--target", action="append", default=None, metavar="NAME:VALUE",
+                    help=words_or(methods.target_names(lambda t: t.solvable)) + ", e.g. "
+                    + ":".join(map(str, DEFAULT_TARGET)) + " (default); repeat it for several: a depth then "
+                    "needs the largest count over them")
     tg.add_argument("--topics", type=int, default=None, metavar="N", help="a fixed number of topics instead")
     p.add_argument("--variance", default="pair", metavar="SEL",
                    help="pair variance selector (default pair, as size --target and studies use)")
@@ -81,9 +83,18 @@ class _Ask:
     """What the options ask for: depths, and the target (None with a fixed --topics) and its method."""
 
     depths: list[int]
-    target: str | None
-    value: float | None
+    targets: list[tuple[str, float]]
     method: str
+
+    @property
+    def target(self) -> str | None:
+        """The first target (None with a fixed --topics)."""
+        return self.targets[0][0] if self.targets else None
+
+    @property
+    def value(self) -> float | None:
+        """The first target's value."""
+        return self.targets[0][1] if self.targets else None
 
 
 def _check_method(args: argparse.Namespace, target: str | None) -> str:
@@ -108,8 +119,16 @@ def _check(args: argparse.Namespace) -> _Ask:
     depths = parse_int_list(args.depths, option="--depths")
     if args.topics is not None and args.topics < 1:
         raise ParameterError(f"expected an integer >= 1, got {args.topics}", parameter="--topics")
-    target, value = parse_target(args.target) if args.topics is None else (None, None)
-    method = _check_method(args, target)
+    targets: list[tuple[str, float]] = []
+    if args.topics is None:
+        for text in args.target or [":".join(map(str, DEFAULT_TARGET))]:
+            one = parse_target(text)
+            if one in targets:
+                raise ParameterError(f"{text} given more than once", parameter="--target")
+            targets.append(one)
+    method = _check_method(args, targets[0][0] if targets else None)
+    if any(t == "power" for t, _ in targets[1:]):
+        _check_method(args, "power")
     if args.runs is None:
         # options that only the runs + qrels path reads
         reject_unused({"--qrels": args.qrels, "--pool-runs": args.pool_runs, "--tau-min": args.tau_min,
@@ -119,7 +138,7 @@ def _check(args: argparse.Namespace) -> _Ask:
     elif args.seed is not None and args.project_runs is None:
         raise ParameterError("only used with --project-runs (it seeds the run subsets of the growth fit)",
                              parameter="--seed")
-    return _Ask(depths, target, value, method)
+    return _Ask(depths, targets, method)
 
 
 def _from_runs(args: argparse.Namespace, ask: _Ask) -> tuple[BudgetResult, DepthStudy, GrowthCurve | None]:
@@ -134,11 +153,10 @@ def _from_runs(args: argparse.Namespace, ask: _Ask) -> tuple[BudgetResult, Depth
     qrels = read_qrels(args.qrels)
     pool_runs = None if args.pool_runs is None else parse_name_list(args.pool_runs, option="--pool-runs")
     study = plan.pool_depth_study(runs, qrels, depths=ask.depths, measure=args.measure, pool_runs=pool_runs,
-                                  target=ask.target or DEFAULT_TARGET[0],
-                                  value=ask.value if ask.value is not None else DEFAULT_TARGET[1],
+                                  targets=ask.targets or [DEFAULT_TARGET],
                                   variance=args.variance, method=ask.method, min_diff=args.min_diff,
                                   topic_cost=args.topic_cost, judgment_cost=args.judgment_cost,
-                                  tau_min=0.9 if args.tau_min is None else args.tau_min)
+                                  tau_min=0.9 if args.tau_min is None else args.tau_min, progress=args.progress)
     growth = None
     if args.project_runs is not None:
         draw_seed(args)
@@ -156,12 +174,16 @@ def _from_dataset(args: argparse.Namespace, ask: _Ask) -> BudgetResult:
         raise ParameterError("projection to other run counts needs --runs", parameter="--project-runs")
     pool = datasets.load_pool(args.dataset)
     need = args.topics
-    if ask.target is not None and ask.value is not None:      # no fixed --topics: solve the target
+    if ask.targets:      # no fixed --topics: solve each target, the largest count binds
         scores = datasets.load(args.dataset, measure=args.measure)
-        need = plan.size_for_target(scores, target=ask.target, value=ask.value, variance=args.variance,
-                                    method=ask.method, min_diff=args.min_diff, n_resamples=0).n_topics
-        if need is None:
-            raise ParameterError(f"no topic count reaches {ask.target} {ask.value}", parameter="--target")
+        needs = []
+        for target, value in ask.targets:
+            n = plan.size_for_target(scores, target=target, value=value, variance=args.variance,
+                                     method=ask.method, min_diff=args.min_diff, n_resamples=0).n_topics
+            if n is None:
+                raise ParameterError(f"no topic count reaches {target} {value}", parameter="--target")
+            needs.append(n)
+        need = max(needs)
     ps_depths = set(int(d) for d in pool.depths)
     bad = [d for d in ask.depths if d not in ps_depths]
     if bad:
@@ -183,7 +205,9 @@ def run(args: argparse.Namespace) -> int:
         res = _from_dataset(args, ask)
     if args.json:
         fixed = args.topics is not None
-        print_json({"target": ask.target, "value": ask.value, "method": None if fixed else ask.method,
+        print_json({"target": ask.target, "value": ask.value,
+                    **({"targets": [list(t) for t in ask.targets]} if len(ask.targets) > 1 else {}),
+                    "method": None if fixed else ask.method,
                     "variance": None if fixed else args.variance,
                     "budget": res.to_dict(), "pool_study": None if study is None else study.to_dict(),
                     "growth": None if growth is None else growth.to_dict()}, args)
@@ -202,9 +226,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_table(args: argparse.Namespace, ask: _Ask, res: BudgetResult) -> None:
-    if ask.target is not None:
-        what = (f"{ask.target} {methods.target(ask.target).direction} {ask.value} "
-                f"({ask.method}, variance {args.variance})")
+    if ask.targets:
+        what = (" and ".join(f"{t} {methods.target(t).direction} {v}" for t, v in ask.targets)
+                + (" (each depth needs the largest count)" if len(ask.targets) > 1 else "")
+                + f" ({ask.method}, variance {args.variance})")
     else:
         what = f"{args.topics} topics (fixed)"
     print(f"budget for {what}, measure {args.measure}; topic cost {args.topic_cost:g}, judgment cost "

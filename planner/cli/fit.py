@@ -18,11 +18,11 @@ NAME = "fit"
 def add(subparsers: Subparsers) -> None:
     """Declare ``planner fit``."""
     p = add_command(subparsers, NAME, "variance components (G-study), D-study and pair variances",
-                    """  planner fit --scores adhoc5_ap.csv
-  planner fit --scores adhoc5_ap.csv --topics 25,50,100 --alpha 0.1 --json
-  planner fit --scores runs_eval/ --measure map --drop 0.25
-  planner fit --scores dl_ndcg.csv --strata topics.csv --method reml
-  planner fit --scores clef_map.csv --variant-divisor 1000 --topics 25,50""",
+                    """  planner fit adhoc5_ap.csv
+  planner fit adhoc5_ap.csv --topics 25,50,100 --alpha 0.1 --json
+  planner fit runs_eval/ --measure map --drop 0.25
+  planner fit dl_ndcg.csv --strata topics.csv --method reml
+  planner fit clef_map.csv --variant-divisor 1000 --topics 25,50""",
                     description="Fit the two-way crossed random-effects model x[s,t] = mu + a[s] + b[t] + e[s,t] "
                                 "(ANOVA on complete matrices, REML when cells are missing), print the "
                                 "components, the D-study (Erho2 with Feldt and Phi with "

@@ -21,11 +21,45 @@ from ..policies import DUPLICATE_POLICIES
 Subparsers = Any
 
 
+class StoreOnce(argparse.Action):
+    """argparse's ``store``, refusing an option given twice: argparse would keep the last value
+    silently. Options that may be repeated say so (``action="append"``)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:  # argparse API
+        given = namespace.__dict__.setdefault("_given", {})
+        if self.dest in given and option_string is not None:
+            raise argparse.ArgumentError(self, f"given more than once ({given[self.dest]} and {option_string} "
+                                               f"{values}); give it once")
+        given[self.dest] = f"{option_string} {values}"
+        setattr(namespace, self.dest, values)
+
+
 class Parser(argparse.ArgumentParser):
-    """ArgumentParser whose errors are one line and exit 2 (no usage dump)."""
+    """ArgumentParser whose errors are one line and exit 2 (no usage dump), that refuses an
+    option given twice (:class:`StoreOnce`) and suggests the nearest choice for a wrong one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, StoreOnce)
+        self.register("action", "store", StoreOnce)
 
     def error(self, message: str) -> NoReturn:  # argparse API
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:  # argparse API
+        if action.choices is not None and value not in action.choices:
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{methods.suggest(value, action.choices)} "
+                                                 f"(choose from {', '.join(map(str, action.choices))})")
+
+    def suggest_option(self, text: str) -> str:
+        """`` (did you mean --seed?)`` for an unknown option ``text`` (``--seeed`` or
+        ``--seeed=1``), or ``""``."""
+        if not text.startswith("-"):
+            return ""
+        name = text.split("=", 1)[0]
+        near = methods.closest(name, [o for a in self._actions for o in a.option_strings])
+        return "" if near is None else f" (did you mean {near}?)"
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter):
@@ -39,15 +73,47 @@ def add_command(subparsers: Subparsers, name: str, help: str, examples: str,
         name, help=help, description=(description or help) + "\n\nexamples:\n" + examples.rstrip(),
         formatter_class=Formatter)
     p.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bars (they are drawn on stderr only when it is a terminal)")
     return p
 
 
+#: what the score input of a command may be (its help)
+SCORES_HELP = ("wide CSV, tidy CSV/TSV, folder of trec_eval -q files, or an embedded data set "
+               "(dl19-passage, dl20-passage; measure default nDCG@10)")
+
+
+def add_scores_input(p: argparse.ArgumentParser | Any, *, required: bool = True,
+                     help: str = SCORES_HELP) -> None:
+    """The score input of a command: the positional ``SCORES``, or ``--scores SCORES`` (the same;
+    :func:`merge_scores_input` joins them after parsing and checks that one is given when
+    ``required``). ``p`` may be a group (``--scores`` then belongs to it)."""
+    p.add_argument("--scores", default=None, metavar="SCORES", help="the same as the argument SCORES")
+    parser = getattr(p, "_container", p)     # a group adds its positional to its parser
+    parser.add_argument("scores_input", nargs="?", default=None, metavar="SCORES", help=help)
+    parser.set_defaults(_scores_required=required)
+
+
+def merge_scores_input(args: argparse.Namespace) -> None:
+    """``args.scores`` from the positional ``SCORES`` or ``--scores`` (given once), or a
+    ParameterError naming ``SCORES`` when a command that needs scores has none."""
+    if not hasattr(args, "scores_input"):
+        return
+    given = args.scores_input
+    if given is not None and args.scores is not None:
+        raise ParameterError(f"give the scores once: {given!r} as SCORES or --scores {args.scores}",
+                             parameter="--scores")
+    args.scores = given if given is not None else args.scores
+    if args.scores is None and args._scores_required:
+        raise ParameterError("give the scores to learn from (a score file or folder, or a data set name)",
+                             parameter="SCORES")
+
+
 def add_scores_option(p: argparse.ArgumentParser) -> None:
-    """The required ``--scores FILE`` and optional ``--measure`` of fit, predict and validate."""
-    p.add_argument("--scores", required=True, metavar="FILE",
-                   help="wide CSV, tidy CSV/TSV, folder of trec_eval -q files, or an embedded data set "
-                        "(dl19-passage, dl20-passage; measure default nDCG@10)")
-    p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders, tidy tables)")
+    """The required score input (:func:`add_scores_input`) and the optional ``--measure`` and
+    ``--variant-divisor`` of fit, predict, validate and select."""
+    add_scores_input(p)
+    p.add_argument("--measure", default=None, help="measure to select in SCORES (trec_eval folders, tidy tables)")
     add_variant_option(p)
 
 

@@ -30,11 +30,11 @@ BIN_COLUMNS = ("swap_rate_mean", "reversal_rate_mean", "ci_width_median", "power
 def add(subparsers: Subparsers) -> None:
     """Declare ``planner predict``."""
     p = add_command(subparsers, NAME, "curves of swap/reversal rate, Kendall tau, CI width, power vs topic count",
-                    """  planner predict --scores ap.csv --topics 25,50,100
-  planner predict --scores ap.csv --topics 25,50,100 --method bootstrap --resamples 2000 --seed 1 --json
-  planner predict --scores ap.csv --topics 10,20,25,50,100 --method subsample --seed 7
-  planner predict --scores ap.csv --topics 25,50 --method analytic --variance percentile:95
-  planner predict --scores ap.csv --strata topics.csv --allocation optimal --topics 30,60 --method bootstrap""",
+                    """  planner predict ap.csv --topics 25,50,100
+  planner predict ap.csv --topics 25,50,100 --method bootstrap --resamples 2000 --seed 1 --json
+  planner predict ap.csv --topics 10,20,25,50,100 --method subsample --seed 7
+  planner predict ap.csv --topics 25,50 --method analytic --variance percentile:95
+  planner predict ap.csv --strata topics.csv --allocation optimal --topics 30,60 --method bootstrap""",
                     description="Predict, for each topic count, the mean swap and reversal rate over all pairs "
                                 "of systems, the expected Kendall tau, the median and 90th percentile of the "
                                 "pairs' interval widths, the mean power of the paired t-test at --min-diff, "
@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
         curve = predict(scores, topics=topics, method=m.name, variance=args.variance,
                         min_diff=args.min_diff, alpha=args.alpha, n_resamples=args.resamples,
                         strata=args.allocation or ("stratified" if args.strata else "uniform"), rng=args.seed,
-                        bins=edges)
+                        bins=edges, progress=args.progress)
     out = curve.to_dict()
     first = None
     if args.bin_by == "first-set":

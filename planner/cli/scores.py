@@ -11,7 +11,7 @@ from ..errors import ParameterError
 from .errors import write_text
 from .format import print_json
 from .inputs import load_scores
-from .options import Subparsers, add_command, add_run_options, reject_unused, run_options
+from .options import Subparsers, add_command, add_run_options, add_scores_input, reject_unused, run_options
 
 if TYPE_CHECKING:
     from ..scores import ScoreMatrix
@@ -34,8 +34,8 @@ def add(subparsers: Subparsers) -> None:
                                 "write the systems x topics matrix: wide CSV (one row a topic, first column "
                                 "'topic'), tidy CSV (system,topic,value[,measure]) with --tidy or when several "
                                 "measures are given, or JSON with --json. Formats: docs/inputs.md.")
-    p.add_argument("input", nargs="?", default=None, metavar="INPUT",
-                   help="score file, trec_eval folder or data set name (dl19-passage, dl20-passage)")
+    add_scores_input(p, required=False,
+                     help="score file, trec_eval folder or data set name (dl19-passage, dl20-passage)")
     p.add_argument("--runs", default=None, metavar="DIR", help="folder (or file) of TREC runs to score")
     p.add_argument("--qrels", default=None, metavar="FILE", help="qrels to score --runs against")
     p.add_argument("--measure", action="append", default=None, metavar="M",
@@ -66,8 +66,8 @@ def _score_runs(args: argparse.Namespace, measures: list[str]) -> list[ScoreMatr
     from ..collection import load_scores as read  # heavy (pandas)
     from ..measures import score_runs  # heavy (ir_measures)
 
-    if args.input is not None:
-        raise ParameterError("give either INPUT or --runs/--qrels, not both", parameter="--runs")
+    if args.scores is not None:
+        raise ParameterError("give either SCORES or --runs/--qrels, not both", parameter="--runs")
     if args.runs is None or args.qrels is None:
         raise ParameterError("--runs and --qrels go together", parameter="--runs" if args.runs is None else "--qrels")
     if not measures:
@@ -80,14 +80,14 @@ def _score_runs(args: argparse.Namespace, measures: list[str]) -> list[ScoreMatr
 
 
 def _read(args: argparse.Namespace, measures: list[str]) -> list[ScoreMatrix]:
-    if args.input is None:
+    if args.scores is None:
         raise ParameterError("give a score file or folder, a data set name, or --runs and --qrels",
-                             parameter="INPUT")
+                             parameter="SCORES")
     if len(measures) > 1:
         raise ParameterError("one measure for a score file", parameter="--measure")
     reject_unused({"--select-runs": args.select_runs}, "only used with --runs (a score file is read whole)")
     measure = measures[0] if measures else None
-    return [load_scores(args.input, measure=measure, missing=args.missing or "error", strata=args.strata)]
+    return [load_scores(args.scores, measure=measure, missing=args.missing or "error", strata=args.strata)]
 
 
 def _csv(args: argparse.Namespace, mats: list[ScoreMatrix]) -> str:

@@ -15,10 +15,10 @@ NAME = "select"
 def add(subparsers: Subparsers) -> None:
     """Declare ``planner select``."""
     p = add_command(subparsers, NAME, "selection on the test topics: optimism of the best of k, pick accuracy",
-                    """  planner select --scores dl19-passage --seed 1
-  planner select --scores dl19-passage --n-dev 10,20,30 --k 2 --margin 0.01 --seed 1
-  planner select --scores dl20-passage --accuracy 0.8 --width 0.15 --margin 0.02 --seed 1
-  planner select --scores scores.csv --groups sweep.csv:config --n-dev 20 --json""",
+                    """  planner select dl19-passage --seed 1
+  planner select dl19-passage --n-dev 10,20,30 --k 2 --margin 0.01 --seed 1
+  planner select dl20-passage --accuracy 0.8 --width 0.15 --margin 0.02 --seed 1
+  planner select scores.csv --groups sweep.csv:config --n-dev 20 --json""",
                     description="Groups of candidates (a team's runs, a sweep's checkpoints) are picked by their "
                                 "mean on n_dev dev topics and reported on the other topics of a random split. "
                                 "Prints per group and over groups the optimism (dev minus test score of the pick) "
@@ -35,7 +35,8 @@ def add(subparsers: Subparsers) -> None:
                    help="target mean width of the reported score's interval: plan the split")
     p.add_argument("--budget", type=int, default=None, metavar="N", help="topics to split (default: the smallest)")
     p.add_argument("--confidence-level", type=float, default=0.95, help="of the reported score's interval")
-    p.add_argument("--n-resamples", type=int, default=1000, help="random dev/test splits (default 1000)")
+    p.add_argument("--resamples", "--n-resamples", dest="n_resamples", type=int, default=1000, metavar="R",
+                   help="random dev/test splits (default 1000; --n-resamples is the same)")
     p.add_argument("--seed", type=seed_type, default=None, metavar="N", help="random seed")
 
 

@@ -13,7 +13,15 @@ from ..errors import ParameterError
 from .errors import options
 from .format import print_json, words_or
 from .inputs import draw_seed, load_scores, seed_note
-from .options import Subparsers, add_command, add_variant_option, method_help, reject_unused, seed_type
+from .options import (
+    Subparsers,
+    add_command,
+    add_scores_input,
+    add_variant_option,
+    method_help,
+    reject_unused,
+    seed_type,
+)
 from .size_target import run_target
 
 if TYPE_CHECKING:
@@ -26,14 +34,15 @@ def add(subparsers: Subparsers) -> None:
     """Declare ``planner size``."""
     p = add_command(subparsers, NAME, "topic-set size of a classical design (paired-t, two-sample, anova, ci)",
                     """  planner size --design paired-t --min-diff 0.05 --sigma2 0.02 --power 0.8
-  planner size --design anova --min-diff 0.1 --scores ap.csv --variance pooled --systems 10
-  planner size --design ci --min-diff 0.1 --scores ap.csv --variance percentile:95 --json
+  planner size --design anova --min-diff 0.1 ap.csv --variance pooled --systems 10
+  planner size --design ci --min-diff 0.1 ap.csv --variance percentile:95 --json
   planner size --design paired-t --topics 50 --sigma2 0.02          # minimum detectable difference
   planner size --design paired-t --min-diff 0.05 --sigma2 0.02 --correction holm --systems 10
-  planner size --target swap_rate:0.05 --scores ap.csv --variance pair --seed 1
-  planner size --target kendall_tau:0.9 --scores ap.csv --method bootstrap --seed 1 --json
-  planner size --target swap_rate:0.05 --scores clef_p10.csv --variant-divisor 1000 --variants 1,2,3,6
-  planner size --allocate 100 --scores ap.csv --strata topics.csv --stratum-costs web=1,news=2""",
+  planner size --target swap_rate:0.05 ap.csv --variance pair --seed 1
+  planner size ap.csv --target swap_rate:0.05 --target power:0.8 --seed 1   # the binding one is named
+  planner size --target kendall_tau:0.9 ap.csv --method bootstrap --seed 1 --json
+  planner size --target swap_rate:0.05 clef_p10.csv --variant-divisor 1000 --variants 1,2,3,6
+  planner size --allocate 100 ap.csv --strata topics.csv --stratum-costs web=1,news=2""",
                     description="Solve a classical topic-set-size design (Sakai 2016) for whichever of "
                                 "--topics, --min-diff and --power is unset (default power 0.8 when both "
                                 "--topics and --power are absent). For --design ci, --min-diff is the largest "
@@ -55,21 +64,23 @@ def _add_modes(p: argparse.ArgumentParser) -> None:
     """What is solved (--design, --target, --allocate), and where the variance comes from."""
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--design", choices=["paired-t", "two-sample", "anova", "ci"])
-    what.add_argument("--target", metavar="NAME:VALUE",
-                      help=words_or(methods.target_names(lambda t: t.solvable)))
+    what.add_argument("--target", metavar="NAME:VALUE", action="append",
+                      help=words_or(methods.target_names(lambda t: t.solvable))
+                      + "; repeat it for several targets: each is solved, and the one needing the most "
+                        "topics (the binding one) is named")
     what.add_argument("--allocate", type=int, metavar="N",
                       help="split N topics across the strata of --scores (needs --strata)")
     p.add_argument("--min-diff", type=float, default=None, metavar="D",
                    help="minimum detectable difference (anova: range best-worst; ci: width cap)")
     p.add_argument("--width", type=float, default=None, metavar="W",
                    help="ci: the largest acceptable expected interval width (same as --min-diff)")
-    src = p.add_mutually_exclusive_group(required=True)
+    src = p.add_mutually_exclusive_group()
     src.add_argument("--sigma2", type=float, metavar="V",
                      help="the variance the design needs (paired: of per-topic differences; "
                           "two-sample/anova: within-system)")
-    src.add_argument("--scores", metavar="FILE", help="estimate the variance from a score file/folder or an "
-                     "embedded data set (dl19-passage, dl20-passage)")
-    p.add_argument("--measure", default=None, help="measure to select in --scores (trec_eval folders)")
+    add_scores_input(src, required=False, help="estimate the variance from a score file/folder or an "
+                     "embedded data set (dl19-passage, dl20-passage) instead of --sigma2")
+    p.add_argument("--measure", default=None, help="measure to select in SCORES (trec_eval folders)")
     add_variant_option(p)
     p.add_argument("--variance", default=None, metavar="SEL",
                    help="with --scores: pair | pooled | within-system | percentile:q "
@@ -132,8 +143,19 @@ def _reject_unused(args: argparse.Namespace, mode: str) -> None:
                       "not used with --sigma2 (it needs --scores)")
 
 
+def _check_source(args: argparse.Namespace) -> None:
+    """The variance comes from --sigma2 or from SCORES: one of them, once."""
+    if args.sigma2 is not None and args.scores is not None:
+        raise ParameterError(f"give the variance (--sigma2) or the scores to estimate it from ({args.scores}), "
+                             "not both", parameter="--sigma2")
+    if args.sigma2 is None and args.scores is None:
+        raise ParameterError("give the variance (--sigma2 V) or the scores to estimate it from (SCORES)",
+                             parameter="--sigma2")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``planner size``."""
+    _check_source(args)
     mode = _mode(args)
     _reject_unused(args, mode)
     if mode == "--target":

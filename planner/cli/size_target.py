@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 import warnings
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import methods
@@ -44,15 +46,20 @@ def _variants_problem(args: argparse.Namespace, scores: ScoreMatrix, target: met
     return None
 
 
-def _resampling(args: argparse.Namespace, target: methods.Target, method: methods.Method) -> dict[str, int]:
-    """The seed (drawn when one is needed), and the resamples of the interval and the simulation."""
-    if not target.reliability and (args.resamples != 0 or method.random):
+def _seed(args: argparse.Namespace, targets: list[methods.Target], method: methods.Method) -> None:
+    """The seed, drawn when a target needs one; an error when --seed is given and none does."""
+    if any(not t.reliability and (args.resamples != 0 or method.random) for t in targets):
         draw_seed(args)
     elif args.seed is not None:
+        target = targets[0]
         raise ParameterError("not used: nothing is drawn at random (" + (
             f"the {target.name} target is a closed-form D-study" if target.reliability else
             f"--resamples 0 asks for no interval on n, and method {method.name} is a closed form") + ")",
             parameter="--seed")
+
+
+def _resampling(args: argparse.Namespace, method: methods.Method) -> dict[str, int]:
+    """The resamples of the interval and the simulation."""
     if not method.random:
         return {"n_resamples": INTERVAL_RESAMPLES if args.resamples is None else args.resamples}
     # no interval on n for these: --resamples is the simulation's size, as in planner predict
@@ -63,26 +70,73 @@ def _resampling(args: argparse.Namespace, target: methods.Target, method: method
     return {"n_resamples": 0, "method_resamples": sim}
 
 
-def run_target(args: argparse.Namespace) -> int:
-    """Run ``planner size --target``."""
-    from ..plan import size_for_target, topics_for_variants  # heavy (scipy): loaded when the command runs
+@dataclass
+class _Solved:
+    """One ``--target`` and what it got."""
 
+    target: methods.Target
+    res: TargetResult
+    variants: VariantTrade | None
+
+    @property
+    def plan_count(self) -> float:
+        """The count to plan with: the interval's upper end (:attr:`planner.results.Interval.plan_n`)
+        where there is an interval, else the point; ``inf`` when unbounded or not reached."""
+        ivl = self.res.interval
+        if ivl.how is not IntervalMethod.NONE:
+            return math.inf if ivl.plan_n is None else float(ivl.plan_n)
+        return math.inf if self.res.n_topics is None else float(self.res.n_topics)
+
+
+def _targets(args: argparse.Namespace) -> list[tuple[str, float]]:
+    """The ``--target`` options, each checked; the same target twice is an error."""
+    out: list[tuple[str, float]] = []
+    for text in args.target:
+        name, value = parse_target(text)
+        if (name, value) in out:
+            raise ParameterError(f"{name}:{value:g} given more than once", parameter="--target")
+        out.append((name, value))
+    return out
+
+
+def run_target(args: argparse.Namespace) -> int:
+    """Run ``planner size --target`` (each target given, on the same scores and seed)."""
     if args.scores is None:
-        raise ParameterError("a target needs a collection to learn from (--scores FILE)", parameter="--scores")
-    name, value = parse_target(args.target)
-    target = methods.target(name, parameter="--target")
+        raise ParameterError("a target needs a collection to learn from (SCORES)", parameter="--scores")
+    asked = _targets(args)
     nv = None if args.variants is None else parse_int_list(args.variants, option="--variants", minimum=1)
     scores = load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
     # '' is an unknown method, not the default
     method = methods.method(methods.DEFAULT_METHOD if args.method is None else args.method, parameter="--method")
-    why = None if nv is None else _variants_problem(args, scores, target, method, nv)
-    if why:      # what the variant model cannot answer is an error before any work
-        raise ParameterError(why, parameter="--variants")
-    rkw = _resampling(args, target, method)
+    for name, _ in asked:
+        why = None if nv is None else _variants_problem(args, scores, methods.target(name), method, nv)
+        if why:      # what the variant model cannot answer is an error before any work
+            raise ParameterError(why, parameter="--variants")
+    _seed(args, [methods.target(name) for name, _ in asked], method)
+    rkw = _resampling(args, method)
+    solved = [_solve(args, scores, method, name, value, nv, rkw) for name, value in asked]
+    if args.json:
+        _json(args, scores, solved)
+        return 0
+    if len(solved) > 1:
+        _print_binding(solved)
+    for one in solved:
+        far_noted = _print_target(one.res, scores, one.target)
+        if one.variants is not None:
+            _print_variants(one.variants, method.name, far_noted)
+        if one.res.seed is not None and not one.target.reliability:
+            print(f"  seed          {one.res.seed}{seed_note(args)}")
+    return 0
+
+
+def _solve(args: argparse.Namespace, scores: ScoreMatrix, method: methods.Method, name: str, value: float,
+           nv: list[int] | None, rkw: dict[str, int]) -> _Solved:
+    from ..plan import size_for_target, topics_for_variants  # heavy (scipy): loaded when the command runs
+
     min_diff = args.min_diff if args.min_diff is not None else MIN_DIFF
     res = size_for_target(scores, target=name, value=value, method=method.name,
                           variance="pair" if args.variance is None else args.variance, alpha=args.alpha,
-                          min_diff=min_diff, rng=args.seed, **rkw)
+                          min_diff=min_diff, rng=args.seed, progress=args.progress, **rkw)
     vtr = None
     if nv is not None:
         with warnings.catch_warnings():
@@ -90,17 +144,43 @@ def run_target(args: argparse.Namespace) -> int:
             vtr = topics_for_variants(scores, target=name, value=value, n_variants=nv, method=method.name,
                                       min_diff=min_diff, alpha=args.alpha, n_resamples=rkw["n_resamples"],
                                       rng=args.seed)
-    if args.json:
-        print_json({**res.to_dict(), "source": scores.source, "measure": scores.measure,
-                    "n_variants": scores.n_variants,
-                    **({"variants": vtr.to_dict()} if vtr is not None else {})}, args)
-        return 0
-    far_noted = _print_target(res, scores, target)
-    if vtr is not None:
-        _print_variants(vtr, method.name, far_noted)
-    if res.seed is not None and not target.reliability:
-        print(f"  seed          {res.seed}{seed_note(args)}")
-    return 0
+    return _Solved(methods.target(name), res, vtr)
+
+
+def _binding(solved: list[_Solved]) -> _Solved:
+    """The target that needs the most topics (the first of equals)."""
+    return max(solved, key=lambda one: one.plan_count)
+
+
+def _one_json(scores: ScoreMatrix, one: _Solved) -> dict[str, Any]:
+    return {**one.res.to_dict(), "source": scores.source, "measure": scores.measure, "n_variants": scores.n_variants,
+            **({"variants": one.variants.to_dict()} if one.variants is not None else {})}
+
+
+def _json(args: argparse.Namespace, scores: ScoreMatrix, solved: list[_Solved]) -> None:
+    """One target: its result, as always; several: each, and the binding one."""
+    if len(solved) == 1:
+        print_json(_one_json(scores, solved[0]), args)
+        return
+    bind = _binding(solved)
+    print_json({"targets": [_one_json(scores, one) for one in solved],
+                "binding": {"target": bind.res.target, "value": bind.res.value,
+                            "plan_n": None if math.isinf(bind.plan_count) else int(bind.plan_count),
+                            "n_topics": bind.res.n_topics}}, args)
+
+
+def _print_binding(solved: list[_Solved]) -> None:
+    """The count to plan with for each target, and the binding one, before the details."""
+    bind = _binding(solved)
+    print(f"{len(solved)} targets; the binding one (needing the most topics): {bind.res.target} "
+          f"{bind.res.direction} {bind.res.value:g}")
+    print(f"  {'plan with':>10} {'point':>6}  target")
+    for one in solved:
+        plan = "unbounded" if math.isinf(one.plan_count) else str(int(one.plan_count))
+        point = "-" if one.res.n_topics is None else str(one.res.n_topics)
+        mark = "  (binding)" if one is bind else ""
+        print(f"  {plan:>10} {point:>6}  {one.res.target} {one.res.direction} {one.res.value:g}{mark}")
+    print("  plan with: the upper end of the interval on n where there is one, else the point count\n")
 
 
 def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target) -> bool:

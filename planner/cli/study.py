@@ -33,7 +33,6 @@ def add(subparsers: Subparsers) -> None:
     add_parallel_options(p, "scenarios")
     p.add_argument("--max-scenarios", type=int, default=None, metavar="N",
                    help="run a grid of up to N scenarios (default 200: a larger grid is refused, with its size)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar (shown only when stderr is a terminal)")
 
 
 def command_line(args: argparse.Namespace) -> str:

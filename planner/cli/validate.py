@@ -30,9 +30,9 @@ STATISTICS = methods.PAIR_RATES
 def add(subparsers: Subparsers) -> None:
     """Declare ``planner validate``."""
     p = add_command(subparsers, NAME, "check pilot-based swap/reversal predictions against held-out topics",
-                    """  planner validate --scores terabyte2006_ap.csv --pilot 25 --topics 25,50,62
-  planner validate --scores terabyte2006_ap.csv --pilot 25 --topics 25,50,62 --repeats 50 --seed 1 --json
-  planner validate --scores ap.csv --pilot 20 --topics 10,15 --methods predictive,analytic,bootstrap""",
+                    """  planner validate terabyte2006_ap.csv --pilot 25 --topics 25,50,62
+  planner validate terabyte2006_ap.csv --pilot 25 --topics 25,50,62 --repeats 50 --seed 1 --json
+  planner validate ap.csv --pilot 20 --topics 10,15 --methods predictive,analytic,bootstrap""",
                     description="Repeatedly split the topics at random into a pilot of --pilot topics and the "
                                 "disjoint remainder; predict the mean swap and reversal rate over all system "
                                 "pairs at each topic count from the pilot alone, measure them on pairs of "
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     jobs, scheduler = check_parallel_options(args)
     draw_seed(args)
     v = validate(scores, pilot=args.pilot, topics=topics, repeats=args.repeats, rng=args.seed,
-                 methods=names, subsets=args.subsets, jobs=jobs, scheduler=scheduler)
+                 methods=names, subsets=args.subsets, jobs=jobs, scheduler=scheduler, progress=args.progress)
     if args.json:
         print_json(v.to_dict(), args)
         return 0

@@ -102,16 +102,39 @@ def _table_reader(kind: str, source: str | None) -> Callable[..., ScoreMatrix]:
     return read_tidy if kind == "tidy" else read_wide
 
 
+#: the one orientation rule of frames and arrays (:func:`as_matrix`), stated in its errors
+ORIENTATION = ("an array is systems x topics (one row a system); a wide DataFrame names its rows: "
+               "index named 'topic' (or a first column 'topic'), one row a topic, as a wide CSV and "
+               "ScoreMatrix.to_frame() have them, or index named 'system', one row a system")
+
+
+def _wide_frame(df: pd.DataFrame, parameter: str) -> ScoreMatrix:
+    """A wide frame by :data:`ORIENTATION`: its index (or first column) says what its rows are."""
+    first = str(df.columns[0]).lower() if len(df.columns) else ""
+    if first in ("topic", "system") and df.index.name is None:
+        df = df.set_index(df.columns[0])
+    rows = str(df.index.name).lower() if df.index.name is not None else None
+    if rows == "system":
+        df = df.T
+    elif rows != "topic":
+        raise ParameterError(f"a DataFrame of {df.shape[0]} rows x {df.shape[1]} columns does not say whether its "
+                             f"rows are topics or systems: {ORIENTATION} (df.rename_axis('topic'))",
+                             parameter=parameter)
+    return ScoreMatrix.from_frame(df, missing="keep")
+
+
 def as_matrix(scores, parameter: str = "scores") -> ScoreMatrix:
-    """A ScoreMatrix from what the analyses accept.
+    """A ScoreMatrix from what the analyses accept, with one orientation rule (:data:`ORIENTATION`).
 
     Parameters
     ----------
     scores : ScoreMatrix or str or os.PathLike or pandas.DataFrame or array_like
-        A ScoreMatrix (returned as is), a path (:func:`load_scores`), a wide DataFrame
-        (rows topics; a first column ``topic`` becomes the index) or a tidy one, or a
-        2-D ``(S, T)`` (or 3-D ``(S, T, V)``) array. Missing cells of frames and arrays
-        are kept (``NaN``).
+        A ScoreMatrix (returned as is), a path (:func:`load_scores`), a tidy DataFrame
+        (``system``, ``topic``, ``value`` columns), a wide DataFrame that names its rows
+        (index named ``topic``, or a first column ``topic``: one row a topic; index named
+        ``system``: one row a system; a frame that says neither is an error), or a 2-D
+        ``(S, T)`` (or 3-D ``(S, T, V)``) array, one row a system. Missing cells of frames
+        and arrays are kept (``NaN``).
     parameter : str
         The name errors give the argument.
 
@@ -129,10 +152,9 @@ def as_matrix(scores, parameter: str = "scores") -> ScoreMatrix:
     if isinstance(scores, (str, os.PathLike)):
         return load_scores(scores)
     if isinstance(scores, pd.DataFrame):
-        df = scores
-        if len(df.columns) and str(df.columns[0]).lower() == "topic" and "system" not in df.columns:
-            df = df.set_index(df.columns[0])
-        return ScoreMatrix.from_frame(df, missing="keep")
+        if {"system", "topic", "value"} <= set(scores.columns):
+            return ScoreMatrix.from_frame(scores, missing="keep")
+        return _wide_frame(scores, parameter)
     if isinstance(scores, (np.ndarray, list, tuple)):
         try:
             arr = np.asarray(scores, dtype=np.float64)
@@ -140,7 +162,7 @@ def as_matrix(scores, parameter: str = "scores") -> ScoreMatrix:
             raise ParameterError("expected numbers in a systems x topics array (or a ScoreMatrix, "
                                  "DataFrame or path)", parameter=parameter) from None
         if arr.ndim not in (2, 3):
-            raise ParameterError(f"expected a systems x topics array, got shape {arr.shape}",
+            raise ParameterError(f"expected a systems x topics array, got shape {arr.shape} ({ORIENTATION})",
                                  parameter=parameter)
         return ScoreMatrix.build(arr, [f"s{i + 1}" for i in range(arr.shape[0])],
                                  [f"t{j + 1}" for j in range(arr.shape[1])], missing="keep")

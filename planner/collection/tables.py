@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, ParameterError, PlannerWarning
+from ..methods import suggest
 from ..scores import ScoreMatrix
 from .text import MISSING_HINT, cell_number, csv_rows, decode, delimiter, parse_float, read_bytes
 
@@ -212,7 +213,7 @@ def _tidy_measure(df: pd.DataFrame, measure: str | None, source: str | None) -> 
                                  "choose one", parameter="measure")
         return ms[0]
     if measure not in ms:
-        raise ParameterError(f"measure {measure!r} not in {source or 'table'}; found: "
+        raise ParameterError(f"measure {measure!r} not in {source or 'table'}{suggest(measure, ms)}; found: "
                              + ", ".join(ms[:20]), parameter="measure")
     return measure
 

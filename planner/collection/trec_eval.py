@@ -10,6 +10,7 @@ import numpy as np
 
 from .._checks import check_choice
 from ..errors import InputError, ParameterError
+from ..methods import suggest
 from ..scores import ScoreMatrix
 from .folders import files_in, run_name
 from .notes import plural, warn_collapsed
@@ -132,7 +133,8 @@ def read_trec_eval(path_or_folder, *, missing: str = "error", names: str = "file
         want = [measures] if isinstance(measures, str) else list(measures)   # one name, as in score_runs
         unknown = [m for m in want if m not in all_measures]
         if unknown:
-            raise ParameterError(f"measure {unknown[0]!r} not in the trec_eval output; found: "
+            raise ParameterError(f"measure {unknown[0]!r} not in the trec_eval output"
+                                 f"{suggest(unknown[0], all_measures)}; found: "
                                  + ", ".join(all_measures[:30]), parameter="measure")
         all_measures = want
     src = str(path_or_folder) if p is not None else None

@@ -35,6 +35,7 @@ import pandas as pd
 
 from ..errors import ParameterError
 from ..measures import PoolStats
+from ..methods import closest
 from ..scores import ScoreMatrix
 
 __all__ = [
@@ -86,7 +87,9 @@ def canonical_measure(measure: str) -> str:
     """The shipped measure name for ``measure`` (an alias or a shipped name)."""
     m = MEASURE_ALIASES.get(measure, measure)
     if m not in MEASURES:
-        raise ParameterError(f"measure {measure!r} is not shipped; choose one of "
+        near = closest(measure, [*MEASURES, *MEASURE_ALIASES])
+        hint = "" if near is None else f" (did you mean {MEASURE_ALIASES.get(near, near)!r}?)"
+        raise ParameterError(f"measure {measure!r} is not shipped{hint}; choose one of "
                              + ", ".join(MEASURES) + " (or an alias: " + ", ".join(MEASURE_ALIASES) + ")",
                              parameter="measure")
     return m

@@ -82,9 +82,9 @@ def check_interval_resamples(resamples: object) -> int:
 
 
 def as_scores(scores: Any, parameter: str = "scores") -> ScoreMatrix:
-    """A ScoreMatrix from what :func:`planner.fit` accepts (ScoreMatrix, path, wide DataFrame with
-    topics as rows, systems x topics array), with at least 2 systems and 2 topics. A ScoreMatrix
-    is returned as it is (after the size check)."""
+    """A ScoreMatrix from what :func:`planner.fit` accepts (ScoreMatrix, path, wide DataFrame that
+    names its rows, systems x topics array: :data:`planner.collection.load.ORIENTATION`), with at
+    least 2 systems and 2 topics. A ScoreMatrix is returned as it is (after the size check)."""
     if not isinstance(scores, ScoreMatrix):
         scores = as_matrix(scores, parameter)
     if scores.n_systems < 2 or scores.n_topics < 2:

@@ -17,6 +17,7 @@ from .._random import as_generator, seed_of, seed_to_use
 from ..collection import Qrels, read_qrels
 from ..errors import DegenerateDataWarning, InputError, ParameterError
 from ..measures import as_runs, rank_frame, score_runs
+from ..progress import Progress, bar
 from ..results import ResultMixin
 from ..scores import ScoreMatrix
 from ..variance import fit
@@ -496,7 +497,7 @@ def pool_depth_study(runs: Any, qrels: Any, *, depths: Any = (10, 20, 50, 100), 
                      variance: str = "pair", min_diff: float = 0.05,
                      alpha: float = 0.05, topic_cost: float = 0.0, judgment_cost: float = 1.0,
                      tau_min: float = 0.9, n_resamples: int = 0, rng: Any = None, targets: Any = None,
-                     method: str = methods.DEFAULT_METHOD) -> DepthStudy:
+                     method: str = methods.DEFAULT_METHOD, progress: Progress = False) -> DepthStudy:
     """Re-score runs with judgments restricted to the depth-k pool and weigh depth against topics.
 
     For each depth k: the qrels keep only documents in the union of the top k of ``pool_runs``
@@ -534,6 +535,9 @@ def pool_depth_study(runs: Any, qrels: Any, *, depths: Any = (10, 20, 50, 100), 
     method : str, optional
         A closed-form method (solved at every depth); default
         :data:`planner.methods.DEFAULT_METHOD` (``"predictive"``).
+    progress : bool, "auto" or Share, optional
+        A bar of the scorings (the full judgments, then each depth: :mod:`planner.progress`);
+        default none.
 
     Returns
     -------
@@ -560,19 +564,22 @@ def pool_depth_study(runs: Any, qrels: Any, *, depths: Any = (10, 20, 50, 100), 
     unknown = [r for r in pool_names if r not in run_map]
     if unknown:
         raise ParameterError(f"unknown run {unknown[0]!r}", parameter="pool_runs")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateDataWarning)
-        full = score_runs(run_map, q, [measure], warn=False)[measure]
-    s = _Study(run_map, q, measure, full, _ranked_runs({n: run_map[n] for n in pool_names}, set(full.topics)),
-               float(topic_cost), float(judgment_cost), float(tau_min))
-    full_row = {"depth": None, "judgments_per_topic": float(q.n_judgments) / max(len(q), 1),
-                **_stats_of(full, None, p)}
-    rows, undefined = [], []
-    for k in depths:
-        row, undef = _depth_row(s, k, full_row, p)
-        rows.append(row)
-        if undef:
-            undefined.append(k)
+    with bar(progress, len(depths) + 1, "pool depths", unit="scoring") as tick:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            full = score_runs(run_map, q, [measure], warn=False)[measure]
+        tick()
+        s = _Study(run_map, q, measure, full, _ranked_runs({n: run_map[n] for n in pool_names}, set(full.topics)),
+                   float(topic_cost), float(judgment_cost), float(tau_min))
+        full_row = {"depth": None, "judgments_per_topic": float(q.n_judgments) / max(len(q), 1),
+                    **_stats_of(full, None, p)}
+        rows, undefined = [], []
+        for k in depths:
+            row, undef = _depth_row(s, k, full_row, p)
+            rows.append(row)
+            if undef:
+                undefined.append(k)
+            tick()
     _warn_depths(rows, undefined)
     return DepthStudy(measure=measure, target=tlist[0][0], value=tlist[0][1], variance=variance,
                       targets=tuple(tlist), method=method, rows=tuple(rows), full=full_row,

@@ -46,8 +46,9 @@ class ResampledModels:
 
 
 def resample_models(vals: np.ndarray, variance: str, gen: np.random.Generator, resamples: int, *,
-                    kurtosis: bool) -> ResampledModels:
-    """The pair model of each of ``resamples`` topic resamples of ``vals`` (one child stream each)."""
+                    kurtosis: bool, tick: Callable[..., None] | None = None) -> ResampledModels:
+    """The pair model of each of ``resamples`` topic resamples of ``vals`` (one child stream each);
+    ``tick()`` is called after each (:mod:`planner.progress`)."""
     S, T = vals.shape
     K = S * (S - 1) // 2
     out = ResampledModels(np.empty((resamples, K)), np.empty((resamples, K)),
@@ -64,6 +65,8 @@ def resample_models(vals: np.ndarray, variance: str, gen: np.random.Generator, r
             if out.kurt is not None:
                 a_, b_ = pair_index(S)
                 out.kurt[i] = pair_moments(vb, a_, b_, kurtosis=True)[2]
+            if tick is not None:
+                tick()
     return out
 
 
@@ -96,8 +99,10 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
 
 
 def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0: int,
-                       spec: methods.PredictiveSpec, n_max: int) -> np.ndarray:
-    """The smallest n of each resample under the predictive model ``spec``.
+                       spec: methods.PredictiveSpec, n_max: int,
+                       tick: Callable[..., None] | None = None) -> np.ndarray:
+    """The smallest n of each resample under the predictive model ``spec`` (``tick(k)`` after
+    each block of ``k`` resamples: :mod:`planner.progress`).
 
     Blocks of resamples, each solved on its own (the problems are independent), so what each
     resample's model keeps is held for one block only: the chi-square quadrature of an
@@ -115,16 +120,32 @@ def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0:
                                 spec)
         parts.append(smallest_n_vec(lambda n, f=stat: sign * f(n) <= sign * value,  # type: ignore[misc]
                                     blk.stop - blk.start, 2, n_max))
+        if tick is not None:
+            tick(blk.stop - blk.start)
     return np.concatenate(parts)
 
 
 def resolve_analytic(t: methods.Target, value: float, rs: ResampledModels, n_max: int, *, min_diff: float,
-                     alpha: float, quantile: float) -> np.ndarray:
-    """The smallest n of each resample under the analytic formulas."""
+                     alpha: float, quantile: float, tick: Callable[..., None] | None = None) -> np.ndarray:
+    """The smallest n of each resample under the analytic formulas (all resamples together, so
+    ``tick(k)`` reports half of the resamples left after each step of the search, and the rest
+    at the end: :mod:`planner.progress`)."""
     sign = 1.0 if t.direction == "<=" else -1.0
-    return smallest_n_vec(lambda n: sign * batch_stat(t.name, n, rs.D, rs.V, rs.comp, min_diff=min_diff,
-                                                      alpha=alpha, quantile=quantile) <= sign * value,
-                          rs.D.shape[0], 2, n_max)
+    B = rs.D.shape[0]
+    left = [B]
+
+    def ok(n: np.ndarray) -> np.ndarray:
+        met = sign * batch_stat(t.name, n, rs.D, rs.V, rs.comp, min_diff=min_diff, alpha=alpha,
+                                quantile=quantile) <= sign * value
+        if tick is not None and left[0] > 1:
+            tick(left[0] // 2)
+            left[0] -= left[0] // 2
+        return met
+
+    ns = smallest_n_vec(ok, B, 2, n_max)
+    if tick is not None:
+        tick(left[0])
+    return ns
 
 
 def topic_interval(ns: np.ndarray, confidence_level: float) -> tuple[int | None, int | None]:

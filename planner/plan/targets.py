@@ -18,6 +18,7 @@ import numpy as np
 from .. import methods
 from .._random import as_generator, draw_seed, seed_of
 from ..errors import DegenerateDataWarning, IdenticalPairsWarning, InputError, ParameterError
+from ..progress import Progress, bar
 from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate import fit_model, predict
@@ -268,7 +269,8 @@ def _check_identical(data: FittedPairs, target: str) -> int:
     return identical
 
 
-def _predict_stat(data: FittedPairs, req: TargetRequest, seed: int) -> Callable[[int], float]:
+def _predict_stat(data: FittedPairs, req: TargetRequest, seed: int,
+                  tick: Callable[..., None] = lambda k=1: None) -> Callable[[int], float]:
     """The target's statistic at n on the curve of ``req.method`` (memoised per n; a predictive
     method's prior fitted once)."""
     cache: dict[int, float] = {}
@@ -280,14 +282,15 @@ def _predict_stat(data: FittedPairs, req: TargetRequest, seed: int) -> Callable[
                             alpha=req.alpha, n_resamples=req.method_resamples, keep_pairs=False, rng=seed,
                             model=prior)
             cache[n] = float(curve.rows[0][req.target.statistic])
+            tick()
         return cache[n]
     return stat
 
 
-def _simulated_point(data: FittedPairs, req: TargetRequest,
-                     seed: int) -> tuple[int | None, Callable[[int], float]]:
+def _simulated_point(data: FittedPairs, req: TargetRequest, seed: int,
+                     tick: Callable[..., None]) -> tuple[int | None, Callable[[int], float]]:
     """The smallest n on a :func:`planner.simulate.predict` curve, and the curve."""
-    stat_at = _predict_stat(data, req, seed)
+    stat_at = _predict_stat(data, req, seed, tick)
     top = req.n_max
     T = data.vals.shape[1]
     if req.method.disjoint:
@@ -320,7 +323,8 @@ def _warn_tied_means(data: FittedPairs, req: TargetRequest) -> None:
 
 
 def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
-              gen: np.random.Generator) -> tuple[Interval, np.ndarray | None, ResampledModels | None]:
+              gen: np.random.Generator,
+              progress: Progress = False) -> tuple[Interval, np.ndarray | None, ResampledModels | None]:
     """The interval on n of the answer ``n_star``, and the re-solved counts behind it."""
     t, m, level = req.target, req.method, req.confidence_level
     if n_star is None and req.n_resamples > 0 and not t.reliability:
@@ -339,12 +343,14 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
         return Interval.none("", level), None, None
     # the pilot-aware methods' swap, reversal and tau are re-solved with their own model
     spec = m.spec if t.pair_rate else None
-    rs = resample_models(data.vals, req.variance, gen, req.n_resamples,
-                         kurtosis=spec is not None and spec.integrate)
-    if spec is not None:
-        ns = resolve_predictive(t, req.value, rs, data.vals.shape[1], spec, req.n_max)
-    else:
-        ns = resolve_analytic(t, req.value, rs, req.n_max, **req.options)
+    # one bar: each resample drawn, then each re-solved
+    with bar(progress, 2 * req.n_resamples, "interval on n", unit="resample") as tick:
+        rs = resample_models(data.vals, req.variance, gen, req.n_resamples,
+                             kurtosis=spec is not None and spec.integrate, tick=tick)
+        if spec is not None:
+            ns = resolve_predictive(t, req.value, rs, data.vals.shape[1], spec, req.n_max, tick=tick)
+        else:
+            ns = resolve_analytic(t, req.value, rs, req.n_max, **req.options, tick=tick)
     lower, upper = topic_interval(ns, level)
     note = f"{m.name if spec is not None else 'analytic'} re-solve"
     return Interval(lower, upper, level, IntervalMethod.TOPIC_RESAMPLING, req.n_resamples, note), ns, rs
@@ -357,14 +363,14 @@ def _seed(req: TargetRequest, rng: Any) -> tuple[Any, int | None]:
     return rng, seed_of(rng)
 
 
-def solve_target(data: FittedPairs, req: TargetRequest, rng: Any = None) -> TargetResult:
+def solve_target(data: FittedPairs, req: TargetRequest, rng: Any = None, progress: Progress = False) -> TargetResult:
     """:func:`size_for_target` on a collection already coerced and fitted (:func:`fit_pairs`)."""
-    res, stat_at, rs = _solve_target(data, req, rng)
+    res, stat_at, rs = _solve_target(data, req, rng, progress)
     return _calibrated(res, stat_at, data, rs) if req.calibrate else res
 
 
-def _solve_target(data: FittedPairs, req: TargetRequest,
-                  rng: Any) -> tuple[TargetResult, Callable[[int], float], ResampledModels | None]:
+def _solve_target(data: FittedPairs, req: TargetRequest, rng: Any,
+                  progress: Progress = False) -> tuple[TargetResult, Callable[[int], float], ResampledModels | None]:
     rng, seed = _seed(req, rng)
     gen = as_generator(rng)
     identical = _check_identical(data, req.target.name)
@@ -380,12 +386,13 @@ def _solve_target(data: FittedPairs, req: TargetRequest,
             # every n is simulated from one integer seed (common random numbers); without one, draw
             # it from the generator given (or fresh), and record it, so the answer can be repeated
             seed = int(gen.integers(0, 2 ** 31))
-        n_star, stat_at = _simulated_point(data, req, seed if seed is not None else 0)
+        with bar(progress, None, f"searching n ({m.name})", unit="n") as tick:
+            n_star, stat_at = _simulated_point(data, req, seed if seed is not None else 0, tick)
     achieved = float(stat_at(n_star)) if n_star is not None else None
     prev = float(stat_at(n_star - 1)) if n_star is not None and n_star > 2 else None
     if n_star is None and m.engine is methods.Engine.ANALYTIC and req.target.pair_rate:
         _warn_tied_means(data, req)
-    interval, ns, rs = _interval(data, req, n_star, gen)
+    interval, ns, rs = _interval(data, req, n_star, gen, progress)
     return TargetResult(target=req.target.name, value=req.value, direction=req.target.direction,
                         n_topics=n_star, achieved=achieved, at_n_minus_1=prev, interval=interval, method=m.name,
                         variance=m.default_variance if m.random else req.variance,
@@ -399,7 +406,7 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
                     variance: str = "pair", min_diff: float = 0.05, alpha: float = 0.05,
                     quantile: float = 50.0, confidence_level: float = 0.95, n_resamples: int = 200,
                     n_max: int = 100_000, method_resamples: int = 1000, rng: Any = None,
-                    calibrate: object = False) -> TargetResult:
+                    calibrate: object = False, progress: Progress = False) -> TargetResult:
     """Smallest number of topics for which a statistic of the collection meets ``value``.
 
     Parameters
@@ -442,6 +449,9 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
         Correct the count for the collection's size and give the calibrated interval on n
         (:mod:`planner.plan.calibrate`); needs ``n_resamples > 0`` and a method and target with a
         topic-resampling interval. The plain answer is kept in ``uncalibrated``.
+    progress : bool, "auto" or Share, optional
+        Bars of the search of a random method and of the interval's resamples
+        (:mod:`planner.progress`); default none. The numbers are the same with or without.
 
     Returns
     -------
@@ -468,7 +478,7 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
                          alpha=alpha, quantile=quantile, confidence_level=confidence_level,
                          n_resamples=n_resamples, n_max=n_max, method_resamples=method_resamples,
                          calibrate=calibrate)
-    return solve_target(fit_pairs(scores, variance), req, rng)
+    return solve_target(fit_pairs(scores, variance), req, rng, progress)
 
 
 def _calibrated(res: TargetResult, stat_at: Callable[[int], float], data: FittedPairs,

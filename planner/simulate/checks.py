@@ -28,8 +28,9 @@ def complete_matrix(scores, parameter: str = "scores") -> ScoreMatrix:
     """A complete ScoreMatrix of at least 2 systems and 2 topics (variants averaged).
 
     Accepts what :func:`planner.fit` accepts (``variance.as_matrix``): a ScoreMatrix,
-    a path (:func:`planner.load_scores`), a wide DataFrame (rows topics) or a 2-D
-    array (systems x topics); anything else is a :class:`ParameterError` on ``parameter``.
+    a path (:func:`planner.load_scores`), a wide DataFrame that names its rows or a 2-D
+    array (systems x topics; :data:`planner.collection.load.ORIENTATION`); anything else is a
+    :class:`ParameterError` on ``parameter``.
     """
     m = as_matrix(scores, parameter)
     if m.has_variants:

@@ -22,6 +22,7 @@ from .._checks import check_min_diff
 from .._random import as_generator, seed_of
 from ..errors import DegenerateDataWarning, ParameterError
 from ..methods import DEFAULT_METHOD, Engine, Method
+from ..progress import Progress, bar
 from ..scores import ScoreMatrix
 from ..variance import check_alpha, exact_dbar, pair_index, parse_selector
 from .analytic import AnalyticEngine
@@ -251,14 +252,14 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
             strata: str = "uniform", costs: Mapping[str, float] | None = None, rng=None,
             bins: Sequence[float] = DEFAULT_BINS, keep_pairs: bool = True,
             chunk_pairs: int | None = None, max_memory: int = 256 * 2 ** 20,
-            t_tests: bool = True, model: Prior | None = None) -> Curve:
+            t_tests: bool = True, model: Prior | None = None, progress: Progress = False) -> Curve:
     """Curves of reversal, swap, Kendall tau, interval width, power, Erho2, Phi vs ``n``.
 
     Parameters
     ----------
     scores : ScoreMatrix, path, DataFrame or array
-        As for :func:`planner.fit` (a wide DataFrame has rows topics, an array is systems
-        x topics); at least 2 systems and 2 topics, no missing cells.
+        As for :func:`planner.fit` (one orientation rule,
+        :data:`planner.collection.load.ORIENTATION`); at least 2 systems and 2 topics, no missing cells.
     topics : int or sequence of int
         Topic counts ``n`` (integers >= 2).
     method : str, optional
@@ -298,6 +299,9 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
     model : Prior, optional
         A predictive method's prior fitted earlier on the same scores (:func:`fit_model`), so
         that a caller predicting one count at a time fits it once; default: fit it here.
+    progress : bool, "auto" or Share, optional
+        A bar of the chunks computed (:mod:`planner.progress`); default none. The numbers
+        are the same with or without it.
 
     Returns
     -------
@@ -328,7 +332,9 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
     engine = ENGINES[o.method.engine].prepare(s)
     chunk = chunk_size(engine, s, o.chunk_pairs, o.max_memory)
     sums = PairSums(s.dbar, topics=s.topics, edges=o.edges, keep_pairs=o.keep_pairs)
-    with engine.context():
-        for j, pairs in engine.pieces(chunk):
+    pieces = list(engine.pieces(chunk))
+    with engine.context(), bar(progress, len(pieces), f"predict ({o.method.name})", unit="chunk") as tick:
+        for j, pairs in pieces:
             sums.add(pairs, j, engine.chunk(j, pairs))
+            tick()
     return _curve(o, s, sums, engine)

@@ -7,14 +7,13 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-
-from tqdm import tqdm
 
 from .._random import keyed_stream
 from ..errors import ConfigError, DegenerateDataWarning, ParameterError
 from ..parallel import check_jobs, check_scheduler, run_tasks
+from ..progress import Progress, Share, bar, check_progress
 from ..report import check_target, jsonable, versions, write_report
 from .config import StudyConfig, load_config
 from .honest import honest_paragraphs
@@ -33,10 +32,10 @@ __all__ = ["run_study", "scenario_key"]
 _KEY_LATER_DEFAULTS = {("costs", "variant"): 0.0}
 
 
-def _worker(args) -> ScenarioResult:
+def _worker(args, progress: Progress = False) -> ScenarioResult:
     sc, rng, resamples, seed = args
     try:
-        return run_scenario(sc, rng, resamples, seed)
+        return run_scenario(sc, rng, resamples, seed, progress)
     except (ParameterError, ConfigError) as exc:
         # name the scenario: "s03 [dl19-passage, RR(rel=2)]: measure: ..."
         raise ConfigError(str(exc), key=f"{sc['id']} [{sc['name']}]") from None
@@ -83,16 +82,14 @@ def _input_paths(cfg: StudyConfig) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-def _run_all(tasks: list, jobs: int, quiet: bool, name: str, scheduler=None) -> list[ScenarioResult]:
-    """Every scenario, in order; in ``jobs`` processes or on a Dask cluster (planner.parallel)."""
-    # only on a terminal (disable=None), where leave=False erases it: logs and captured stderr
-    # get no bar, and a failing study leaves only its error line
-    bar = tqdm(total=len(tasks), desc=f"study {name}", unit="scenario", file=sys.stderr,
-               disable=True if quiet else None, leave=False)
-    try:
-        return run_tasks(_worker, tasks, jobs=jobs, scheduler=scheduler, progress=lambda: bar.update(1))
-    finally:
-        bar.close()
+def _run_all(tasks: list, jobs: int, tick: Callable[..., None], scheduler=None) -> list[ScenarioResult]:
+    """Every scenario, in order; in ``jobs`` processes or on a Dask cluster (planner.parallel).
+
+    In this process ``tick`` (the study's bar) advances inside each scenario, step by step (its
+    slice of the bar, a :class:`planner.progress.Share`); elsewhere as each scenario finishes."""
+    if jobs == 1 and scheduler is None:
+        return [_worker(t, Share(tick, 1.0)) for t in tasks]
+    return run_tasks(_worker, tasks, jobs=jobs, scheduler=scheduler, progress=tick)
 
 
 def _unique(items) -> list:
@@ -124,7 +121,7 @@ def _provenance(cfg: StudyConfig, vers: dict, inputs: list, jobs: int, command: 
 def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | os.PathLike | None = None,
               force: bool = False, seed: int | None = None, jobs: int = 1, quiet: bool = False,
               write: bool = True, command: str | None = None, max_scenarios: int | None = None,
-              scheduler=None) -> StudyResult:
+              scheduler=None, progress: Progress = None) -> StudyResult:
     """Run a study and (unless ``write=False``) write its report folder.
 
     Parameters
@@ -148,7 +145,11 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
         The same results as a serial run (:mod:`planner.parallel`); needs
         ``pip install 'planner[dask]'``.
     quiet : bool, optional
-        No progress bar (otherwise tqdm on stderr when stderr is a terminal).
+        No progress bar (the same as ``progress=False``).
+    progress : bool, "auto" or None, optional
+        The bar of the scenarios (:mod:`planner.progress`), which advances inside each scenario
+        when they run in this process; default ``None``: ``"auto"`` (a bar on standard error
+        when it is a terminal) unless ``quiet``. The numbers are the same with or without.
     write : bool, optional
         Write the report folder.
     command : str, optional
@@ -174,6 +175,7 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     """
     t0 = time.perf_counter()
     _check_args(jobs, write, out)
+    progress = False if quiet else "auto" if progress is None else check_progress(progress)
     cfg = load_config(config, seed=seed, max_scenarios=max_scenarios)
     target = None
     if write:
@@ -184,10 +186,28 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     tasks = [(dict(sc), keyed_stream(cfg.seed, scenario_key(sc)), cfg.resamples, cfg.seed)
              for sc in cfg.scenarios]
     scheduler = check_scheduler(scheduler if scheduler is not None else cfg.scheduler)
-    scens = _run_all(tasks, jobs, quiet, cfg.name, scheduler)
+    # the bar: one unit a scenario, and one the report (its figures take a while)
+    with bar(progress, len(tasks) + write, f"study {cfg.name}" + (" (then its report)" if write else ""),
+             unit="scenario", fractions=True) as tick:
+        result, prov = _results(cfg, _run_all(tasks, jobs, tick, scheduler), jobs, command, scheduler, t0)
+        if target is not None:
+            prov["elapsed_seconds"] = round(time.perf_counter() - t0, 2)
+            prov["_t0"] = t0          # write_report times the study up to its finished figures
+            path = write_report(result, target, force=force)
+            prov.pop("_t0", None)
+            object.__setattr__(result, "out", str(path))
+            object.__setattr__(result, "elapsed", time.perf_counter() - t0)
+            tick()
+    return result
+
+
+def _results(cfg: StudyConfig, scens: list[ScenarioResult], jobs: int, command: str | None, scheduler,
+             t0: float) -> tuple[StudyResult, dict]:
+    """The study's results from its scenarios' (the answer, the paired comparisons, the tables),
+    and its provenance."""
     all_warn = _unique(w for s in scens for w in s.warnings)
     for w in all_warn:
-        warnings.warn(w, DegenerateDataWarning, stacklevel=2)
+        warnings.warn(w, DegenerateDataWarning, stacklevel=3)   # the caller of run_study
     vers = versions()
     inputs = _unique(i for s in scens for i in s.inputs)
     paired = paired_measures(scens)
@@ -208,11 +228,4 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
                                  **({"reuse": reuse.to_frame()} if reuse is not None else {})},
                          provenance=prov, out=None,
                          elapsed=time.perf_counter() - t0, scenario_results=tuple(scens), answer_result=ans)
-    if target is not None:
-        prov["elapsed_seconds"] = round(time.perf_counter() - t0, 2)
-        prov["_t0"] = t0          # write_report times the study up to its finished figures
-        path = write_report(result, target, force=force)
-        prov.pop("_t0", None)
-        object.__setattr__(result, "out", str(path))
-        object.__setattr__(result, "elapsed", time.perf_counter() - t0)
-    return result
+    return result, prov

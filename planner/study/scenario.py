@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import ConfigError, PlannerError, ReadNoteWarning
 from ..plan import paired_bootstrap
+from ..progress import Progress, Share, part
 from ..simulate import predict
 from ..variance import fit, fit_variants
 from .inputs import apply_filter, data_stream, judged_share, load_scores, topics_key, topics_stream
@@ -33,7 +34,8 @@ from .targets import TargetContext, chooses_variance, replay, solve_target, vari
 
 __all__ = ["run_scenario"]
 
-def run_scenario(sc: dict, rng: np.random.Generator, resamples: int, seed: int | None = None) -> ScenarioResult:
+def run_scenario(sc: dict, rng: np.random.Generator, resamples: int, seed: int | None = None,
+                 progress: Progress = False) -> ScenarioResult:
     """Everything for one scenario (a stack of collections, or one collection).
 
     Parameters
@@ -46,6 +48,9 @@ def run_scenario(sc: dict, rng: np.random.Generator, resamples: int, seed: int |
         Bootstrap / subsample repetitions.
     seed : int or None
         The study seed (keys the honest statement's and the intervals' streams on the data).
+    progress : Share, optional
+        The scenario's slice of the study's bar (:mod:`planner.progress`), filled as its steps
+        run: the curve's chunks, each target, the bootstrap of the honest statement.
 
     Returns
     -------
@@ -57,7 +62,9 @@ def run_scenario(sc: dict, rng: np.random.Generator, resamples: int, seed: int |
         if "stack" in sc["collection"]:
             res = run_stacked(sc, rng, resamples, seed)
         else:
-            res = _run_one(sc, rng, resamples, seed)
+            res = _run_one(sc, rng, resamples, seed, progress)
+    if isinstance(progress, Share):
+        progress.rest()
     # a note on reading the inputs is the same for every scenario that reads them: said once
     return replace(res, warnings=list(dict.fromkeys(
         str(w.message) if issubclass(w.category, ReadNoteWarning) else f"{sc['id']}: {w.message}" for w in wlist)))
@@ -161,7 +168,8 @@ def _strata_info(m2, comp, comp_d: dict) -> dict | None:
                            for k, v in comp_d["strata"].items()}}
 
 
-def _targets(sc: dict, m2, comp, rows, at, seed, r_extra) -> tuple[tuple[ScenarioTarget, ...], Any]:
+def _targets(sc: dict, m2, comp, rows, at, seed, r_extra,
+             progress: Progress = False) -> tuple[tuple[ScenarioTarget, ...], Any]:
     """Every target's count. Every target's interval on n resamples the same topics (common random
     numbers), so equivalent targets (swap_rate v and kendall_tau 1 - 2v) get the same interval and
     the intervals of different targets are comparable; the resamples depend only on the seed and
@@ -169,21 +177,26 @@ def _targets(sc: dict, m2, comp, rows, at, seed, r_extra) -> tuple[tuple[Scenari
     target_base = topics_stream(seed, m2, r_extra.spawn(1)[0])
     streams = [copy.deepcopy(target_base) for _ in sc["targets"]]
     ctx = TargetContext(sc, m2, comp, rows, at, target_base, seed)
-    return tuple(solve_target(ctx, tg, s) for tg, s in zip(sc["targets"], streams)), target_base
+    out = []
+    for tg, s in zip(sc["targets"], streams):
+        out.append(solve_target(ctx, tg, s))
+        part(progress, 1 / len(streams)).rest()
+    return tuple(out), target_base
 
 
-def _run_one(sc: dict, rng: np.random.Generator, resamples: int, seed: int | None) -> ScenarioResult:
+def _run_one(sc: dict, rng: np.random.Generator, resamples: int, seed: int | None,
+             progress: Progress = False) -> ScenarioResult:
     r_pred, r_honest, r_extra = rng.spawn(3)
     make = replay(r_pred)
     sc, m, m2, m3, inputs, dropped = _scores(sc)
     comp = fit(m2)
     pkw = dict(method=sc["method"], variance=sc["variance"] if chooses_variance(sc["method"]) else None,
                min_diff=sc["min_diff"], alpha=sc["alpha"], n_resamples=resamples, strata=sc["strata"])
-    curve = predict(m2, topics=sc["topics"], rng=r_pred, **pkw)
+    curve = predict(m2, topics=sc["topics"], rng=r_pred, progress=part(progress, 0.4), **pkw)
     rows = [dict(r) for r in curve.rows]
     at = _Evaluator(m2, comp, pkw, make, rows)
     _dstudy_bands(comp, rows, sc)
-    targets, target_base = _targets(sc, m2, comp, rows, at, seed, r_extra)
+    targets, target_base = _targets(sc, m2, comp, rows, at, seed, r_extra, part(progress, 0.4))
     variants = _variants(m3, m2, sc, target_base)
     honest = HonestStatement(paired_bootstrap(m2, n_resamples=resamples, alpha=sc["alpha"],
                                               rng=data_stream(seed, m2, r_honest)),

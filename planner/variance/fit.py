@@ -31,7 +31,8 @@ def fit(scores, *, method: str = "auto", drop: float = 0.0,
     ----------
     scores : ScoreMatrix or path or DataFrame or array_like
         A :class:`~planner.ScoreMatrix` (or a path read by ``load_scores``, a wide
-        DataFrame or an ``(S, T)`` array). A matrix with variants is averaged over its
+        DataFrame whose index is named ``topic`` or ``system``, or an ``(S, T)`` array, one
+        row a system: :func:`planner.collection.as_matrix`). A matrix with variants is averaged over its
         variants first (use :func:`fit_variants` for the three-facet model).
     method : {"auto", "anova", "reml"}
         ``"anova"`` (complete matrices), ``"reml"`` (see ``reml_engine``) or ``"auto"``

@@ -13,6 +13,7 @@ import pandas as pd
 from .._checks import check_choice
 from ..collection import as_matrix
 from ..errors import DegenerateDataWarning, InputError, ParameterError
+from ..methods import suggest
 from ..results import ResultMixin
 from ..scores import ScoreMatrix
 from .common import check_size, label
@@ -338,7 +339,8 @@ def parse_selector(selector: str, *, parameter: str = "selector") -> tuple[str, 
         if not 0 < q <= 100:
             raise ParameterError(f"percentile must be in (0, 100], got {selector!r}", parameter=parameter)
         return "percentile", q
-    raise ParameterError(f"unknown variance selector {selector!r}; expected pair, pooled, "
+    near = suggest(s, ("pair", "pooled", "within-system", "percentile:95"))
+    raise ParameterError(f"unknown variance selector {selector!r}{near}; expected pair, pooled, "
                          "within-system or percentile:q", parameter=parameter)
 
 
