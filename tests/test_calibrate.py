@@ -142,3 +142,25 @@ def test_defining_property_median_draw_near_full_count(tb_ap):
     assert np.median(plain_r) < 0.8
     assert abs(np.median(cal_r) - 1) < 0.2
     assert covered >= 14
+
+
+def test_cli_calibrate_leads_with_the_count_to_plan_with(capsys):
+    """``planner size --calibrate``: the JSON carries the calibrated count, its interval and the
+    plain count, equal to the API's; the text leads with the interval's upper end."""
+    from planner.cli import main
+
+    path = str(TB_AP)
+    args = ["size", path, "--target", "swap_rate:0.05", "--method", "analytic", "--resamples", "30", "--seed", "4",
+            "--calibrate"]
+    assert main([*args, "--json"]) == 0
+    import json
+    got = json.loads(capsys.readouterr().out)
+    api = plan.size_for_target(load_scores(path), target="swap_rate", value=0.05, method="analytic",
+                               n_resamples=30, rng=4, calibrate=True)
+    assert got["n_topics"] == api.n_topics and got["interval"]["high"] == api.interval.high
+    assert got["uncalibrated"][0] == api.uncalibrated[0] != api.n_topics
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert f"plan with     {api.interval.high} topics" in lines[3]
+    assert main(["size", path, "--design", "paired-t", "--min-diff", "0.05", "--calibrate"]) == 2
+    assert "--calibrate" in capsys.readouterr().err

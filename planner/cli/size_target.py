@@ -136,7 +136,8 @@ def _solve(args: argparse.Namespace, scores: ScoreMatrix, method: methods.Method
     min_diff = args.min_diff if args.min_diff is not None else MIN_DIFF
     res = size_for_target(scores, target=name, value=value, method=method.name,
                           variance="pair" if args.variance is None else args.variance, alpha=args.alpha,
-                          min_diff=min_diff, rng=args.seed, progress=args.progress, **rkw)
+                          min_diff=min_diff, rng=args.seed, progress=args.progress,
+                          calibrate=bool(args.calibrate), **rkw)
     vtr = None
     if nv is not None:
         with warnings.catch_warnings():
@@ -193,11 +194,13 @@ def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target
           + (f", {scores.measure}" if scores.measure else "")
           + (f" (each topic the mean of its {scores.n_variants} query variants)"
              if getattr(scores, "n_variants", 1) and scores.n_variants > 1 else ""))
-    print(f"  topics        {n}")
+    ivl = res.interval
+    if ivl.plan_n is not None:
+        print(f"  plan with     {ivl.plan_n} topics (enough at {ivl.level:.0%}: the interval's upper end)")
+    print(f"  topics        {n}" + (f" (plain count {res.uncalibrated[0]})" if res.uncalibrated else ""))
     if res.n_topics is not None:
         prev = "" if res.at_n_minus_1 is None else f" (at n-1: {res.at_n_minus_1:.8g})"
         print(f"  achieved      {res.achieved:.8g}{prev}")
-    ivl = res.interval
     resampled = ivl.how is IntervalMethod.TOPIC_RESAMPLING
     if ivl.how is IntervalMethod.NONE:
         print(f"  interval      {ivl.describe()}")
@@ -213,7 +216,7 @@ def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target
         # measured: such counts and their intervals run low (benchmarks/bench_coverage.py)
         print(f"  note          {res.n_topics} is {res.n_topics / res.n_topics_observed:.1f} times the topics learnt "
               "from: counts this far out, and their interval, tend to run low (docs/planning.md, "
-              "'What the interval on n covers'); plan towards the upper end")
+              "'What the interval on n covers'); --calibrate corrects for it")
     if res.method_resamples:
         print(f"  simulation    {res.method_resamples} resamples at each topic count (--resamples)")
     return far_noted
