@@ -95,6 +95,11 @@ class Interval:
             return None
         return self.high
 
+    @property
+    def resampled(self) -> bool:
+        """True when the interval comes from topic resamples (plain or calibrated)."""
+        return self.how in (IntervalMethod.TOPIC_RESAMPLING, IntervalMethod.CALIBRATED)
+
     def contains(self, value: float) -> bool:
         """True when ``value`` lies in the interval (an unbounded end holds everything beyond it)."""
         lo = -math.inf if self.low is None else self.low

@@ -164,3 +164,30 @@ def test_cli_calibrate_leads_with_the_count_to_plan_with(capsys):
     assert f"plan with     {api.interval.high} topics" in lines[3]
     assert main(["size", path, "--design", "paired-t", "--min-diff", "0.05", "--calibrate"]) == 2
     assert "--calibrate" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_study_calibrate_key(tmp_path):
+    """``calibrate: true`` in a study: the swap count is the deconvolved one (above the plain
+    count on DL 2019, 43 topics, where the plain one runs low), inside its own interval; the
+    power count is unchanged; ``calibrate: 1`` is one error line naming the key."""
+    import json
+
+    from planner.cli import main
+
+    base = ("collection: {dataset: dl19-passage}\nmeasure: nDCG@10\nmethod: analytic\nresamples: 50\n"
+            "targets:\n  - {target: swap_rate, value: 0.05}\n  - {target: power, value: 0.8}\n")
+    got = {}
+    for flag in ("false", "true"):
+        cfg = tmp_path / f"{flag}.yaml"
+        cfg.write_text(base + f"calibrate: {flag}\n")
+        assert main(["study", str(cfg), "-o", str(tmp_path / flag), "--quiet"]) == 0
+        got[flag] = json.loads((tmp_path / flag / "results.json").read_text())["scenarios"][0]["targets"]
+    plain, cal = got["false"], got["true"]
+    assert cal[0]["n_topics"] > plain[0]["n_topics"]
+    assert cal[0]["lower"] <= cal[0]["n_topics"] <= cal[0]["upper"]
+    assert (cal[1]["n_topics"], cal[1]["lower"], cal[1]["upper"]) == (plain[1]["n_topics"], plain[1]["lower"],
+                                                                        plain[1]["upper"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(base + "calibrate: 1\n")
+    assert main(["study", str(bad), "-o", str(tmp_path / "bad")]) == 2

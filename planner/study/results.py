@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..plan import PairedBootstrap
-from ..results import Interval, IntervalMethod, ResultMixin
+from ..results import Interval, ResultMixin
 
 __all__ = ["NO_INTERVAL", "Answer", "HonestStatement",
            "JudgedShare", "PairedComparison", "ScenarioComponents", "ScenarioCurve", "ScenarioData", "ScenarioResult",
@@ -188,7 +188,7 @@ class ScenarioTarget:
     @property
     def resampled_interval(self) -> bool:
         """True when the interval on n comes from topic resampling and has both ends' data."""
-        return self.interval.how is IntervalMethod.TOPIC_RESAMPLING and self.interval.low is not None
+        return self.interval.resampled and self.interval.low is not None
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"target": self.target, "value": self.value, "n_topics": self.n_topics,
