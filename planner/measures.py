@@ -54,8 +54,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._checks import check_choice, check_printable
+from ._checks import check_choice
 from .collection import Qrels, Run, files_in, read_qrels, read_run, read_runs, run_name
+from .collection.interop import native_runs, not_accepted
 from .errors import InputError, ParameterError, PlannerWarning
 from .results import ResultMixin
 from .scores import MISSING_POLICIES, ScoreMatrix
@@ -71,6 +72,11 @@ __all__ = [
 
 # ------------------------------------------------------------------ inputs
 def as_runs(runs, *, duplicates: str = "error") -> dict[str, Run]:
+    """``{name: Run}`` from any form of runs planner accepts (:data:`~planner.collection.interop.RUN_FORMS`:
+    paths, planner Runs, and ranx, ir_measures, ir_datasets, pandas, trectools and pytrec_eval objects,
+    converted by :func:`~planner.collection.interop.native_runs`)."""
+    given = runs
+    runs = native_runs(runs, duplicates=duplicates)
     if isinstance(runs, (str, os.PathLike)):
         p = Path(runs)
         if p.is_dir():
@@ -86,18 +92,12 @@ def as_runs(runs, *, duplicates: str = "error") -> dict[str, Run]:
                 out[str(name)] = r
             elif isinstance(r, (str, os.PathLike)):
                 out[str(name)] = read_run(r, duplicates=duplicates, name=str(name))
-            elif isinstance(r, Mapping):
-                rows = [(check_printable(str(t), "runs", what=f"run {name!r}: topic id"),
-                         check_printable(str(d), "runs", what=f"run {name!r}: document id"), float(s))
-                        for t, docs in r.items() for d, s in docs.items()]
-                out[str(name)] = Run(str(name), pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]))
             else:
-                raise ParameterError(f"run {name!r}: expected a Run, path or {{topic: {{doc: score}}}}",
-                                     parameter="runs")
+                raise not_accepted(r, "runs", "runs", what=f"run {name!r}: ")
         if not out:
             raise ParameterError("no runs given", parameter="runs")
         return out
-    if isinstance(runs, Iterable):
+    if isinstance(runs, Iterable) and not isinstance(runs, bytes):
         out = {}
         for r in runs:
             r = r if isinstance(r, Run) else read_run(r, duplicates=duplicates)
@@ -107,8 +107,7 @@ def as_runs(runs, *, duplicates: str = "error") -> dict[str, Run]:
         if not out:
             raise ParameterError("no runs given", parameter="runs")
         return out
-    raise ParameterError(f"expected a folder, a run file, or a mapping of runs, got {type(runs).__name__}",
-                         parameter="runs")
+    raise not_accepted(given, "runs", "runs")
 
 
 def _lazy_runs(runs, *, duplicates: str = "error"):
@@ -265,11 +264,16 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
 
     Parameters
     ----------
-    runs : str or os.PathLike or Mapping or iterable of Run
+    runs : str or os.PathLike or Mapping or iterable of Run or object
         A folder of run files, one run file, a mapping ``name -> Run | path |
-        {topic: {doc: score}}``, or an iterable of :class:`Run`.
-    qrels : str or os.PathLike or Qrels or Mapping
-        A qrels path or text, or a :class:`Qrels` / ``{topic: {doc: grade}}``.
+        {topic: {doc: score}}``, or an iterable of :class:`Run`; or another tool's
+        runs: a ranx ``Run``, a trectools ``TrecRun``, a pandas frame (``query_id,
+        doc_id, score`` [, ``run``]), ir_measures/ir_datasets records, a pytrec_eval
+        ``{topic: {doc: score}}`` (:mod:`planner.collection.interop`).
+    qrels : str or os.PathLike or Qrels or Mapping or object
+        A qrels path or text, a :class:`Qrels` / ``{topic: {doc: grade}}``, or
+        anything :func:`planner.read_qrels` accepts (ranx, trectools, pandas,
+        ir_measures/ir_datasets records, ``"irds:<id>"``).
     measures : str or list of str
         ir_measures measure strings; the result is keyed by the strings as given.
     missing_topic : str
