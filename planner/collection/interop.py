@@ -155,7 +155,7 @@ def _run(name: str, q: Any, d: Any, s: Any, duplicates: str, parameter: str = "r
     where = f"run {name!r}: "
     frame = pd.DataFrame({"query_id": _ids(q, where + "query id", parameter),
                           "doc_id": _ids(d, where + "document id", parameter)})
-    score = pd.to_numeric(pd.Series(s, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
+    score = pd.to_numeric(pd.Series(s), errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(score)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -184,9 +184,9 @@ def _nested_run(name: str, runs: Mapping, duplicates: str) -> Run:
     return _run(name, q, d, s, duplicates)
 
 
-def frame_runs(df: pd.DataFrame, *, name: str | None = None, duplicates: str = "error") -> dict[str, Run]:
-    """``{name: Run}`` from a run frame: one run per value of its run column, else one run
-    named ``name`` (default ``run``)."""
+def frame_runs(df: pd.DataFrame, *, duplicates: str = "error") -> dict[str, Run]:
+    """``{name: Run}`` from a run frame: one run per value of its run column
+    (:data:`RUN_COLUMNS`), else one run named ``run``."""
     cols = [_column(df, QUERY_COLUMNS), _column(df, DOC_COLUMNS), _column(df, ("score",))]
     if any(c is None for c in cols):
         raise ParameterError(f"a run frame needs columns query_id (or {', '.join(QUERY_COLUMNS[1:])}), "
@@ -194,8 +194,8 @@ def frame_runs(df: pd.DataFrame, *, name: str | None = None, duplicates: str = "
                              + ", ".join(map(str, df.columns)), parameter="runs")
     qc, dc, sc = cols
     by = _column(df, RUN_COLUMNS)
-    if by is None or name is not None:
-        return {name or "run": _run(name or "run", df[qc], df[dc], df[sc], duplicates)}
+    if by is None:
+        return {"run": _run("run", df[qc], df[dc], df[sc], duplicates)}
     return {str(k): _run(str(k), g[qc], g[dc], g[sc], duplicates)
             for k, g in df.groupby(by, sort=False)}
 
