@@ -57,6 +57,7 @@ import pandas as pd
 from . import methods
 from ._checks import check_choice, check_printable
 from .collection import Qrels, Run, RunReader, RunsRead, match_runs, read_qrels, read_run, read_runs, run_files
+from .collection.interop import native_runs, not_accepted
 from .collection.notes import collapse, plural
 from .collection.runs import is_run_folder
 from .errors import InputError, ParameterError, PlannerWarning
@@ -75,7 +76,8 @@ __all__ = [
 
 # ------------------------------------------------------------------ inputs
 def as_runs(runs, *, duplicates: str = "error", select_runs=None, warn: bool = True) -> dict[str, Run]:
-    """``{name: Run}`` of what the scorers take (:func:`score_runs`), every run read now.
+    """``{name: Run}`` of what the scorers take (:func:`score_runs`), every run read now: paths,
+    planner Runs, and the forms of :data:`~planner.collection.interop.RUN_FORMS`.
 
     ``duplicates`` is the policy of :func:`~planner.collection.read_run` for runs read from files;
     ``select_runs`` (run names or glob patterns) keeps the runs whose name matches one of them
@@ -83,6 +85,10 @@ def as_runs(runs, *, duplicates: str = "error", select_runs=None, warn: bool = T
     changed is warned once per kind (:meth:`~planner.collection.RunsRead.warn`).
     """
     check_choice(duplicates, DUPLICATE_POLICIES, "duplicates", quote=True)
+    given_obj = runs
+    # another tool's runs (ranx, ir_measures, ir_datasets, pandas, trectools, pytrec_eval) become
+    # planner Runs first (planner.collection.interop); paths and Runs pass through
+    runs = native_runs(runs, duplicates=duplicates)
     if is_run_folder(runs):
         return read_runs(runs, duplicates=duplicates, select_runs=select_runs, warn=warn)
     if isinstance(runs, (str, os.PathLike)):
@@ -108,8 +114,7 @@ def as_runs(runs, *, duplicates: str = "error", select_runs=None, warn: bool = T
             out[r.name] = r
         out = {n: out[n] for n in match_runs(list(out), select_runs)}
     else:
-        raise ParameterError(f"expected a folder, a run file, or a mapping of runs, got {type(runs).__name__}",
-                             parameter="runs")
+        raise not_accepted(given_obj, "runs", "runs")
     if not out:
         raise ParameterError("no runs given", parameter="runs")
     if warn:    # the runs read here: a Run given was read (and warned about) by the caller
@@ -298,11 +303,16 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
 
     Parameters
     ----------
-    runs : str or os.PathLike or Mapping or iterable of Run
+    runs : str or os.PathLike or Mapping or iterable of Run or object
         A folder of run files, one run file, a mapping ``name -> Run | path |
-        {topic: {doc: score}}``, or an iterable of :class:`Run`.
-    qrels : str or os.PathLike or Qrels or Mapping
-        A qrels path or text, or a :class:`Qrels` / ``{topic: {doc: grade}}``.
+        {topic: {doc: score}}``, or an iterable of :class:`Run`; or another tool's
+        runs: a ranx ``Run``, a trectools ``TrecRun``, a pandas frame (``query_id,
+        doc_id, score`` [, ``run``]), ir_measures/ir_datasets records, a pytrec_eval
+        ``{topic: {doc: score}}`` (:mod:`planner.collection.interop`).
+    qrels : str or os.PathLike or Qrels or Mapping or object
+        A qrels path or text, a :class:`Qrels` / ``{topic: {doc: grade}}``, or
+        anything :func:`planner.read_qrels` accepts (ranx, trectools, pandas,
+        ir_measures/ir_datasets records, ``"irds:<id>"``).
     measures : str or list of str
         ir_measures measure strings; the result is keyed by the strings as given.
     missing_topic : str

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import html
 import math
 from typing import Any
 
@@ -23,7 +24,7 @@ import numpy as np
 
 from ._json import plain
 
-__all__ = ["Interval", "IntervalMethod", "ResultMixin", "short_repr"]
+__all__ = ["Interval", "IntervalMethod", "ResultMixin", "html_view", "short_repr"]
 
 
 class IntervalMethod(enum.Enum):
@@ -143,6 +144,8 @@ class Interval:
 def _num(v: object) -> str:
     if v is None:
         return "None"
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
     if isinstance(v, (int, np.integer)):
         return str(int(v))
     if isinstance(v, (float, np.floating)):
@@ -151,18 +154,49 @@ def _num(v: object) -> str:
 
 
 def _short(v: object) -> str:
-    """One field's value in a short repr: numbers to 4 digits, containers by their size."""
+    """One field's value in a short repr: numbers to 4 digits (never ``np.float64(...)``),
+    containers by their size, small ones element by element."""
     if isinstance(v, (Interval, enum.Enum)):
         return repr(v) if isinstance(v, Interval) else repr(v.value)
     if isinstance(v, np.ndarray):
         return f"<array {'x'.join(map(str, v.shape))}>"
-    if isinstance(v, (list, tuple, dict)) and (len(v) > 4 or len(repr(v)) > 40):
-        return f"<{type(v).__name__} of {len(v)}>"
+    if isinstance(v, (list, tuple, dict)):
+        items = [f"{_short(k)}: {_short(x)}" for k, x in v.items()] if isinstance(v, dict) else list(map(_short, v))
+        text = ", ".join(items)
+        if len(v) > 4 or len(text) > 40:
+            return f"<{type(v).__name__} of {len(v)}>"
+        return {dict: "{%s}", list: "[%s]"}.get(type(v), "(%s,)" if len(v) == 1 else "(%s)") % text
     if isinstance(v, str) and len(v) > 40:
         return repr(v[:37] + "...")
     if hasattr(v, "shape") and hasattr(v, "columns"):          # a DataFrame
         return f"<frame {v.shape[0]}x{v.shape[1]}>"
     return _num(v)
+
+
+def html_view(title: str, rows: list[tuple[str, str]], *, frame=None, note: str | None = None) -> str:
+    """A small HTML view for notebooks: a title, ``(name, value)`` rows, an optional note
+    and an optional table (its first and last rows when long); every text escaped.
+
+    Examples
+    --------
+    >>> html_view("R", [("n_topics", "50"), ("label", "<b>")])
+    '<div><strong>R</strong><table><tr><th>n_topics</th><td>50</td></tr><tr><th>label</th><td>&lt;b&gt;</td></tr></table></div>'
+    """
+    parts = [f"<strong>{html.escape(title)}</strong>"]
+    if note:
+        parts.append(f"<p>{html.escape(note)}</p>")
+    if rows:
+        parts.append("<table>" + "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+                                         for k, v in rows) + "</table>")
+    if frame is not None:
+        parts.append(frame.to_html(max_rows=HTML_MAX_ROWS, max_cols=HTML_MAX_COLS, escape=True,
+                                   float_format=lambda x: f"{x:.4g}", border=0))
+    return "<div>" + "".join(parts) + "</div>"
+
+
+#: rows and columns of a table a notebook view shows (the first and last halves)
+HTML_MAX_ROWS = 12
+HTML_MAX_COLS = 10
 
 
 def short_repr(obj: object, fields: tuple[str, ...]) -> str:
@@ -229,9 +263,24 @@ class ResultMixin:
                 row[k] = v
         return pd.DataFrame([row])
 
+    def _repr_names(self) -> tuple[str, ...]:
+        return self._repr_fields or tuple(f.name for f in dataclasses.fields(self)[:4])  # type: ignore[arg-type]
+
     def __repr__(self) -> str:
-        names = self._repr_fields or tuple(f.name for f in dataclasses.fields(self)[:4])  # type: ignore[arg-type]
-        return short_repr(self, names)
+        return short_repr(self, self._repr_names())
+
+    def _html_note(self) -> str | None:
+        """A sentence a notebook view shows above the fields (none by default)."""
+        return None
+
+    def _repr_html_(self) -> str:
+        """The notebook view: the repr's fields as a small table, and the result's own table
+        (:meth:`to_frame`) when the class holds one."""
+        values = {name: getattr(self, name) for name in self._repr_names()}
+        rows = [(k, v if isinstance(v, str) else _short(v)) for k, v in values.items()]
+        holds_table = type(self).to_frame is not ResultMixin.to_frame
+        return html_view(type(self).__name__, rows, frame=self.to_frame() if holds_table else None,
+                         note=self._html_note())
 
 
 def _to_plain(v: object) -> Any:

@@ -36,6 +36,9 @@ MISSING_POLICIES = ("error", "zero", "drop-topic", "drop-system", "keep")
 #: which stay finite in float64 for any realistic number of topics below this
 MAX_ABS_SCORE = 1e50
 
+#: topics a notebook view of a matrix shows beside each system's mean
+HTML_TOPICS = 6
+
 
 @dataclass(frozen=True, eq=False)
 class ScoreMatrix:
@@ -241,6 +244,31 @@ class ScoreMatrix:
         strata = f", {len(set(self.strata))} strata" if self.strata is not None else ""
         return (f"ScoreMatrix({self.measure or '?'}: {self.n_systems} systems x "
                 f"{self.n_topics} topics{extra}{strata})")
+
+    def _repr_html_(self) -> str:
+        """The notebook view: the repr, where the scores came from, and one row a system
+        (its mean over topics, then its first topics' scores), best first."""
+        import pandas as pd
+
+        from .results import html_view
+
+        cells = self.topic_scores()
+        means = self.system_means()
+        frame = pd.DataFrame(cells[:, :HTML_TOPICS], index=pd.Index(self.systems, name="system"),
+                             columns=list(self.topics[:HTML_TOPICS]))
+        frame.insert(0, "mean", means)
+        frame = frame.iloc[np.argsort(-means, kind="stable")]
+        rows = [("measure", self.measure or "?"), ("systems", str(self.n_systems)),
+                ("topics", str(self.n_topics))]
+        if self.has_variants:
+            rows.append(("variants", str(self.n_variants)))
+        if self.strata is not None:
+            rows.append(("strata", ", ".join(self.stratum_labels())))
+        if self.has_missing:
+            rows.append(("missing cells", str(int(np.isnan(self.values).sum()))))
+        if self.source:
+            rows.append(("source", str(self.source)))
+        return html_view(repr(self), rows, frame=frame)
 
     # ----------------------------------------------------------- derived views
     def topic_scores(self) -> np.ndarray:

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, ParameterError
+from .interop import qrels_mapping
 from .text import decode, parse_int, read_bytes
 
 #: largest |grade| a qrels line may carry: trec_eval (pytrec_eval) allocates per grade level,
@@ -53,6 +54,15 @@ class Qrels(dict[str, dict[str, int]]):
         return f"Qrels({len(self)} topics, {self.n_judgments} judgments)"
 
 
+def _checked(judgments: dict[str, dict[str, int]], source: str | None) -> Qrels:
+    """A Qrels of judgments given in memory; a grade out of range is an error."""
+    worst = max((abs(g) for docs in judgments.values() for g in docs.values()), default=0)
+    if worst > _MAX_GRADE:
+        message = f"grade {worst} is out of range (at most {_MAX_GRADE} in absolute value)"
+        raise InputError(message, file=source) if source else ParameterError(message, parameter="qrels")
+    return Qrels(judgments, source=source)
+
+
 def read_qrels(path_or_text) -> Qrels:
     """Read TREC qrels: 4 columns ``topic iteration doc grade`` (integer grade).
 
@@ -61,9 +71,12 @@ def read_qrels(path_or_text) -> Qrels:
 
     Parameters
     ----------
-    path_or_text : str or os.PathLike or bytes or Mapping or Qrels
+    path_or_text : str or os.PathLike or bytes or Mapping or Qrels or object
         A path (compression detected), the text itself, or judgments already in
-        memory (``{topic: {doc: grade}}``, returned as a :class:`Qrels`).
+        memory: ``{topic: {doc: grade}}`` (pytrec_eval), a ranx ``Qrels``, a trectools
+        ``TrecQrel``, a pandas frame (``query_id, doc_id, relevance``), ir_measures or
+        ir_datasets records, an ir_datasets data set or ``"irds:<id>"``
+        (:mod:`planner.collection.interop`), returned as a :class:`Qrels`.
 
     Returns
     -------
@@ -79,8 +92,9 @@ def read_qrels(path_or_text) -> Qrels:
     """
     if isinstance(path_or_text, Qrels):
         return path_or_text
-    if isinstance(path_or_text, Mapping):
-        return Qrels(path_or_text)
+    converted = qrels_mapping(path_or_text)
+    if converted is not None:
+        return _checked(*converted)
     data, source = read_bytes(path_or_text, what="qrels")
     text = decode(data, source)
     out: dict[str, dict[str, int]] = {}

@@ -8,6 +8,7 @@ same keys in the same order as before the types existed), so the report folder i
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -324,8 +325,8 @@ class ScenarioCurve:
         return {"method": self.method, "variance": self.variance, "rows": self.rows}
 
 
-@dataclass(frozen=True)
-class ScenarioResult:
+@dataclass(frozen=True, repr=False)
+class ScenarioResult(ResultMixin):
     """Everything one scenario computed.
 
     Attributes
@@ -389,6 +390,24 @@ class ScenarioResult:
     allocation: list | None = None
     honest_strata: tuple[HonestStatement, ...] | None = None
     topics_key: str | None = field(default=None, repr=False, compare=False)
+
+    _repr_fields = ("id", "name", "measure", "n_topics")
+
+    @property
+    def measure(self) -> str:
+        """The measure the scenario's scores are of."""
+        return self.data.measure
+
+    @property
+    def n_topics(self) -> int | None:
+        """The topic count the scenario's answer speaks about (:meth:`answer_n`)."""
+        return self.answer_n()
+
+    def to_frame(self):  # -> pandas.DataFrame
+        """One row a target: target, value, n_topics, lower, upper, how (and what else it records)."""
+        import pandas as pd
+
+        return pd.DataFrame([t.to_dict() for t in self.targets])
 
     @property
     def stacked(self) -> bool:
@@ -575,7 +594,7 @@ class StudyResult(ResultMixin):
         The typed answer (``results["answer"]`` holds its dict).
     """
 
-    _repr_fields = ('name', 'out', 'elapsed')
+    _repr_fields = ('name', 'n_topics', 'n_scenarios', 'elapsed', 'out')
 
     name: str
     config: dict
@@ -595,6 +614,21 @@ class StudyResult(ResultMixin):
     def to_dict(self) -> dict:
         """The results (``results.json``)."""
         return self.results
+
+    @property
+    def n_topics(self) -> int | None:
+        """The count the answer speaks about (``None`` when a target is not reached)."""
+        return self.answer_result.n_topics if self.answer_result is not None else self.answer.get("n_topics")
+
+    @property
+    def n_scenarios(self) -> int:
+        return len(self.results.get("scenarios", ()))
+
+    def _html_note(self) -> str | None:
+        """The answer in words and what its count buys (Markdown emphasis dropped)."""
+        a = self.answer
+        text = " ".join([a.get("text") or "", *a.get("buys", ())]).strip()
+        return re.sub(r"\*\*(.+?)\*\*", r"\1", text) or None
 
     def to_frame(self):
         """The required-topics table (scenario, target, value, n_topics, how)."""
