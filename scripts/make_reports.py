@@ -41,7 +41,9 @@ def names() -> list[str]:
 
 def generate(name: str, out: Path) -> None:
     """Run ``configs/NAME.yaml`` into ``out`` through the command line."""
-    cmd = [sys.executable, "-m", "planner", "study", f"configs/{name}.yaml", "-o", str(out), "--force", "--quiet"]
+    # inside the repository, the folder as a user types it from its root (report.md records the command)
+    where = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
+    cmd = [sys.executable, "-m", "planner", "study", f"configs/{name}.yaml", "-o", str(where), "--force", "--quiet"]
     done = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode:
         raise RuntimeError(f"{' '.join(cmd[1:])} failed: {done.stderr.strip()}")
