@@ -86,8 +86,8 @@ FIGURES: dict[str, FigureSpec] = {
     "paired": FigureSpec(
         "paired", "plot_paired",
         "Extra topics one measure needs over another on the same topics (dot) and the 95% "
-        "interval of that difference over the shared topic resamples (line); red: the interval "
-        "excludes 0."),
+        "interval of that difference over the shared topic resamples (line); vermillion: the interval "
+        "excludes 0, blue: it does not."),
     "components": FigureSpec("components", "plot_components",
                              "Variance components (systems, topics, residual)."),
     "pool_depth": FigureSpec(

@@ -67,7 +67,7 @@ LEGEND_ROWS = 30
 LEGEND_MAX = 60
 #: most bar groups whose labels are drawn (beyond, a note names the table)
 BAR_LABELS_MAX = 80
-#: the paired table's verdicts whose interval excludes 0 (drawn red); every other verdict
+#: the paired table's verdicts whose interval excludes 0 (drawn in EMPHASIS, vermillion); every other verdict
 #: ("not separated", "not separated (order not stable)") is drawn blue
 SEPARATED = frozenset({"separated", "reversed"})
 
@@ -76,22 +76,35 @@ _NOLEGEND = "_nolegend_"
 _SAME = " (same curve: "
 
 
+#: the colours every figure draws with, in order: Okabe and Ito's palette, which readers with
+#: any common colour-vision deficiency can tell apart (yellow and black last: thin on white,
+#: and black is the key entries' colour)
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+#: the colour of what is "separated" / warns (vermillion) and of what is not (blue)
+EMPHASIS, PLAIN = PALETTE[3], PALETTE[0]
+#: the legend font of a figure of several panels (shown smaller in the page)
+PANEL_LEGEND_SIZE = "medium"
+
+
 def _axes(ax: Axes | None, figsize: tuple[float, float] = (6.4, 4.0)) -> tuple[Figure, Axes]:
     if ax is not None:
         return ax.figure, ax  # type: ignore[return-value]  # a SubFigure's axes are not drawn here
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=figsize, layout="constrained")
-    return fig, fig.subplots()
+    ax = fig.subplots()
+    ax.set_prop_cycle(color=list(PALETTE))
+    return fig, ax
 
 
 def _colors(n: int) -> list:
-    """``n`` distinguishable colours: matplotlib's default cycle up to 10, ``tab20`` up
-    to 20, evenly spaced ``turbo`` beyond."""
+    """``n`` distinguishable colours: :data:`PALETTE` (safe for colour-blind readers) up to its
+    length, ``tab20`` up to 20, evenly spaced ``turbo`` beyond (there the legend's order and the
+    markers have to tell the lines apart)."""
     from matplotlib import colormaps
 
-    if n <= 10:
-        return [f"C{i}" for i in range(n)]
+    if n <= len(PALETTE):
+        return list(PALETTE[:n])
     if n <= 20:
         return [colormaps["tab20"](i) for i in range(n)]
     return [colormaps["turbo"](v) for v in np.linspace(0.05, 0.95, n)]
@@ -571,10 +584,13 @@ def plot_panels(frame: pd.DataFrame, plot: Callable[..., Figure], panels: Mappin
         return plot(frame if not order else frame[names == order[0]], **kwargs)
     ncols = max(1, min(int(ncols), len(order)))
     nrows = -(-len(order) // ncols)
-    fig = Figure(figsize=(6.4 * ncols, 4.0 * nrows + 0.4), layout="constrained")
+    # panels narrower than a lone figure, so that the page, which shrinks the figure to its
+    # width, keeps the text legible
+    fig = Figure(figsize=(5.2 * ncols, 3.8 * nrows + 0.4), layout="constrained")
     axes = np.atleast_1d(fig.subplots(nrows, ncols, sharey=True, squeeze=False)).ravel()
     title = ""
     for ax, name in zip(axes, order):
+        ax.set_prop_cycle(color=list(PALETTE))
         sub = frame[names == name].copy()
         sub[by] = _strip_panel(sub[by], str(name))
         plot(sub, ax=ax, **kwargs)
@@ -583,9 +599,30 @@ def plot_panels(frame: pd.DataFrame, plot: Callable[..., Figure], panels: Mappin
         ax.yaxis.set_tick_params(labelleft=True)
     for ax in axes[len(order):]:
         ax.set_visible(False)
+    _panel_legends(fig, list(axes[:len(order)]))
     if title:
         fig.suptitle(title)
     return fig
+
+
+def _panel_legends(fig: Figure, axes: list) -> None:
+    """The panels' legends at :data:`PANEL_LEGEND_SIZE`: one legend below all panels when every
+    panel's says the same, else each panel's own, enlarged (a legend beside its axes, for many
+    lines, keeps its size)."""
+    legends = [ax.get_legend() for ax in axes]
+    texts = {tuple(t.get_text() for t in lg.get_texts()) for lg in legends if lg is not None}
+    if legends and all(lg is not None for lg in legends) and len(texts) == 1:
+        handles, labels = legends[0].legend_handles, list(next(iter(texts)))
+        if len(labels) <= LEGEND_INSIDE:
+            for lg in legends:
+                lg.remove()
+            fig.legend(handles=handles, labels=labels, loc="outside lower center", fontsize=PANEL_LEGEND_SIZE,
+                       ncol=min(4, len(labels)), frameon=False)
+            return
+    for lg in legends:
+        if lg is not None and len(lg.get_texts()) <= LEGEND_INSIDE:
+            for t in lg.get_texts():
+                t.set_fontsize(PANEL_LEGEND_SIZE)
 
 
 def _per_scenario(sub: pd.DataFrame, column: str, scen: list) -> np.ndarray:
@@ -603,6 +640,14 @@ def _interval_bars(ax: Axes, sub: pd.DataFrame, scen: list, vals: np.ndarray, y:
     if ok.any():
         ax.errorbar(vals[ok], y[ok], xerr=[vals[ok] - lo[ok], hi[ok] - vals[ok]], fmt="none",
                     ecolor="black", elinewidth=0.8, capsize=2, color=bars.patches[0].get_facecolor())
+
+
+def _count_labels(ax: Axes, sub: pd.DataFrame, scen: list, vals: np.ndarray, y: np.ndarray) -> None:
+    """Each bar's count, written past the end of its interval's error bar (not struck through)."""
+    hi = _per_scenario(sub, "upper", scen) if "upper" in sub.columns else np.full(len(scen), np.nan)
+    for yi, v, u in zip(y, vals, hi):
+        x = max(v, u) if np.isfinite(u) and np.isfinite(v) else (v if np.isfinite(v) else 0)
+        ax.text(x, yi, f" {int(v)}" if np.isfinite(v) else " not reached", va="center", fontsize="small")
 
 
 def plot_required_topics(frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
@@ -640,11 +685,12 @@ def plot_required_topics(frame: pd.DataFrame, *, ax: Axes | None = None) -> Figu
         y = np.arange(len(scen)) + j * h
         bars = ax.barh(y, np.where(np.isfinite(vals), vals, 0.0), height=h, label=tg)
         _interval_bars(ax, sub, scen, vals, y, bars)
-        for yi, v in zip(y, vals):
-            if labelled:
-                ax.text(v if np.isfinite(v) else 0, yi, f" {int(v)}" if np.isfinite(v) else " not reached",
-                        va="center", fontsize="small")
+        if labelled:
+            _count_labels(ax, sub, scen, vals, y)
     _bar_labels(ax, np.arange(len(scen)) + h * (len(targets) - 1) / 2, scen, "targets.csv")
+    ends = pd.to_numeric(pd.concat([frame["n_topics"], frame.get("upper", frame["n_topics"])]), errors="coerce")
+    if labelled and np.isfinite(ends).any():
+        ax.set_xlim(0, float(np.nanmax(ends)) * 1.15)       # room for the counts past the error bars
     ax.set_xlabel("topics needed")
     ax.set_title("Topics needed per scenario and target")
     ax.legend(fontsize="small")
@@ -744,7 +790,7 @@ def plot_pool_depth(frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
     ax.grid(True, alpha=0.3)
     if "pool_judged_share" in f.columns:
         ax2 = ax.twinx()
-        ax2.plot(f["depth"], f["pool_judged_share"], marker="s", linestyle="--", color="tab:red",
+        ax2.plot(f["depth"], f["pool_judged_share"], marker="s", linestyle="--", color=EMPHASIS,
                  label="share of the depth-k pool judged in the qrels")
         ax2.set_ylabel("judged share of the pool")
         ax2.set_ylim(0, 1.05)
@@ -832,7 +878,7 @@ def _paired_rows(frame: pd.DataFrame) -> dict[tuple, list[str]]:
 def _paired_row(ax: Axes, i: int, key: tuple, edges: tuple[float, float], pad: float) -> None:
     """One comparison: its interval (an unbounded end runs to the edge, with an arrow) and its dot."""
     _, _, _, extra, lo, hi, verdict = key
-    colour = "C3" if verdict in SEPARATED else "C0"
+    colour = EMPHASIS if verdict in SEPARATED else PLAIN
     a = edges[0] if lo is None else lo
     b = edges[1] if hi is None else hi
     ax.plot([a, b], [i, i], color=colour, lw=2, solid_capstyle="butt")
@@ -847,7 +893,7 @@ def _paired_row(ax: Axes, i: int, key: tuple, edges: tuple[float, float], pad: f
 def _paired_legend(fig: Figure, ax: Axes, owned: bool) -> None:
     from matplotlib.lines import Line2D
 
-    handles = [Line2D([], [], color="C3", lw=2), Line2D([], [], color="C0", lw=2)]
+    handles = [Line2D([], [], color=EMPHASIS, lw=2), Line2D([], [], color=PLAIN, lw=2)]
     names = ["separated (interval excludes 0)", "not separated"]
     if owned:                    # below the axes, outside them (constrained layout)
         fig.legend(handles=handles, labels=names, fontsize="small", loc="outside lower center", ncol=2)
@@ -865,7 +911,7 @@ def plot_paired(frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
         extra_lower, extra_upper, verdict``. For each row, the extra topics the measure
         needing more needs (``extra``, a dot) with the 95% interval of the per-resample
         difference (``extra_lower`` to ``extra_upper``; an unbounded end runs to the edge with
-        an arrow), red when the verdict is one of :data:`SEPARATED`. Rows whose numbers are
+        an arrow), vermillion when the verdict is one of :data:`SEPARATED`. Rows whose numbers are
         equal (equivalent targets such as ``swap_rate 0.05`` and ``kendall_tau 0.9``) are
         drawn once, naming both targets.
     ax : matplotlib Axes, optional

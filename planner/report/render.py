@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -32,18 +33,57 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["CSS", "Document", "format_value", "html_table", "markdown_table", "md_escape"]
+__all__ = ["CSS", "WHAT_IF_JS", "Document", "format_value", "html_table", "markdown_table", "md_escape"]
 
 #: rows of a table shown in the report (the CSV table holds them all)
 MAX_ROWS = 60
 
 CSS = """body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:60rem;
-margin:2rem auto;padding:0 1rem;line-height:1.45;color:#222}table{border-collapse:collapse;margin:.5rem 0 1rem;
-font-size:.85rem}th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left}th{background:#f3f3f3}
-figure{margin:1rem 0}figure img{max-width:100%}figcaption{font-size:.85rem;color:#555}
-.answer{background:#eef6ee;border-left:4px solid #4a4;padding:.6rem 1rem}.honest{background:#f6f3e8;
-border-left:4px solid #b90;padding:.6rem 1rem}pre{background:#f6f6f6;padding:.5rem;overflow:auto;font-size:.8rem}
-.note{font-size:.85rem;color:#555}"""
+margin:2rem auto;padding:0 1rem;line-height:1.45;color:#222;overflow-wrap:anywhere}
+.scroll{overflow-x:auto;max-width:100%;margin:.5rem 0 1rem}table{border-collapse:collapse;font-size:.85rem}
+th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left;overflow-wrap:normal}th{background:#f3f3f3}
+figure{margin:1rem 0}figure img{max-width:100%;height:auto}figcaption{font-size:.85rem;color:#555}
+.answer{background:#eef6ee;border-left:4px solid #4a4;padding:.6rem 1rem}p.answer{font-size:1.1rem}
+.honest{background:#f6f3e8;border-left:4px solid #b90;padding:.6rem 1rem}ul.answer,ul.honest{padding-left:2.2rem}
+li{margin:.2rem 0}
+pre{background:#f6f6f6;padding:.5rem;overflow:auto;font-size:.8rem}
+.note{font-size:.85rem;color:#555}.whatif{border:1px solid #ccc;border-radius:4px;padding:.4rem 1rem;margin:1rem 0}
+.whatif input[type=range]{width:100%}.whatif h3{margin:.3rem 0}"""
+
+#: the what-if panel's script: the curve statistics at the slider's topic count, read off the
+#: curves embedded in the page (at a studied count exactly, between two linearly interpolated)
+WHAT_IF_JS = """(function () {
+  const D = JSON.parse(document.getElementById('whatif-data').textContent);
+  const sel = document.getElementById('whatif-scenario'), n = document.getElementById('whatif-n');
+  function at(c, key, x) {
+    const ns = c.n, ys = c[key];
+    for (let i = 0; i < ns.length; i++) {
+      if (ns[i] === x) return ys[i];
+      if (ns[i] > x) {
+        if (i === 0 || ys[i - 1] === null || ys[i] === null) return null;
+        return ys[i - 1] + (ys[i] - ys[i - 1]) * (x - ns[i - 1]) / (ns[i] - ns[i - 1]);
+      }
+    }
+    return null;
+  }
+  function show() {
+    const c = D.curves[sel.value];
+    n.min = c.n[0]; n.max = c.n[c.n.length - 1];
+    const x = Number(n.value);
+    document.getElementById('whatif-n-out').textContent = x;
+    for (const k in D.labels) {
+      const v = at(c, k, x);
+      document.getElementById('whatif-' + k).textContent = v === null ? '\u2013' : v.toFixed(3);
+    }
+    let lo = c.n[0], hi = c.n[c.n.length - 1];
+    for (const m of c.n) { if (m <= x) lo = m; if (m >= x && hi > m) hi = m; }
+    document.getElementById('whatif-how').textContent = c.n.includes(x)
+      ? 'computed at this topic count' : 'interpolated between the studied counts ' + lo + ' and ' + hi;
+  }
+  sel.addEventListener('change', show);
+  n.addEventListener('input', show);
+  show();
+})();"""
 
 
 def _format_float(v: float) -> str:
@@ -107,7 +147,8 @@ def html_table(df: pd.DataFrame, max_rows: int = MAX_ROWS) -> str:
             for _, row in df.head(max_rows).iterrows()]
     more = (f"<p class='note'>({_more_rows(df, max_rows)} more rows in the CSV table)</p>"
             if _more_rows(df, max_rows) else "")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
+    return (f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            f"</div>{more}")
 
 
 def _inline(text: str) -> str:
@@ -166,8 +207,13 @@ def _md_pre(text: str) -> str:
     return fence + "\n" + text.rstrip() + "\n" + fence
 
 
+def _md_whatif(data: Mapping[str, Any]) -> str:
+    return ("*What if: `report.html` has a slider over topic counts that reads "
+            + ", ".join(data["labels"].values()) + " off the curves (tables/curves.csv).*")
+
+
 _MARKDOWN: dict[str, Callable[..., str]] = {"h": _md_h, "p": _md_p, "ul": _md_ul, "table": _md_table,
-                                            "fig": _md_fig, "pre": _md_pre}
+                                            "fig": _md_fig, "pre": _md_pre, "whatif": _md_whatif}
 
 
 # ------------------------------------------------------------------ HTML, one function a block kind
@@ -200,8 +246,29 @@ def _html_fig(name: str, caption: str, pngs: Mapping[str, bytes]) -> str:
             f"<figcaption>Figure {html.escape(name)}: {html.escape(caption)}</figcaption></figure>")
 
 
+def _html_whatif(data: Mapping[str, Any]) -> str:
+    """The what-if panel: a scenario menu, a topic-count slider, the statistics it reads, the curves as JSON."""
+    c0 = data["curves"][data["scenario"]]
+    start = min(max(int(data["start"]), c0["n"][0]), c0["n"][-1])
+    opts = "".join(f"<option{' selected' if k == data['scenario'] else ''} value='{html.escape(k)}'>"
+                   f"{html.escape(k)}</option>" for k in data["curves"])
+    rows = "".join(f"<tr><th>{html.escape(lab)}</th><td id='whatif-{html.escape(k)}'>–</td></tr>"
+                   for k, lab in data["labels"].items())
+    payload = json.dumps(data, allow_nan=False).replace("</", "<\\/")
+    return (f"<section class='whatif' id='what-if'><h3>What if: another topic count</h3>"
+            "<p class='note'>Move the slider to read the scenario's curves at any topic count between the "
+            "studied ones; no server, the curves are in this page.</p>"
+            f"<p><label>Scenario <select id='whatif-scenario'>{opts}</select></label></p>"
+            f"<p><label for='whatif-n'>Topics: <strong><output id='whatif-n-out'>{start}</output></strong>"
+            f"</label><input type='range' id='whatif-n' min='{c0['n'][0]}' max='{c0['n'][-1]}' step='1' "
+            f"value='{start}'></p><div class='scroll'><table>{rows}</table></div>"
+            "<p class='note' id='whatif-how'></p>"
+            f"<script type='application/json' id='whatif-data'>{payload}</script>"
+            f"<script>{WHAT_IF_JS}</script></section>")
+
+
 _HTML: dict[str, Callable[..., str]] = {"h": _html_h, "p": _html_p, "ul": _html_ul, "table": _html_table,
-                                        "pre": _html_pre}
+                                        "pre": _html_pre, "whatif": _html_whatif}
 
 
 class Document:
@@ -242,6 +309,12 @@ class Document:
     def fig(self, name: str, caption: str) -> None:
         """The figure ``figures/<name>.png`` with its caption."""
         self.blocks.append(("fig", name, caption))
+
+    def whatif(self, data: Mapping[str, Any]) -> None:
+        """The what-if panel: ``data`` holds ``curves`` (scenario -> ``n`` and one list a
+        statistic), ``scenario`` (shown first), ``start`` (the slider's first count) and
+        ``labels`` (statistic -> its name)."""
+        self.blocks.append(("whatif", data))
 
     def pre(self, text: str) -> None:
         """Preformatted text."""

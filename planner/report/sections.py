@@ -60,11 +60,52 @@ def title(doc: Document, inp: Inputs) -> None:
         doc.p(str(inp.results["description"]).strip())
 
 
+#: the answer table's columns as the report heads them
+_ANSWER_HEADS = {"topics": "topics", "which": "which count", "ci_width_median": "interval width (median)",
+                 "swap_rate_mean": "swap rate (mean)", "power_mean": "power (mean)"}
+
+
+def _lead_and_details(ans: Mapping[str, Any]) -> tuple[str, str]:
+    """The answer's headline and the rest of its text (a plain ``text`` is all headline)."""
+    text = str(ans.get("text") or "")
+    lead = str(ans.get("headline") or "")
+    if not lead:
+        return text or "No answer could be computed (see the warnings below).", ""
+    return lead, text[len(lead):].strip() if text.startswith(lead) else text
+
+
+def _what_if(doc: Document, inp: Inputs) -> None:
+    """The what-if panel: the curves of the answer table's statistics, embedded for a topic-count slider."""
+    cv, at = inp.table("curves"), inp.table("answer")
+    if cv is None or at is None:
+        return
+    cols = [c for c in at.columns if c in cv.columns and c != "n_topics"]
+    if not cols:
+        return
+    curves = {str(name): {"n": [int(v) for v in g["n_topics"]],
+                          **{c: [None if pd.isna(v) else float(v) for v in g[c]] for c in cols}}
+              for name, g in cv.sort_values("n_topics").groupby("scenario", sort=False)}
+    scen = inp.scenarios()
+    first = str(scen[0].get("name")) if scen and str(scen[0].get("name")) in curves else next(iter(curves))
+    start = int(at["topics"].max())
+    doc.whatif({"curves": curves, "scenario": first, "start": start,
+                "labels": {c: _ANSWER_HEADS[c] for c in cols}})
+
+
 def answer(doc: Document, inp: Inputs) -> None:
-    """The answer (topics, and what they buy)."""
+    """The answer first (at most 40 words), what its counts buy, a what-if slider, then the details."""
     ans = inp.results.get("answer") or {}
     doc.h(2, "The answer")
-    doc.p(ans.get("text", "No answer could be computed (see the warnings below)."), cls="answer")
+    lead, details = _lead_and_details(ans)
+    doc.p(lead, cls="answer")
+    at = inp.table("answer")
+    if at is not None:
+        doc.table(at.rename(columns=_ANSWER_HEADS),
+                  caption="What these counts buy: the scenario's curve statistics computed at exactly each "
+                          "count (tables/answer.csv)")
+    _what_if(doc, inp)
+    if details:
+        doc.p(details)
     if ans.get("buys"):
         doc.ul(ans["buys"], cls="answer")
 
@@ -400,11 +441,11 @@ def provenance(doc: Document, inp: Inputs) -> None:
 
 
 def honest(doc: Document, inp: Inputs) -> None:
-    """The honest statement: its paragraphs, its table, and the study's run time."""
+    """The honest statement: its caveats as bullets, its table, and the study's run time."""
     hs = inp.results.get("honest") or {}
     doc.h(2, "The honest statement")
-    for para in hs.get("paragraphs", []):
-        doc.p(para, cls="honest")
+    if hs.get("paragraphs"):
+        doc.ul(hs["paragraphs"], cls="honest")      # one caveat a bullet
     ht = inp.table("honest")
     if ht is not None:
         doc.table(ht, caption="per scenario: mean, topics, paired-resampling interval and reversal rate "

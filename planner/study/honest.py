@@ -27,15 +27,13 @@ def _far_targets(s: ScenarioResult) -> list[tuple[ScenarioTarget, float]]:
 
 def _stacked_caveat(s: ScenarioResult, t: ScenarioTarget, ratio: float) -> str:
     """Stacked strata: width, power, Erho2 and Phi only, from the strata's variance estimates."""
-    return (f"**Intervals on n.** The 95% intervals on n re-solve each target on resamples of the topics "
-            "within each stratum (the strata's weights kept): they show how much the count moves with the "
-            "topics, not a calibrated confidence interval for the count a larger topic set would show. "
-            "These targets (interval width, power, Erho2, Phi) depend on the strata's variance estimates "
-            "only, not on the pairs' mean differences, and no coverage check has been made for them (the "
-            "one for swap rates, docs/planning.md, found those intervals low far beyond the collection's "
-            f"size). The farthest here: {t.target} {t.value:g} needs {t.n_topics} topics in "
-            f"{s.name}, {ratio:.1f} times the stack's {s.data.n_topics} topics. The ends also carry Monte Carlo "
-            f"error from the {INTERVAL_RESAMPLES} resamples.")
+    return (f"**Intervals on n.** They re-solve each target on topic resamples within each stratum: how much "
+            "the count moves with the topics, not a calibrated confidence interval. These targets (interval "
+            "width, power, Erho2, Phi) rest on the strata's variance estimates alone and have no coverage check "
+            "(the one for swap rates, docs/planning.md, found intervals low far beyond the collection's size). "
+            f"The farthest here: {t.target} {t.value:g} needs {t.n_topics} topics in {s.name}, {ratio:.1f} "
+            f"times the stack's {s.data.n_topics} topics. The ends carry Monte Carlo error from the "
+            f"{INTERVAL_RESAMPLES} resamples.")
 
 
 def interval_caveat(scens: list[ScenarioResult]) -> list[str]:
@@ -51,19 +49,15 @@ def interval_caveat(scens: list[ScenarioResult]) -> list[str]:
     if ratio >= 1.5:
         here = (f" The farthest here: {t.target} {t.value:g} needs {t.n_topics} topics in "
                 f"{s.name}, {ratio:.1f} times the collection's {s.data.n_topics}"
-                + (f", beyond the {COVERAGE_CHECKED:g} times that check reached, so its miss rate is "
+                + (f", beyond the {COVERAGE_CHECKED:g} times that check reached: its miss rate is "
                    "unmeasured and probably higher." if ratio > COVERAGE_CHECKED else "."))
-    return [f"**Intervals on n.** The 95% intervals on n re-solve the target on resamples of the "
-            "collection's own topics: they show how much the count moves with the topics, not a calibrated "
-            "confidence interval for the count a larger topic set would show. When the count is several "
-            "times the collection's size, the count and its interval both tend to run low: in a coverage "
-            "check of the swap_rate 0.05 target on TREC 2006 Terabyte AP (benchmarks/bench_coverage.py, "
-            f"docs/planning.md), when the count was {COVERAGE_CHECKED:g} times the sample's topics the true "
-            "count lay above the interval in 26% (analytic) to 43% (predictive) of the samples, and when it "
-            "was 2 times, in 13% to 21%; it never lay below. The ends also carry Monte Carlo error: with "
-            f"the {INTERVAL_RESAMPLES} resamples a study draws, the upper end moves by about 5-10% from one "
-            "seed to another (DL 2019 nDCG@10, swap_rate 0.05: 153 to 196 over 20 seeds)." + here
-            + " Plan towards the upper end, or pilot more topics."]
+    return [f"**Intervals on n.** They re-solve the target on resamples of the collection's own topics: how "
+            "much the count moves with the topics, not a calibrated confidence interval. Far beyond the "
+            "collection's size count and interval both run low: in a coverage check (swap_rate 0.05, TREC 2006 "
+            "Terabyte AP; benchmarks/bench_coverage.py, docs/planning.md) the true count lay above the interval "
+            f"in 13-21% of samples at 2 times the sample's topics and 26-43% at {COVERAGE_CHECKED:g} times; "
+            f"it never lay below. With {INTERVAL_RESAMPLES} resamples the upper end moves about 5-10% between "
+            "seeds." + here + " Plan towards the upper end, or pilot more topics."]
 
 
 def _mean_and_topics(s0: ScenarioResult, h: HonestStatement) -> str:
@@ -87,12 +81,10 @@ def _sampling_error(s0: ScenarioResult, h: HonestStatement) -> str:
     return (f"**Sampling error (paired resampling of topics).** The best system leads the second"
             f"{dup} ({p.second_system}, {p.second_mean:.3f}) by {p.diff_top2:.3f}, "
             f"{h.interval} [{p.diff_top2_interval.low:.3f}, {p.diff_top2_interval.high:.3f}]; "
-            f"reversal rate of that pair {p.reversal_top2:.3f}. Over all pairs the mean bootstrap "
-            f"reversal rate at {p.n_topics} topics (the share of topic resamples that order a pair "
-            "against the collection, whose order is taken as given here"
+            f"that pair reverses in {p.reversal_top2:.3f} of the resamples. Over all pairs the mean reversal "
+            f"rate at {p.n_topics} topics is {p.reversal_mean_pairs:.3f} (the collection's order taken as given"
             + (", unlike the predictive curves" if _predictive(s0) else "")
-            + f") is {p.reversal_mean_pairs:.3f}, and "
-            f"{100 * p.pairs_reversal_over_5pct:.0f}% of pairs reverse in more than 5% of resamples.")
+            + f"); {100 * p.pairs_reversal_over_5pct:.0f}% of pairs reverse in more than 5% of resamples.")
 
 
 def _pool_bias(js: JudgedShare | None) -> str:

@@ -10,11 +10,21 @@ import numpy as np
 
 from .. import methods
 from ..plan import design_power, stratum_counts
+from ..results import IntervalMethod
 from .pool import finite
-from .results import Answer, PairedComparison, ScenarioResult, ScenarioTarget, Verdict
+from .results import (
+    HEADLINE_WORDS,
+    Answer,
+    PairedComparison,
+    ScenarioResult,
+    ScenarioTarget,
+    Verdict,
+    plan_count,
+    plan_target,
+)
 from .schema import GRID_KEYS, MAX_TOPICS
 
-__all__ = ["answer", "pool_others", "to_build"]
+__all__ = ["answer", "headline", "pool_others", "to_build"]
 
 
 def to_build(s: ScenarioResult) -> int | None:
@@ -74,7 +84,7 @@ def _predictive(s: ScenarioResult) -> bool:
     return methods.method(s.settings["method"]).engine is methods.Engine.PREDICTIVE
 
 
-# ------------------------------------------------------------------------- the headline
+# ------------------------------------------------------------------------- the details
 def _target_txt(s0: ScenarioResult, t: ScenarioTarget) -> str:
     txt = f"{t.target} {methods.target(t.target).direction} {t.value:g}"
     if t.variance:
@@ -86,13 +96,12 @@ def _target_txt(s0: ScenarioResult, t: ScenarioTarget) -> str:
     return txt
 
 
-def _unsolved(s0: ScenarioResult, n_show: int, targets_txt: str) -> str:
-    """Some targets are not reached: the count the reached ones need, and each other's reason."""
+def _why_unsolved(s0: ScenarioResult, n_show: int) -> str:
+    """Each target not reached, with its own reason and whether the count shown meets it anyway."""
     at_show = s0.at(n_show)
     missing = [t for t in s0.targets if t.n_topics is None]
 
     def why(t: ScenarioTarget) -> str:
-        # the target's own reason (its `how`), and whether the count shown meets it anyway
         tgt = methods.target(t.target)
         v = at_show.get(tgt.statistic)
         met = v is not None and finite(v) and tgt.met(v, t.value)
@@ -100,9 +109,7 @@ def _unsolved(s0: ScenarioResult, n_show: int, targets_txt: str) -> str:
                 + (f"; at {n_show} topics it is {v:.3g}, which meets it: study topic counts up to "
                    f"{n_show} to find the smallest n" if met else "") + ")")
 
-    return (f"Choose **at least {n_show} topics** (scenario **{s0.name}**; targets: {targets_txt}): "
-            f"that is what the reached targets need, but " + "; ".join(why(t) for t in missing)
-            + (" is" if len(missing) == 1 else " are") + " not solved.")
+    return ("; ".join(why(t) for t in missing) + (" is" if len(missing) == 1 else " are") + " not solved.")
 
 
 def _pool_sentences(pool: dict, need: int, depth: int) -> str:
@@ -138,7 +145,7 @@ def _duplicates_note(s0: ScenarioResult, binding: ScenarioTarget) -> str:
 
 
 def _binding_sentence(s0: ScenarioResult, binding: ScenarioTarget) -> str:
-    text = f" The binding target is {binding.target} {binding.value:g}"
+    text = f" The point estimate's binding target is {binding.target} {binding.value:g}"
     if binding.interval.low is not None and binding.interval.high is not None:
         text += (f" (95% interval on n: {int(binding.interval.low)} to {int(binding.interval.high)}, "
                  "from the uncertainty of the collection's own estimates)")
@@ -152,8 +159,8 @@ def _binding_sentence(s0: ScenarioResult, binding: ScenarioTarget) -> str:
 
 
 def _chosen(s0: ScenarioResult, need: int, depth: int | None, targets_txt: str) -> str:
-    text = (f"Choose **{need} topics**" + (f" judged to **depth {depth}**" if depth else "")
-            + f" (scenario **{s0.name}**; targets: {targets_txt}).")
+    text = (f"The targets need **{need} topics**" + (f" judged to depth {depth}" if depth else "")
+            + f", the point estimate (scenario {s0.name}; targets: {targets_txt}).")
     if depth and s0.pool:
         text += _pool_sentences(s0.pool, need, depth)
     binding = s0.binding()
@@ -164,20 +171,69 @@ def _chosen(s0: ScenarioResult, need: int, depth: int | None, targets_txt: str) 
     return text + _duplicates_note(s0, binding)
 
 
-def _headline(s0: ScenarioResult, need: int | None, n_show: int | None, depth: int | None) -> str:
+def _details(s0: ScenarioResult, need: int | None, n_show: int | None, depth: int | None) -> str:
+    """The answer after its headline: the targets, and why a count is missing or what it assumes."""
     targets_txt = "; ".join(_target_txt(s0, t) for t in s0.targets)
     pool = s0.pool
     if n_show is None:
-        return (f"Scenario **{s0.name}**: no target ({targets_txt}) is reached within the topic "
-                f"counts studied (up to {max(s0.settings['topics'])}); study larger topic counts "
-                "or relax the targets.")
+        return f"Targets: {targets_txt}."
     if need is None:
-        return _unsolved(s0, n_show, targets_txt)
+        return f"Targets: {targets_txt}. " + _why_unsolved(s0, n_show)
     if pool and not pool.get("choice"):
-        return (f"**No pool depth meets the targets** ({targets_txt}; scenario **{s0.name}**): "
-                f"{pool['reason']}. With the full judgments the targets need {n_show} topics "
-                "(tables/pool.csv lists every depth).")
+        return (f"Targets: {targets_txt}. Pool study: {pool['reason']} (tables/pool.csv lists every "
+                "depth).")
     return _chosen(s0, need, depth, targets_txt)
+
+
+# ------------------------------------------------------------------------- the headline
+def _short_target(t: ScenarioTarget) -> str:
+    return f"{t.target} {methods.target(t.target).direction} {t.value:g}"
+
+
+def _plan_headline(s0: ScenarioResult, need: int, plan: int | None, depth: int | None, where: str) -> str:
+    """The count to plan with, its interval and the binding target (or why there is no such count)."""
+    t = plan_target(s0.targets)
+    if t is None:
+        return f"Choose **{need} topics**{where}."
+    iv, tgt = t.interval, _short_target(t)
+    if plan is None and iv.how is IntervalMethod.NONE:
+        return (f"Choose **{need} topics**{where}, a point estimate for the binding target {tgt}: no "
+                "interval on n was computed, so there is no count to plan with.")
+    if plan is None:
+        return (f"Choose **at least {need} topics**{where}: the {iv.level:.0%} interval on n for the "
+                f"binding target {tgt}, from {int(iv.low or 0)} up, has no finite upper end, so these data "
+                "support no count to plan with.")
+    judged = f" judged to **depth {depth}**" if depth else ""
+    ivl = f"{iv.level:.0%} interval on n, {int(iv.low or 0)} to {int(iv.high or 0)},"
+    if depth:
+        return (f"Plan for **{plan} topics**{judged}{where}: "
+                + (f"the upper end of the {ivl} for {tgt} with the full judgments; depth {depth} needs {need}."
+                   if plan == iv.plan_n else f"what depth {depth} needs; the {ivl} for {tgt} is for the full "
+                   "judgments."))
+    return (f"Plan for **{plan} topics**{where}: the upper end of the {ivl} for the binding target {tgt}; "
+            f"the point estimate is {need}.")
+
+
+def headline(s0: ScenarioResult, need: int | None, n_show: int | None, depth: int | None) -> str:
+    """The answer in at most :data:`~planner.study.results.HEADLINE_WORDS` words: the count to plan
+    with (:func:`~planner.study.results.plan_count`), its interval and the binding target; the
+    scenario's name is left out when it would make the headline longer."""
+    out = ""
+    for where in (f" (scenario **{s0.name}**)", ""):
+        if n_show is None:
+            out = (f"No target is reached{where} within the topic counts studied (up to "
+                   f"{max(s0.settings['topics'])}): study larger counts or relax the targets.")
+        elif need is None:
+            out = (f"Choose **at least {n_show} topics**{where}: the reached targets need that many; "
+                   + ", ".join(_short_target(t) for t in s0.targets if t.n_topics is None) + " not solved.")
+        elif s0.pool and not s0.pool.get("choice"):
+            out = (f"**No pool depth meets the targets**{where}: with the full judgments they need "
+                   f"{n_show} topics.")
+        else:
+            out = _plan_headline(s0, need, plan_count(s0.targets, s0.pool), depth, where)
+        if len(out.split()) <= HEADLINE_WORDS:
+            break
+    return out
 
 
 # ------------------------------------------------------------------- query variants
@@ -583,10 +639,11 @@ def answer(scens: list[ScenarioResult], paired: list[PairedComparison] | None = 
     if pool and pool.get("choice"):
         need = pool["choice"]["n_topics_needed"]
     n_show = need if need is not None else (int(max(reached)) if reached else None)
-    text = _headline(s0, need, n_show, depth) + _tail(s0, n_show)
+    text = _details(s0, need, n_show, depth) + _tail(s0, n_show)
     buys = _buys(s0, n_show, depth) if n_show is not None else []
     if len(scens) > 1:
         text += _grid(scens, paired or [], need, depth)
     if buys:
         text += f" What {n_show} topics buy (scenario {s0.name}):"
-    return Answer(s0.id, need, depth, text, tuple(buys))
+    plan = plan_count(s0.targets, pool) if need is not None else None
+    return Answer(s0.id, need, depth, headline(s0, need, n_show, depth), text.strip(), tuple(buys), plan)

@@ -8,6 +8,7 @@ same keys in the same order as before the types existed), so the report folder i
 from __future__ import annotations
 
 import enum
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,9 +18,10 @@ import numpy as np
 from ..plan import PairedBootstrap
 from ..results import Interval, ResultMixin
 
-__all__ = ["NO_INTERVAL", "Answer", "HonestStatement",
+__all__ = ["HEADLINE_WORDS", "NO_INTERVAL", "Answer", "HonestStatement",
            "JudgedShare", "PairedComparison", "ScenarioComponents", "ScenarioCurve", "ScenarioData", "ScenarioResult",
-           "ScenarioTarget", "SolveKind", "StudyResult", "Verdict", "WithoutDuplicates", "answer_count"]
+           "ScenarioTarget", "SolveKind", "StudyResult", "Verdict", "WithoutDuplicates", "answer_count", "plan_count",
+           "plan_target"]
 
 
 #: a target with no interval on n (``how`` in the target says why)
@@ -539,24 +541,77 @@ class Answer:
     scenario : str
         The scenario's id.
     n_topics : int or None
-        Topics to choose (``None`` when a target is not reached).
+        Topics the targets need, the point estimate (``None`` when a target is not reached).
     depth : int or None
         The pool depth to judge to (with a pool study).
-    text : str
-        The answer in words.
+    headline : str
+        The answer in at most :data:`HEADLINE_WORDS` words: the count to plan with, its interval
+        and the binding target.
+    details : str
+        The rest of the answer in words (the grid's other scenarios, pool, variants, duplicates).
     buys : tuple of str
         What that many topics buy, one statement each.
+    plan_n : int or None
+        The count to plan with (:func:`plan_count`); ``None`` when the interval on n has no
+        finite upper end or there is none.
     """
 
     scenario: str
     n_topics: int | None
     depth: int | None
-    text: str
+    headline: str
+    details: str
     buys: tuple[str, ...]
+    plan_n: int | None = None
+
+    @property
+    def text(self) -> str:
+        """The whole answer: the headline, then the details."""
+        return (self.headline + " " + self.details).strip()
 
     def to_dict(self) -> dict:
-        return {"scenario": self.scenario, "n_topics": self.n_topics, "depth": self.depth, "text": self.text,
-                "buys": list(self.buys)}
+        return {"scenario": self.scenario, "n_topics": self.n_topics, "plan_n": self.plan_n, "depth": self.depth,
+                "headline": self.headline, "text": self.text, "buys": list(self.buys)}
+
+
+#: the most words an answer's headline has (tests/test_report_answer.py counts them)
+HEADLINE_WORDS = 40
+
+
+def plan_target(targets) -> ScenarioTarget | None:
+    """The target that sets the count to plan with: the reached target whose count to plan with
+    (its interval's upper end, :attr:`planner.results.Interval.plan_n`, else its count) is
+    largest, the larger count on a tie; ``None`` when no target is reached."""
+    reached = [t for t in targets if t.n_topics is not None]
+    if not reached:
+        return None
+    return max(reached, key=lambda t: (t.interval.plan_n if t.interval.plan_n is not None else t.n_topics,
+                                       t.n_topics))
+
+
+def plan_count(targets, pool: dict | None = None) -> int | None:
+    """The count to plan with: the upper end of the 95% interval on n of :func:`plan_target`
+    (with a pool study, at least the count its chosen depth needs, which has no interval of its
+    own). ``None`` when a target is not reached, or the binding interval has no finite upper end
+    or none at all (the answer then says why).
+
+    Examples
+    --------
+    >>> from planner.results import Interval, IntervalMethod
+    >>> t = ScenarioTarget("swap_rate", 0.05, 109, Interval(61, 157, 0.95, IntervalMethod.TOPIC_RESAMPLING, 200),
+    ...                    "", SolveKind.CURVE)
+    >>> plan_count([t])
+    157
+    """
+    if any(t.n_topics is None for t in targets):
+        return None
+    t = plan_target(targets)
+    if t is None or t.interval.plan_n is None:
+        return None
+    n = int(math.ceil(t.interval.plan_n))
+    if pool and pool.get("choice") and pool["choice"].get("n_topics_needed") is not None:
+        n = max(n, int(pool["choice"]["n_topics_needed"]))
+    return n
 
 
 def answer_count(targets, pool: dict | None) -> int | None:

@@ -27,6 +27,7 @@ from .results import (
     ScenarioResult,
     ScenarioTarget,
     answer_count,
+    plan_count,
 )
 from .schema import MAX_TOPICS, SETTINGS_KEYS
 from .stack import run_stacked
@@ -203,7 +204,8 @@ def _run_one(sc: dict, rng: np.random.Generator, resamples: int, seed: int | Non
                              judged_share(sc["collection"], sc["measure"]))
     pool = pool_study(sc) if sc["pool"] is not None else None
     # the answer's statistics, computed AT its topic count and at the collection's own
-    at_n = _at_counts((answer_count(targets, pool), m2.n_topics, _budget_topics(sc, pool)), at, comp)
+    at_n = _at_counts((answer_count(targets, pool), plan_count(targets, pool), m2.n_topics,
+                       _budget_topics(sc, pool)), at, comp)
     comp_d = comp.to_dict()
     cd = curve.to_dict() if hasattr(curve, "to_dict") else {}
     return ScenarioResult(

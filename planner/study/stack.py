@@ -30,6 +30,7 @@ from .results import (
     ScenarioTarget,
     SolveKind,
     answer_count,
+    plan_count,
 )
 from .schema import SETTINGS_KEYS, STACK_TARGETS
 from .targets import INTERVAL_RESAMPLES, chooses_variance
@@ -179,7 +180,8 @@ def run_stacked(sc: dict, rng: np.random.Generator, resamples: int, seed: int | 
     ns, no_interval = _resampled(st, strata, sc, rng, seed, key)
     targets = tuple(_target(st, tg, ns.get(j), no_interval, seed) for j, tg in enumerate(sc["targets"]))
     total = int(sum(s.n_topics for s in strata))
-    at_n = [_at(st, n) for n in sorted({n for n in (answer_count(targets, None), total) if n is not None})]
+    at_n = [_at(st, n) for n in sorted({n for n in (answer_count(targets, None), plan_count(targets), total)
+                                        if n is not None})]
     per = tuple({"stratum": s.label, "n_systems": s.n_systems, "n_topics": s.n_topics, "source": s.source}
                 for s in strata)
     data = ScenarioData(source=" + ".join(str(s.source) for s in strata), measure=sc["measure"],

@@ -7,9 +7,9 @@ from collections import defaultdict
 import pandas as pd
 
 from .narrative import to_build
-from .results import ScenarioResult
+from .results import ScenarioResult, plan_count
 
-__all__ = ["tables"]
+__all__ = ["ANSWER_COLUMNS", "answer_table", "tables"]
 
 
 def _variance(s: ScenarioResult) -> str:
@@ -76,6 +76,24 @@ def _pool(s: ScenarioResult, out: dict[str, list]) -> None:
                 out["budget"].append({"depth": r["depth"], "n_topics": n, "cost": n * r["cost_per_topic"]})
 
 
+#: the answer table's columns: the curve statistics a reader weighs a topic count by
+ANSWER_COLUMNS = ("ci_width_median", "swap_rate_mean", "power_mean")
+
+
+def answer_table(s: ScenarioResult) -> pd.DataFrame:
+    """What the collection's own topic count, the point estimate and the count to plan with buy:
+    the curve's statistics computed at exactly each count (``–`` where the method gives none)."""
+    counts: dict[int, list[str]] = {}
+    for label, n in (("the collection's own", s.data.n_topics), ("point estimate", s.answer_n()),
+                     ("count to plan with", plan_count(s.targets, s.pool) if s.need() is not None else None)):
+        if n:
+            counts.setdefault(int(n), []).append(label)
+    rows = [{"topics": n, "which": "; ".join(labels), **{c: s.at(n).get(c) for c in ANSWER_COLUMNS}}
+            for n, labels in sorted(counts.items())]
+    df = pd.DataFrame(rows, columns=["topics", "which", *ANSWER_COLUMNS])
+    return df.dropna(axis=1, how="all")
+
+
 def _rows(s: ScenarioResult, out: dict[str, list]) -> None:
     """Every table's rows of one scenario."""
     out["scenarios"].append(_scenario_row(s))
@@ -96,7 +114,8 @@ def _rows(s: ScenarioResult, out: dict[str, list]) -> None:
 
 
 def tables(scens: list[ScenarioResult], paired: list[dict] | None = None) -> dict:
-    """Name -> DataFrame: scenarios, curves, targets, components, honest, and where there are
+    """Name -> DataFrame: answer (:func:`answer_table` of the first scenario), scenarios, curves,
+    targets, components, honest, and where there are
     rows: filtered, pool, budget, variants, variant_targets, allocation, paired (``paired``: the
     plain rows of the measures compared pairwise, as written to results.json)."""
     out: dict[str, list] = defaultdict(list)
@@ -106,6 +125,8 @@ def tables(scens: list[ScenarioResult], paired: list[dict] | None = None) -> dic
         for r in out["scenarios"]:          # only a filter makes the topics to build differ from those needed
             r.pop("topics_to_build")
     T = {k: pd.DataFrame(out[k]) for k in ("scenarios", "curves", "targets", "components", "honest")}
+    if scens:
+        T["answer"] = answer_table(scens[0])
     if out["filtered"]:
         T["filtered"] = pd.DataFrame(out["filtered"])
     if out["pool"]:
