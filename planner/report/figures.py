@@ -638,7 +638,11 @@ def _interval_bars(ax: Axes, sub: pd.DataFrame, scen: list, vals: np.ndarray, y:
     lo, hi = _per_scenario(sub, "lower", scen), _per_scenario(sub, "upper", scen)
     ok = np.isfinite(vals) & np.isfinite(lo) & np.isfinite(hi)
     if ok.any():
-        ax.errorbar(vals[ok], y[ok], xerr=[vals[ok] - lo[ok], hi[ok] - vals[ok]], fmt="none",
+        # drawn about the interval's own middle: a resampled interval need not hold its point
+        # (few resamples, or a count beyond what most resamples reach), and an error bar measured
+        # from the point would then be negative
+        mid, half = (lo[ok] + hi[ok]) / 2, (hi[ok] - lo[ok]) / 2
+        ax.errorbar(mid, y[ok], xerr=half, fmt="none",
                     ecolor="black", elinewidth=0.8, capsize=2, color=bars.patches[0].get_facecolor())
 
 
