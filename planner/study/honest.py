@@ -4,10 +4,11 @@ pool bias, and what the intervals on n are (the caveat on counts far beyond the 
 from __future__ import annotations
 
 from .. import methods
+from ..results import IntervalMethod
 from .results import HonestStatement, JudgedShare, ScenarioResult, ScenarioTarget
 from .targets import INTERVAL_RESAMPLES
 
-__all__ = ["honest_paragraphs", "interval_caveat"]
+__all__ = ["calibrated_caveat", "honest_paragraphs", "interval_caveat"]
 
 #: the largest multiple of a sample's topics that benchmarks/bench_coverage.py checked
 COVERAGE_CHECKED = 4.7
@@ -22,7 +23,27 @@ def _far_targets(s: ScenarioResult) -> list[tuple[ScenarioTarget, float]]:
     the count's multiple of the collection's topics."""
     T = s.data.n_topics or 0
     return [(t, t.n_topics / T) for t in s.targets
-            if T and t.n_topics is not None and t.resampled_interval]
+            if T and t.n_topics is not None and t.runs_low_far_out]
+
+
+def _calibrated(t: ScenarioTarget) -> bool:
+    """A deconvolved pair-rate count (``calibrate: true``), not the plain resampled one."""
+    return t.interval.how is IntervalMethod.CALIBRATED and methods.target(t.target).pair_rate
+
+
+def calibrated_caveat(scens: list[ScenarioResult]) -> list[str]:
+    """What a deconvolved count is and how far it was checked, when a scenario's answer has one."""
+    cal = [(s, t) for s in scens for t in s.targets if _calibrated(t)]
+    if not cal:
+        return []
+    s, t = max(cal, key=lambda x: x[1].n_topics or 0)
+    plain = "" if t.n_topics is None else f" The largest here: {t.target} {t.value:g}, {t.n_topics} topics in {s.name}."
+    return ["**Calibrated counts.** The swap, reversal and Kendall tau counts are deconvolved from the pair "
+            "differences (calibrate: true), so they do not shrink with the collection's size as plain counts "
+            "do; their interval is the percentile interval of the topic resamples, each deconvolved. Checked on "
+            "20-topic draws from 50-topic collections and 25-50-topic draws from Terabyte: the median count was "
+            "within 10% of the whole collection's on 15 of 20 matrices, and the 95% interval held it in 67-100% "
+            "of 12 draws per matrix (docs/research/calibration.md)." + plain]
 
 
 def _stacked_caveat(s: ScenarioResult, t: ScenarioTarget, ratio: float) -> str:
@@ -140,6 +161,7 @@ def honest_paragraphs(scens: list[ScenarioResult], reuse: str | None = None) -> 
         out.append(_sampling_error(s0, h))
         if not s0.stacked:
             out.extend(interval_caveat(scens))
+            out.extend(calibrated_caveat(scens))
         out.append(_pool_bias(h.judged_share))
     if reuse:
         out.append(reuse)

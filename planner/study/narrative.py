@@ -151,7 +151,7 @@ def _binding_sentence(s0: ScenarioResult, binding: ScenarioTarget) -> str:
                  "from the uncertainty of the collection's own estimates)")
         T0 = s0.data.n_topics or 0
         n = binding.n_topics or 0
-        if T0 and binding.resampled_interval and n >= 1.5 * T0:
+        if T0 and binding.runs_low_far_out and n >= 1.5 * T0:
             text += (f"; a count {n / T0:.1f} times the collection's {T0} topics "
                      "tends to run low, interval included (see 'Intervals on n' in the honest "
                      "statement)")

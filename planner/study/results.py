@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..plan import PairedBootstrap
-from ..results import Interval, ResultMixin
+from ..results import Interval, IntervalMethod, ResultMixin
 
 __all__ = ["HEADLINE_WORDS", "NO_INTERVAL", "Answer", "HonestStatement",
            "JudgedShare", "PairedComparison", "ScenarioComponents", "ScenarioCurve", "ScenarioData", "ScenarioResult",
@@ -192,6 +192,12 @@ class ScenarioTarget:
     def resampled_interval(self) -> bool:
         """True when the interval on n comes from topic resampling and has both ends' data."""
         return self.interval.resampled and self.interval.low is not None
+
+    @property
+    def runs_low_far_out(self) -> bool:
+        """True when the count and its interval are the plain resampled ones, which run low when the
+        count is far beyond the collection's topics (a calibrated count is corrected for that)."""
+        return self.resampled_interval and self.interval.how is IntervalMethod.TOPIC_RESAMPLING
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"target": self.target, "value": self.value, "n_topics": self.n_topics,
