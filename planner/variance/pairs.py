@@ -362,7 +362,8 @@ def pair_variance(scores, selector: str = "pair", *, design: str = "paired",
     Returns
     -------
     numpy.ndarray
-        One variance a pair, in :func:`pair_index` order.
+        One variance a pair, in :func:`pair_index` order; a value shared by every pair
+        (``pooled``, ``within-system``, ``percentile:q``) is a read-only broadcast view of it.
 
     Examples
     --------
@@ -376,16 +377,18 @@ def pair_variance(scores, selector: str = "pair", *, design: str = "paired",
     check_choice(design, ("paired", "independent"), "design", noun="design")
     m = as_matrix(scores)
     S = m.n_systems
-    check_pair_memory(S, m)
     n_pairs = S * (S - 1) // 2
     factor = 2.0 if design == "paired" else 1.0
+    # a variance shared by every pair is one value broadcast to all (a read-only view): pooled
+    # and within-system need no per-pair memory, and so no pair limit
     if kind == "pooled":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateDataWarning)
             var_e = fit(m).var_e
-        return np.full(n_pairs, factor * var_e)
+        return np.broadcast_to(np.float64(factor * var_e), (n_pairs,))
     if kind == "within-system":
-        return np.full(n_pairs, factor * within_system_variance(m))
+        return np.broadcast_to(np.float64(factor * within_system_variance(m)), (n_pairs,))
+    check_pair_memory(S, m)
     ps = pairs if pairs is not None else pair_stats(m)
     if design == "paired":
         per = ps.s2_d
@@ -393,7 +396,7 @@ def pair_variance(scores, selector: str = "pair", *, design: str = "paired",
         per = (ps.var_system[ps.a] + ps.var_system[ps.b]) / 2
     if q is None:       # "pair"
         return np.array(per, dtype=float)
-    return np.full(n_pairs, float(np.nanpercentile(per, q)))
+    return np.broadcast_to(np.float64(np.nanpercentile(per, q)), (n_pairs,))
 
 
 def pair_variance_summary(scores, *, pairs: PairStats | None = None) -> dict:
