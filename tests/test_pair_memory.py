@@ -68,3 +68,23 @@ def test_resampled_pair_models_over_their_limit_are_refused_first():
         assert "use at most 74 resamples" in str(e.value)
         r = plan.size_for_target(m, target="swap_rate", value=0.05, method="analytic", n_resamples=20, rng=1)
     assert r.interval.n_resamples == 20 and r.interval.low <= r.interval.high
+
+
+def test_pair_variance_summary_keeps_one_value_a_pair():
+    # fit's pair summary went through pair_stats (pair index, means, covariances: 2 GB and 44 s
+    # for 9,000 systems); now each pair's s2_d alone, the same numbers
+    from planner.variance import pair_stats, pair_variance_summary
+
+    m = _matrix(2000, 15)
+    K = 2000 * 1999 // 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tracemalloc.start()
+        try:
+            s = pair_variance_summary(m)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert s == pair_variance_summary(m, pairs=pair_stats(m))
+    assert s["n_pairs"] == K
+    assert peak < 30 * K, f"{peak / 1e6:.0f} MB traced for {K:,} pairs"
