@@ -121,16 +121,18 @@ def _read_wide_fast(data: bytes, source: str | None, *, measure: str | None,
     stream.seek(3 if data.startswith(b"\xef\xbb\xbf") else 0)     # after a byte-order mark
     dtypes: defaultdict[int, type] = defaultdict(lambda: np.float64, {0: str} if has_topic else {})
     try:
+        # (the topic column as the index: no slicing of a frame of one block a column)
         frame = pd.read_csv(stream, sep=delim, header=None, skiprows=1, names=range(len(header)),
-                            index_col=False, dtype=dtypes, na_filter=False, encoding="utf-8")
+                            index_col=0 if has_topic else False, dtype=dtypes, na_filter=False,
+                            encoding="utf-8")
     except ValueError:          # a non-numeric cell, a long row, bad UTF-8, no rows: say which
         return None
     # (topics, systems) in Fortran order: its transpose is one row a system, C-contiguous
-    values = (frame.iloc[:, 1:] if has_topic else frame).to_numpy(dtype=np.float64).T
+    values = frame.to_numpy(dtype=np.float64).T
     if not values.size or not np.isfinite(values).all():        # a short row, an infinite value
         return None
     if has_topic:
-        ids = frame[0].tolist()
+        ids = frame.index.tolist()
         topics = [t.strip() for t in ids]
         if not all(topics) or len(set(topics)) != len(topics) or max(map(len, ids)) > csv.field_size_limit():
             return None
