@@ -5,20 +5,23 @@ through :func:`output_path` before any work (a symlink is followed to the file i
 loop, a missing folder or a folder that cannot be written is refused naming the option) and
 :func:`write_atomic` after it (the old file stays when the write fails: a full disk leaves
 neither a half file nor a stray temporary one). Report folders are written the same way by
-:mod:`planner.report.writer`, which uses :func:`pid_alive` to remove the temporary folders
-of runs that died.
+:mod:`planner.report.writer`. :func:`remove_stale` cleans up after runs that died, for
+files and report folders alike (a temporary file of a killed ``-o`` write goes with the next
+write to that file).
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
+import shutil
 import stat
 from pathlib import Path
 
 from .errors import ParameterError
 
-__all__ = ["output_path", "pid_alive", "resolve", "write_atomic"]
+__all__ = ["output_path", "pid_alive", "remove_stale", "resolve", "write_atomic"]
 
 
 def resolve(path: str | os.PathLike) -> Path:
@@ -66,6 +69,7 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         with open(target, "w", encoding="utf-8") as fh:
             fh.write(text)
         return
+    remove_stale(target, ("tmp",))
     tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -79,6 +83,25 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def remove_stale(target: Path, kinds: tuple[str, ...] = ("old", "tmp")) -> None:
+    """Clean up after runs that died (SIGKILL, a power cut) beside ``target``: each
+    ``.NAME.KIND-PID`` whose process is gone is removed, except that a report a run set aside
+    (``.NAME.old-PID``) and did not replace (``target`` missing: killed between the two
+    renames) is put back, so that a rerun finds the old report whole."""
+    for kind in kinds:
+        for p in sorted(target.parent.glob(f".{glob.escape(target.name)}.{kind}-*")):
+            pid = p.name.rsplit("-", 1)[-1]
+            if not pid.isdigit() or int(pid) == os.getpid() or pid_alive(int(pid)):
+                continue
+            with contextlib.suppress(OSError):
+                if kind == "old" and not os.path.lexists(target):
+                    os.replace(p, target)
+                elif p.is_dir() and not p.is_symlink():
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    p.unlink()
 
 
 def pid_alive(pid: int) -> bool:

@@ -87,8 +87,11 @@ class ScoreMatrix:
     meta: Mapping[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        vals = np.array(self.values, dtype=np.float64, copy=True)
-        vals.setflags(write=False)
+        vals = self.values
+        if not (isinstance(vals, np.ndarray) and vals.dtype == np.float64 and vals.flags.owndata
+                and not vals.flags.writeable):          # build() hands over a frozen copy of its own
+            vals = np.array(vals, dtype=np.float64, copy=True)
+            vals.setflags(write=False)
         object.__setattr__(self, "values", vals)
         object.__setattr__(self, "systems", tuple(str(s) for s in self.systems))
         object.__setattr__(self, "topics", tuple(str(t) for t in self.topics))
@@ -182,6 +185,8 @@ class ScoreMatrix:
                 raise InputError(f"need at least 2 systems, got {vals.shape[0]}", file=source)
             if vals.shape[1] < 2:
                 raise InputError(f"need at least 2 topics, got {vals.shape[1]}", file=source)
+        if vals.flags.owndata:
+            vals.setflags(write=False)
         m = cls(vals, tuple(systems), tuple(topics), measure=measure,
                 strata=None if strata_l is None else tuple(strata_l),
                 variants=None if variants is None else tuple(variants), source=source)
@@ -193,8 +198,9 @@ class ScoreMatrix:
         """Warn (:class:`DegenerateDataWarning`) for values outside [0, 1] and for systems
         identical on every topic (what :meth:`build` does with ``warn=True``)."""
         v = self.values
-        finite = v[~np.isnan(v)]
-        if finite.size and (finite.min() < 0 or finite.max() > 1):
+        some = v.size and not np.isnan(v).all()
+        lo, hi = (np.nanmin(v), np.nanmax(v)) if some else (0.0, 1.0)
+        if lo < 0 or hi > 1:
             out = [s for s, row in zip(self.systems, v) if np.any((row < 0) | (row > 1))]
             hint = ""
             if len(out) == 1 and len(self.systems) > 1:
@@ -203,8 +209,8 @@ class ScoreMatrix:
                 if np.all(row[~np.isnan(row)] == np.round(row[~np.isnan(row)])):
                     hint += (": if that column holds topic ids, head it 'topic' (or 'qid', 'query_id', "
                              "'topic_id')")
-            warnings.warn(f"{self._name()}: scores outside [0, 1] (min {finite.min():.4g}, "
-                          f"max {finite.max():.4g}){hint}", DegenerateDataWarning, stacklevel=3)
+            warnings.warn(f"{self._name()}: scores outside [0, 1] (min {lo:.4g}, "
+                          f"max {hi:.4g}){hint}", DegenerateDataWarning, stacklevel=3)
         groups = self.identical_systems()
         if groups:
             listed = "; ".join(" = ".join(g) for g in groups)
@@ -475,10 +481,13 @@ def _check_unique(labels: tuple[str, ...], what: str) -> None:
 
 def _check_magnitude(vals: np.ndarray, systems: list[str], topics: list[str], source: str | None) -> None:
     """InputError naming the first infinite score or score beyond ``MAX_ABS_SCORE``."""
-    if np.isinf(vals).any():
+    if not vals.size or np.isnan(vals).all():
+        return
+    lo, hi = np.nanmin(vals), np.nanmax(vals)      # reductions, no temporary of the matrix' size
+    if np.isinf(lo) or np.isinf(hi):
         s, t = np.argwhere(np.isinf(vals))[0][:2]
         raise InputError(f"infinite score for system {systems[s]!r}, topic {topics[t]!r}", file=source)
-    if np.nanmax(np.abs(vals), initial=0.0) > MAX_ABS_SCORE:
+    if max(-lo, hi) > MAX_ABS_SCORE:
         s, t = np.argwhere(np.abs(vals) > MAX_ABS_SCORE)[0][:2]
         raise InputError(f"score {vals[(s, t)].flat[0]:.4g} for system {systems[s]!r}, topic "
                          f"{topics[t]!r} is too large to analyse (|score| at most {MAX_ABS_SCORE:g}: "

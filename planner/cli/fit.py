@@ -78,7 +78,7 @@ class _Fit:
 
 
 def _compute(args: argparse.Namespace) -> _Fit:
-    from ..variance import check_alpha, fit, fit_variants, pair_stats, pair_variance_summary  # heavy (scipy)
+    from ..variance import check_alpha, fit, fit_variants, pair_variance_summary  # heavy (scipy)
 
     topics = None if args.topics is None else parse_int_list(args.topics, option="--topics", minimum=1)
     targets = _targets(args.target)
@@ -95,7 +95,7 @@ def _compute(args: argparse.Namespace) -> _Fit:
             for c in methods.target_names(lambda t: t.reliability)]
     kept = scores.take(systems=[s for s in scores.systems if s not in set(comp.dropped)]).collapse_variants() \
         if comp.dropped else scores.collapse_variants()
-    pv = pair_variance_summary(kept, pairs=pair_stats(kept))
+    pv = pair_variance_summary(kept)
     return _Fit(scores, comp, ds, need, pv, variants, topics)
 
 

@@ -15,7 +15,7 @@ from ..errors import InputError, ParameterError
 from ..scores import ScoreMatrix
 from .strata import attach_strata
 from .tables import read_tidy, read_wide, sniff
-from .text import decode, is_text, read_bytes
+from .text import decode, head_text, is_text, read_bytes
 from .trec_eval import read_trec_eval
 
 
@@ -70,8 +70,10 @@ def load_scores(path, *, measure: str | None = None, missing: str = "error",
         m = _load_folder(Path(path), measure=measure, missing=missing, names=names)
     else:
         data, source = read_bytes(path, what="scores")
-        text = decode(data, source).lstrip("\ufeff")
-        m = _table_reader(sniff(text), source)(text, source, measure=measure, missing=missing)
+        kind = sniff(head_text(data, source))
+        # a wide table is parsed from the bytes by pandas (read_wide); the others as text
+        content = data if kind == "wide" else decode(data, source).lstrip("\ufeff")
+        m = _table_reader(kind, source)(content, source, measure=measure, missing=missing)
     if strata is not None:
         m = attach_strata(m, strata)
     return m

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import warnings
+from collections import defaultdict
 
 import numpy as np
 import pandas as pd
@@ -10,7 +13,7 @@ import pandas as pd
 from ..errors import InputError, ParameterError, PlannerWarning
 from ..methods import suggest
 from ..scores import ScoreMatrix
-from .text import MISSING_HINT, cell_number, csv_rows, decode, delimiter, parse_float, read_bytes
+from .text import MISSING_HINT, cell_number, csv_rows, decode, delimiter, head_text, parse_float, read_bytes
 
 
 def sniff(text: str) -> str:
@@ -50,8 +53,19 @@ def _all_numbers(cells) -> bool:
     return True
 
 
-def read_wide(text: str, source: str | None, *, measure: str | None, missing: str) -> ScoreMatrix:
-    """A wide table: one row a topic, one column a system, optional first column ``topic``."""
+def read_wide(text: str | bytes, source: str | None, *, measure: str | None, missing: str) -> ScoreMatrix:
+    """A wide table: one row a topic, one column a system, optional first column ``topic``.
+
+    Given the bytes of the file, the table is parsed by ``pandas.read_csv``; when that parse
+    is not a complete table of finite numbers under a header on line 1 (a missing or
+    non-numeric cell, a short or long row, a blank or repeated topic id, a decoding error),
+    the file is read again row by row, so that the error (or the missing-cell policy) is
+    the same, naming the line, as for the text."""
+    if isinstance(text, bytes):
+        m = _read_wide_fast(text, source, measure=measure, missing=missing)
+        if m is not None:
+            return m
+        text = decode(text, source).lstrip("\ufeff")
     rows = csv_rows(text, delimiter(text), source)
     try:
         hline, header = next(rows)
@@ -90,15 +104,55 @@ def read_wide(text: str, source: str | None, *, measure: str | None, missing: st
     return ScoreMatrix.build(vals, systems, topics, measure=measure, missing=missing, source=source)
 
 
+def _read_wide_fast(data: bytes, source: str | None, *, measure: str | None,
+                    missing: str) -> ScoreMatrix | None:
+    """The matrix of a complete wide table parsed by pandas, or None to read it row by row."""
+    head = head_text(data, source)
+    line = head.rstrip("\r\n")
+    if not line.strip() or "\n" in line or "\r" in line or line.count('"') % 2 or line == head:
+        return None      # blank lines first, a quoted line break in the header, or no rows
+    delim = delimiter(head)
+    _, header = next(csv_rows(head, delim, source))
+    header = [h.strip() for h in header]
+    has_topic = header[0].lower() in TOPIC_HEADERS
+    systems = header[1:] if has_topic else header
+    if len(set(systems)) != len(systems) or not all(systems):
+        return None
+    stream = io.BytesIO(data)       # shares the bytes, no copy
+    stream.seek(3 if data.startswith(b"\xef\xbb\xbf") else 0)     # after a byte-order mark
+    dtypes: defaultdict[int, type] = defaultdict(lambda: np.float64, {0: str} if has_topic else {})
+    try:
+        # (the topic column as the index: no slicing of a frame of one block a column)
+        frame = pd.read_csv(stream, sep=delim, header=None, skiprows=1, names=range(len(header)),
+                            index_col=0 if has_topic else False, dtype=dtypes, na_filter=False,
+                            encoding="utf-8")
+    except ValueError:          # a non-numeric cell, a long row, bad UTF-8, no rows: say which
+        return None
+    # (topics, systems) in Fortran order: its transpose is one row a system, C-contiguous
+    values = frame.to_numpy(dtype=np.float64).T
+    if not values.size or not np.isfinite(values).all():        # a short row, an infinite value
+        return None
+    if has_topic:
+        ids = frame.index.tolist()
+        topics = [t.strip() for t in ids]
+        if not all(topics) or len(set(topics)) != len(topics) or max(map(len, ids)) > csv.field_size_limit():
+            return None
+    else:
+        topics = [str(i + 1) for i in range(len(frame))]
+    del frame
+    _check_wide_header(header, systems, has_topic, source, 1, stacklevel=5)
+    return ScoreMatrix.build(values, systems, topics, measure=measure, missing=missing, source=source)
+
+
 def _check_wide_header(header: list[str], systems: list[str], has_topic: bool, source: str | None,
-                       hline: int) -> None:
+                       hline: int, stacklevel: int = 4) -> None:
     if not systems:
         raise InputError("no system columns in header", file=source, line=hline)
     if not has_topic and _all_numbers(header):
         warnings.warn(f"{source or 'score table'}:{hline}: the header holds only numbers "
                       f"({', '.join(systems[:3])}{', ...' if len(systems) > 3 else ''}); they are read as "
                       "system names. A table without a header row loses its first topic this way: add "
-                      "one (topic,system1,system2,...)", PlannerWarning, stacklevel=4)
+                      "one (topic,system1,system2,...)", PlannerWarning, stacklevel=stacklevel)
     for j, s in enumerate(systems):
         if not s:
             raise InputError(f"empty system name in column {j + 1 + has_topic}", file=source, line=hline)

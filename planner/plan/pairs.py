@@ -24,7 +24,30 @@ from ..variance import anova_components as _variance_anova
 from ..variance import pair_index, pair_moments, pair_variance, parse_selector, within_system
 from .checks import complete_values
 
-__all__ = ["PairModel", "anova_components", "batch_stat", "pair_variances"]
+__all__ = ["MAX_RESAMPLED_PAIR_BYTES", "PairModel", "anova_components", "batch_stat",
+           "check_resampled_pairs", "pair_variances"]
+
+#: most memory the pair models of the topic resamples of an interval on n may take together
+#: (``RESAMPLED_PAIR_BYTES`` a pair and resample: its mean, its variance and the temporaries of
+#: a step of the search, solved all resamples at once): 512 MB, so 200 resamples of ~320
+#: systems or 20 of ~1,000; :func:`check_resampled_pairs` refuses more before they are drawn
+MAX_RESAMPLED_PAIR_BYTES = 512 << 20
+RESAMPLED_PAIR_BYTES = 40
+
+
+def check_resampled_pairs(n_systems: int, n_resamples: int) -> None:
+    """Refuse, before any is drawn, ``n_resamples`` pair models of ``n_systems`` systems over
+    :data:`MAX_RESAMPLED_PAIR_BYTES` (a ParameterError of ``n_resamples``, giving the most
+    resamples that fit)."""
+    K = n_systems * (n_systems - 1) // 2
+    need = RESAMPLED_PAIR_BYTES * K * n_resamples
+    if need > MAX_RESAMPLED_PAIR_BYTES:
+        most = MAX_RESAMPLED_PAIR_BYTES // (RESAMPLED_PAIR_BYTES * max(K, 1))
+        fewer = f"at most {most} resamples, " if most >= 2 else ""
+        raise ParameterError(f"{n_resamples} topic resamples of {n_systems:,} systems ({K:,} pairs) need "
+                             f"{need / 2**30:.1f} GB for the interval on n, over the limit of "
+                             f"{MAX_RESAMPLED_PAIR_BYTES >> 20} MB (MAX_RESAMPLED_PAIR_BYTES): use "
+                             f"{fewer}0 for no interval, or fewer systems", parameter="n_resamples")
 
 
 def anova_components(vals: np.ndarray) -> dict[str, float]:
@@ -34,21 +57,29 @@ def anova_components(vals: np.ndarray) -> dict[str, float]:
     return {k: c[k] for k in ("var_s", "var_t", "var_e")}
 
 
-def _variances(vals: np.ndarray, a: np.ndarray, b: np.ndarray, s2d: np.ndarray, selector: str, design: str,
-               var_e: float | None = None) -> np.ndarray:
-    """The per-pair variances of ``selector`` from the pair moments already computed (``var_e``:
-    the ANOVA residual, when already fitted)."""
+def _variances(vals: np.ndarray, selector: str, design: str, var_e: float | None = None,
+               pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """The per-pair variances of ``selector`` (``var_e``: the ANOVA residual, when already
+    fitted; ``pairs``: ``(a, b, s2d)`` when already computed). A variance shared by every pair
+    (pooled, within-system, percentile) is one value broadcast to all pairs (a read-only view,
+    no memory per pair), and pooled and within-system need no pair at all."""
     kind, q = parse_selector(selector, parameter="variance")
-    K = len(a)
     if design not in ("paired", "independent"):
         raise ParameterError(f"unknown design {design!r}; expected paired or independent", parameter="design")
+    S = vals.shape[0]
+    K = S * (S - 1) // 2
     paired = design == "paired"
     factor = 2.0 if paired else 1.0
     if kind == "pooled":
         ve = anova_components(vals)["var_e"] if var_e is None else var_e
-        return np.full(K, factor * ve)
+        return np.broadcast_to(np.float64(factor * ve), (K,))
     if kind == "within-system":
-        return np.full(K, factor * within_system(vals))
+        return np.broadcast_to(np.float64(factor * within_system(vals)), (K,))
+    if pairs is None:
+        a, b = pair_index(S)
+        s2d = pair_moments(vals, a, b)[1]
+    else:
+        a, b, s2d = pairs
     if paired:
         own = s2d
     else:
@@ -57,7 +88,7 @@ def _variances(vals: np.ndarray, a: np.ndarray, b: np.ndarray, s2d: np.ndarray, 
     if kind == "pair":
         return own
     assert q is not None        # (parse_selector gives percentile:q its q)
-    return np.full(K, np.percentile(own, q))
+    return np.broadcast_to(np.float64(np.percentile(own, q)), (K,))
 
 
 def pair_variances(scores: Any, selector: str = "pooled", *, design: str = "paired") -> np.ndarray:
@@ -77,7 +108,8 @@ def pair_variances(scores: Any, selector: str = "pooled", *, design: str = "pair
     Returns
     -------
     numpy.ndarray
-        ``S (S - 1) / 2`` variances.
+        ``S (S - 1) / 2`` variances; one value shared by every pair (``pooled``,
+        ``within-system``, ``percentile:q``) is a read-only broadcast view of it.
 
     Examples
     --------
@@ -88,10 +120,7 @@ def pair_variances(scores: Any, selector: str = "pooled", *, design: str = "pair
     if isinstance(scores, ScoreMatrix):
         parse_selector(selector, parameter="variance")
         return np.asarray(pair_variance(scores, selector, design=design), dtype=float)
-    vals = complete_values(scores)
-    a, b = pair_index(vals.shape[0])
-    _, s2d = pair_moments(vals, a, b)
-    return _variances(vals, a, b, s2d, selector, design)
+    return _variances(complete_values(scores), selector, design)
 
 
 class PairModel:
@@ -120,7 +149,7 @@ class PairModel:
         a, b = pair_index(vals.shape[0])
         dbar, s2d = pair_moments(vals, a, b)
         self.comp = anova_components(vals)
-        self.var = _variances(vals, a, b, s2d, selector, "paired", self.comp["var_e"])
+        self.var = _variances(vals, selector, "paired", self.comp["var_e"], (a, b, s2d))
         # pairs identical on every topic are ties, as in planner.simulate.predict
         self.identical = (s2d == 0) & (dbar == 0)
         self.dbar = dbar

@@ -23,7 +23,7 @@ from ..errors import DegenerateDataWarning
 from ..results import Interval
 from ..simulate import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
 from ..variance import VarianceComponents, pair_index, pair_moments
-from .pairs import PairModel, batch_stat
+from .pairs import PairModel, batch_stat, check_resampled_pairs
 from .search import interval_quantiles, smallest_n_vec
 
 __all__ = ["ResampledModels", "dstudy_interval", "predictive_batch", "resample_models", "resolve_analytic",
@@ -51,6 +51,7 @@ def resample_models(vals: np.ndarray, variance: str, gen: np.random.Generator, r
     ``tick()`` is called after each (:mod:`planner.progress`)."""
     S, T = vals.shape
     K = S * (S - 1) // 2
+    check_resampled_pairs(S, resamples)
     out = ResampledModels(np.empty((resamples, K)), np.empty((resamples, K)),
                           {k: np.empty(resamples) for k in ("var_s", "var_t", "var_e")},
                           np.empty((resamples, K)) if kurtosis else None)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import glob
 import json
 import os
 import shutil
@@ -45,7 +44,7 @@ except ImportError:       # pragma: no cover - Windows: no advisory lock
     fcntl = None  # type: ignore[assignment]
 
 from .. import __version__
-from .._atomic import pid_alive, resolve
+from .._atomic import remove_stale, resolve
 from .._json import plain
 from ..errors import InputError
 from . import figure_set
@@ -259,13 +258,10 @@ def _unlock(out: Path) -> None:
 
 def _remove_stale(out: Path) -> None:
     """Remove ``.<name>.tmp-PID`` and ``.<name>.old-PID`` folders beside ``out`` whose process
-    is gone (a run killed by SIGKILL or a power cut cannot clean up after itself)."""
-    parent = out.resolve().parent
-    for kind in ("tmp", "old"):
-        for p in parent.glob(f".{glob.escape(out.name)}.{kind}-*"):
-            pid = p.name.rsplit("-", 1)[-1]
-            if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
-                shutil.rmtree(p, ignore_errors=True)
+    is gone (a run killed by SIGKILL or a power cut cannot clean up after itself); an old report
+    set aside by a run killed before the new one was renamed in is put back
+    (:func:`planner._atomic.remove_stale`)."""
+    remove_stale(out.resolve().parent / out.name)
 
 
 # ------------------------------------------------------------------ writing

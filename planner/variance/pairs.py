@@ -364,7 +364,8 @@ def pair_variance(scores, selector: str = "pair", *, design: str = "paired",
     Returns
     -------
     numpy.ndarray
-        One variance a pair, in :func:`pair_index` order.
+        One variance a pair, in :func:`pair_index` order; a value shared by every pair
+        (``pooled``, ``within-system``, ``percentile:q``) is a read-only broadcast view of it.
 
     Examples
     --------
@@ -378,16 +379,18 @@ def pair_variance(scores, selector: str = "pair", *, design: str = "paired",
     check_choice(design, ("paired", "independent"), "design", noun="design")
     m = as_matrix(scores)
     S = m.n_systems
-    check_pair_memory(S, m)
     n_pairs = S * (S - 1) // 2
     factor = 2.0 if design == "paired" else 1.0
+    # a variance shared by every pair is one value broadcast to all (a read-only view): pooled
+    # and within-system need no per-pair memory, and so no pair limit
     if kind == "pooled":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateDataWarning)
             var_e = fit(m).var_e
-        return np.full(n_pairs, factor * var_e)
+        return np.broadcast_to(np.float64(factor * var_e), (n_pairs,))
     if kind == "within-system":
-        return np.full(n_pairs, factor * within_system_variance(m))
+        return np.broadcast_to(np.float64(factor * within_system_variance(m)), (n_pairs,))
+    check_pair_memory(S, m)
     ps = pairs if pairs is not None else pair_stats(m)
     if design == "paired":
         per = ps.s2_d
@@ -395,7 +398,47 @@ def pair_variance(scores, selector: str = "pair", *, design: str = "paired",
         per = (ps.var_system[ps.a] + ps.var_system[ps.b]) / 2
     if q is None:       # "pair"
         return np.array(per, dtype=float)
-    return np.full(n_pairs, float(np.nanpercentile(per, q)))
+    return np.broadcast_to(np.float64(np.nanpercentile(per, q)), (n_pairs,))
+
+
+#: bytes a pair :func:`pair_variance_summary` needs without a :class:`PairStats` (each pair's
+#: ``s2_d`` and one copy for the percentiles)
+SUMMARY_PAIR_BYTES = 16
+#: most memory of that summary: 768 MB, about 10,000 systems
+MAX_SUMMARY_MEMORY = 768 << 20
+
+
+def pair_s2(x: np.ndarray) -> np.ndarray:
+    """``s2_d`` of every pair of a complete (S, T) matrix in :func:`pair_index` order, the same
+    numbers as :func:`pair_stats` from the same blocks of the Gram matrix, without the pair
+    index, means or covariances (8 bytes a pair)."""
+    S, T = x.shape
+    xc = x - x.mean(axis=1)[:, None]
+    out = np.empty(S * (S - 1) // 2)
+    rows = max(1, PAIR_BLOCK // S)
+
+    def block(lo: int, hi: int) -> np.ndarray:       # as _pair_cov, so that the sums are the same
+        gram = xc[lo:hi] @ xc.T
+        gram /= (T - 1)
+        return gram
+
+    v = np.empty(S)
+    for lo in range(0, S, rows):           # the variances first: every pair needs both ends'
+        hi = min(S, lo + rows)
+        v[lo:hi] = block(lo, hi)[np.arange(hi - lo), np.arange(lo, hi)]
+    p = 0
+    for lo in range(0, S, rows):
+        hi = min(S, lo + rows)
+        gram = block(lo, hi)
+        for i in range(lo, min(hi, S - 1)):
+            cov = gram[i - lo, i + 1:] * -2.0
+            s2 = v[i] + v[i + 1:]
+            tiny = s2 * (64 * np.finfo(float).eps)
+            s2 += cov
+            s2[s2 < tiny] = 0.0
+            out[p:p + s2.size] = s2
+            p += s2.size
+    return out
 
 
 def pair_variance_summary(scores, *, pairs: PairStats | None = None) -> dict:
@@ -403,17 +446,21 @@ def pair_variance_summary(scores, *, pairs: PairStats | None = None) -> dict:
 
     Keys: ``pair`` (mean, median, p90, p95, max and p95/mean of ``s2_d``), ``pooled``
     (``2 var_e``), ``within-system`` (``2 V_E1``), ``percentile:95``, ``n_pairs``.
+    Without ``pairs`` a complete matrix keeps only each pair's ``s2_d``
+    (:data:`SUMMARY_PAIR_BYTES`, at most :data:`MAX_SUMMARY_MEMORY`).
     """
     m = as_matrix(scores)
-    ps = pairs if pairs is not None else pair_stats(m)
-    s2 = ps.s2_d[np.isfinite(ps.s2_d)]
+    s2 = _summary_s2(m) if pairs is None else pairs.s2_d
+    if not np.isfinite(s2).all():
+        s2 = s2[np.isfinite(s2)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         pooled = 2 * fit(m).var_e
+    n_pairs = m.n_systems * (m.n_systems - 1) // 2
     mean = float(s2.mean())
     return {
         "design": "paired",
-        "n_pairs": int(ps.n_pairs),
+        "n_pairs": n_pairs,
         "pair": {"mean": mean, "median": float(np.median(s2)), "p90": float(np.percentile(s2, 90)),
                  "p95": float(np.percentile(s2, 95)), "max": float(s2.max()),
                  "p95_over_mean": float(np.percentile(s2, 95) / mean) if mean > 0 else math.nan},
@@ -423,3 +470,34 @@ def pair_variance_summary(scores, *, pairs: PairStats | None = None) -> dict:
     }
 
 
+def _summary_s2(m: ScoreMatrix) -> np.ndarray:
+    """Each pair's ``s2_d`` for the summary: :func:`pair_s2` for a complete matrix (refused,
+    naming the file, over :data:`MAX_SUMMARY_MEMORY`), :func:`pair_stats` otherwise."""
+    x = m.topic_scores()
+    if np.isnan(x).any():
+        return pair_stats(m).s2_d
+    check_size(x, m)
+    S = x.shape[0]
+    n_pairs = S * (S - 1) // 2
+    need = SUMMARY_PAIR_BYTES * n_pairs + 8 * PAIR_BLOCK
+    if need > MAX_SUMMARY_MEMORY:
+        raise InputError(f"{S:,} systems make {n_pairs:,} pairs, whose variance summary needs "
+                         f"{need / 2**30:.1f} GB, over the limit of {MAX_SUMMARY_MEMORY >> 20} MB "
+                         "(MAX_SUMMARY_MEMORY): use fewer systems", file=m.source)
+    s2 = pair_s2(x)
+    zero = np.flatnonzero(s2 == 0)
+    if zero.size:
+        a, b = _pair_at(int(zero[0]), S)
+        warnings.warn(f"{label(m)}: {zero.size} pair(s) with zero variance of per-topic differences "
+                      f"(first: {m.systems[a]!r} vs {m.systems[b]!r}); tests and intervals "
+                      "for them are degenerate", DegenerateDataWarning, stacklevel=3)
+    return s2
+
+
+def _pair_at(k: int, S: int) -> tuple[int, int]:
+    """The systems ``(a, b)`` of the ``k``-th pair in :func:`pair_index` order."""
+    a = 0
+    while k >= S - 1 - a:
+        k -= S - 1 - a
+        a += 1
+    return a, a + 1 + k
