@@ -62,6 +62,7 @@ from .collection.notes import collapse, plural
 from .collection.runs import is_run_folder
 from .errors import InputError, ParameterError, PlannerWarning
 from .policies import DUPLICATE_POLICIES
+from .progress import Progress, bar
 from .results import ResultMixin
 from .scores import MISSING_POLICIES, ScoreMatrix
 
@@ -298,7 +299,8 @@ def _is_rbp(m) -> bool:
 
 # ----------------------------------------------------------------- scoring
 def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates: str = "error",
-               select_runs=None, ties: str = "trec_eval", warn: bool = True) -> dict[str, ScoreMatrix]:
+               select_runs=None, ties: str = "trec_eval", warn: bool = True,
+               progress: Progress = False) -> dict[str, ScoreMatrix]:
     """Score runs against qrels: ``{measure: ScoreMatrix}`` (systems x qrels topics).
 
     Parameters
@@ -330,6 +332,8 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
         trec_eval's order.
     warn : bool
         Warn about cells filled with 0 and degenerate matrices.
+    progress : bool or "auto", optional
+        A bar over the runs read and scored (:mod:`planner.progress`); default none.
 
     Returns
     -------
@@ -364,9 +368,11 @@ def score_runs(runs, qrels, measures, *, missing_topic: str = "zero", duplicates
     scorer = _Scorer(qrels, topics, {k: m for k, m in parsed.items() if k not in native}, native, ties)
     vals = {k: np.full((len(names), len(topics)), np.nan) for k in parsed}
     report: dict[str, dict] = {}
-    for i, name in enumerate(names):
-        run = get_run(name)
-        report[name] = {**scorer.score(run, vals, i), "duplicates": run.dropped_pairs}
+    with bar(progress, len(names), "runs scored") as tick:
+        for i, name in enumerate(names):
+            run = get_run(name)
+            report[name] = {**scorer.score(run, vals, i), "duplicates": run.dropped_pairs}
+            tick()
     read = record()
     if read is not None and warn:
         read.warn(stacklevel=2)
@@ -523,15 +529,17 @@ class PoolStats(ResultMixin):
                 "read": None if self.read is None else self.read.to_dict()}
 
 
-def _ranked_all(names: Sequence[str], get_run, topics: set[str], max_depth: int):
+def _ranked_all(names: Sequence[str], get_run, topics: set[str], max_depth: int, progress: Progress = False):
     """Top ``max_depth`` of every run on the given topics (trec_eval order), one
     frame (run, query_id, doc_id, rank); runs are read one at a time."""
     parts = []
-    for name in names:
-        df = rank_frame(get_run(name))
-        keep = (df["rank"].to_numpy() < max_depth) & df["query_id"].isin(topics).to_numpy()
-        df = df[keep].assign(run=name)
-        parts.append(df[["run", "query_id", "doc_id", "rank"]])
+    with bar(progress, len(names), "runs read") as tick:
+        for name in names:
+            df = rank_frame(get_run(name))
+            keep = (df["rank"].to_numpy() < max_depth) & df["query_id"].isin(topics).to_numpy()
+            df = df[keep].assign(run=name)
+            parts.append(df[["run", "query_id", "doc_id", "rank"]])
+            tick()
     return pd.concat(parts, ignore_index=True)
 
 
@@ -561,7 +569,7 @@ def pool_names(run_map, pool_runs) -> list[str]:
 
 
 def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str] | None = None,
-               duplicates: str = "error", select_runs=None) -> PoolStats:
+               duplicates: str = "error", select_runs=None, progress: Progress = False) -> PoolStats:
     """Pool statistics (module docstring) at each depth in ``depths``.
 
     Parameters
@@ -574,8 +582,8 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
         Pool depths ``k >= 1``.
     pool_runs : sequence of str, optional
         Names of the runs that form the pool (default all).
-    duplicates, select_runs
-        As for :func:`score_runs`.
+    duplicates, select_runs, progress
+        As for :func:`score_runs` (the bar counts the runs read).
 
     Returns
     -------
@@ -593,7 +601,7 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
     all_names, get_run, record = lazy_runs(runs, duplicates=duplicates, select_runs=select_runs)
     names = pool_names(all_names, pool_runs)
     topics = set(qrels)
-    allr = _ranked_all(all_names, get_run, topics, max(depths))
+    allr = _ranked_all(all_names, get_run, topics, max(depths), progress)
     read = record()
     if read is not None:
         read.warn(stacklevel=2)

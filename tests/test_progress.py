@@ -8,6 +8,7 @@ import io
 import json
 import sys
 
+import numpy as np
 import pytest
 
 import planner
@@ -143,3 +144,20 @@ def test_pool_depth_study_bar_counts_each_scoring():
     shown = pool_depth_study(runs, qrels, progress=Share(seen.append, 1.0), **kw)
     assert seen == pytest.approx([0.25] * 4)        # the full judgments, then each depth
     assert shown.to_dict() == pool_depth_study(runs, qrels, **kw).to_dict()
+
+
+def test_scoring_runs_shows_a_bar_and_changes_no_number(capsys):
+    """Reading and scoring a run folder (8-15 s on DL 2020) had no bar (issue 25)."""
+    from pathlib import Path
+
+    runs = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec-dl2019-passage"
+    if not runs.exists():
+        pytest.skip("shared data not available")
+    kw = dict(select_runs=["bm25base_p", "idst_bert_p1"])
+    quiet = planner.score_runs(runs / "runs", runs / "qrels.txt", "nDCG@10", **kw)["nDCG@10"]
+    assert capsys.readouterr().err == ""
+    shown = planner.score_runs(runs / "runs", runs / "qrels.txt", "nDCG@10", progress=True, **kw)["nDCG@10"]
+    assert "runs scored" in capsys.readouterr().err
+    assert np.array_equal(shown.values, quiet.values) and shown.systems == quiet.systems
+    planner.pool_stats(runs / "runs", runs / "qrels.txt", depths=[10], progress=True, **kw)
+    assert "runs read" in capsys.readouterr().err

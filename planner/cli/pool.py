@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
     depths = parse_int_list(args.depth, option="--depth", minimum=1)
     pool_runs = None if args.pool_runs is None else parse_name_list(args.pool_runs, option="--pool-runs")
-    ps = pool_stats(args.runs, args.qrels, depths=depths, pool_runs=pool_runs, **run_options(args))
+    ps = pool_stats(args.runs, args.qrels, depths=depths, pool_runs=pool_runs, progress=args.progress,
+                    **run_options(args))
     if args.json:
         print_json(ps.to_dict(), args)
         return 0

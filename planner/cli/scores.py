@@ -72,7 +72,8 @@ def _score_runs(args: argparse.Namespace, measures: list[str]) -> list[ScoreMatr
         raise ParameterError("--runs and --qrels go together", parameter="--runs" if args.runs is None else "--qrels")
     if not measures:
         raise ParameterError("give at least one measure to score runs with", parameter="--measure")
-    res = score_runs(args.runs, args.qrels, measures, missing_topic=args.missing or "zero", **run_options(args))
+    res = score_runs(args.runs, args.qrels, measures, missing_topic=args.missing or "zero",
+                     progress=args.progress, **run_options(args))
     mats = [res[m] for m in measures]
     if args.strata:
         mats = [read(m, strata=args.strata) for m in mats]
