@@ -186,3 +186,18 @@ def test_answer_word_count_helper_matches():
     spec.loader.exec_module(mod)
     text = "Plan for **163 topics**: 97 to 163 - power >= 0.8."
     assert mod.answer_words(text) == _words(text) == 11
+
+
+def test_cli_study_prints_the_headline_on_its_own_line(small_scores, tmp_path, capsys):
+    """``planner study`` printed the headline and the details as one paragraph (issue 25): the
+    first line is now the headline alone, at most 40 words, with the count to plan with."""
+    from planner.cli import main
+
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text(f"collection: {{scores: {small_scores}}}\nmethod: analytic\ntopics: [5, 10, 24]\nseed: 1\n"
+                   "resamples: 20\ntargets:\n  - {target: swap_rate, value: 0.05}\n")
+    assert main(["study", str(cfg), "-o", str(tmp_path / "out"), "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())["answer"]
+    assert lines[0] == saved["headline"].replace("**", "") and _words(lines[0]) <= HEADLINE_WORDS
+    assert str(saved["plan_n"]) in lines[0]

@@ -76,7 +76,13 @@ def run(args: argparse.Namespace) -> int:
         print_json({"study": res.name, "out": res.out, "seconds": round(secs, 2),
                     "answer": res.answer, "seed": res.results.get("seed")}, args)
         return 0
-    print(res.answer.get("text", "").replace("**", ""))
+    # the headline on its own line, then the details (the text without the headline)
+    head = res.answer.get("headline", "").replace("**", "")
+    text = res.answer.get("text", "").replace("**", "")
+    print(head)
+    rest = text[len(head):].strip() if head and text.startswith(head) else text
+    if rest:
+        print(rest)
     for b in res.answer.get("buys", []):
         print(f"  - {b}")
     print(f"report: {res.out}/report.html ({secs:.1f} s)")
