@@ -22,6 +22,7 @@ from .. import methods
 from ..errors import DegenerateDataWarning
 from ..results import Interval
 from ..simulate import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
+from ..simulate.prediction import resampled_moments
 from ..variance import VarianceComponents, pair_index, pair_moments
 from .pairs import PairModel, batch_stat
 from .search import interval_quantiles, smallest_n_vec
@@ -46,24 +47,31 @@ class ResampledModels:
 
 
 def resample_models(vals: np.ndarray, variance: str, gen: np.random.Generator, resamples: int, *,
-                    kurtosis: bool) -> ResampledModels:
-    """The pair model of each of ``resamples`` topic resamples of ``vals`` (one child stream each)."""
+                    kurtosis: bool, tick: Callable[..., None] | None = None) -> ResampledModels:
+    """The pair model of each of ``resamples`` topic resamples of ``vals`` (one child stream each);
+    ``tick()`` is called after each (:mod:`planner.progress`).
+
+    The pair moments of all resamples come from one product (:func:`planner.simulate.prediction.resampled_moments`); the
+    components (and kurtoses) are computed resample by resample."""
     S, T = vals.shape
     K = S * (S - 1) // 2
-    out = ResampledModels(np.empty((resamples, K)), np.empty((resamples, K)),
-                          {k: np.empty(resamples) for k in ("var_s", "var_t", "var_e")},
+    draws = [g.integers(0, T, T) for g in gen.spawn(resamples)]
+    D, V = resampled_moments(vals, draws)
+    out = ResampledModels(D, np.empty((resamples, K)), {k: np.empty(resamples) for k in ("var_s", "var_t", "var_e")},
                           np.empty((resamples, K)) if kurtosis else None)
+    a_, b_ = pair_index(S)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
-        for i, g in enumerate(gen.spawn(resamples)):
-            vb = vals[:, g.integers(0, T, T)]
-            mb = PairModel(vb, variance)
-            out.D[i], out.V[i] = mb.dbar, mb.var
+        for i, t in enumerate(draws):
+            vb = vals[:, t]
+            mb = PairModel(vb, variance, moments=(D[i], V[i]))
+            out.V[i] = mb.var
             for k in out.comp:
                 out.comp[k][i] = mb.comp[k]
             if out.kurt is not None:
-                a_, b_ = pair_index(S)
                 out.kurt[i] = pair_moments(vb, a_, b_, kurtosis=True)[2]
+            if tick is not None:
+                tick()
     return out
 
 
