@@ -150,3 +150,25 @@ def test_resampled_moments_match_each_resample(shared_data):
     d, v = pair_moments(x, a, b)
     assert np.allclose(D[0], d, atol=1e-14) and np.allclose(V[0], v, atol=1e-14)
     assert V[1][(a == 0) & (b == 1)] == 0.0 and D[1][(a == 0) & (b == 1)] == 0.0
+
+
+def test_search_from_a_guess_finds_the_same_counts():
+    # the interval's re-solve starts at the collection's own count: same answers, and fewer
+    # distinct (problem, n) evaluations (what the pilot-aware re-solve computes) when the
+    # resamples' counts lie around it
+    from planner.plan.search import smallest_n_vec
+
+    rng = np.random.default_rng(3)
+    spread = np.rint(180 * rng.lognormal(0, 0.15, 200))
+    need = np.concatenate([spread, [2, 3, 399, 400], [10 ** 9]]).astype(float)
+    asked: dict = {}
+
+    def ok(n, key):
+        asked.setdefault(key, set()).update(zip(range(n.size), n.tolist()))
+        return n >= need
+
+    plain = smallest_n_vec(lambda n: ok(n, None), need.size, 2, 400)
+    assert np.array_equal(plain, np.where(need > 400, np.inf, need))
+    for start in (2, 3, 180, 399, 400, 401):
+        assert np.array_equal(smallest_n_vec(lambda n, s=start: ok(n, s), need.size, 2, 400, start=start), plain)
+    assert len(asked[180]) < 0.75 * len(asked[None])

@@ -88,6 +88,7 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
     B = D.shape[0]
     key = "reversal_rate" if target == "reversal_rate" else "swap_rate"
     rates = []
+    seen: list[dict[int, float]] = [{} for _ in range(B)]   # a resample's rate at each n asked
     for i in range(B):
         s2m = pair_variance_model(V[i], spec.variance)
         df = (variance_scales(variance_df(n0, kurt[i]), pairs=D.shape[1])
@@ -97,15 +98,18 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
     def stat(n: np.ndarray) -> np.ndarray:
         out = np.empty(B)
         for i in range(B):
-            r = np.where((D[i] == 0) & (V[i] == 0), 0.5, rates[i](int(n[i])))
-            out[i] = r.mean()
+            k = int(n[i])
+            if k not in seen[i]:      # a search asks again at the n it already holds
+                seen[i][k] = float(np.where((D[i] == 0) & (V[i] == 0), 0.5, rates[i](k)).mean())
+            out[i] = seen[i][k]
         return 1.0 - 2.0 * out if target == "kendall_tau" else out
     return stat
 
 
 def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0: int,
-                       spec: methods.PredictiveSpec, n_max: int) -> np.ndarray:
-    """The smallest n of each resample under the predictive model ``spec``.
+                       spec: methods.PredictiveSpec, n_max: int, start: int | None = None) -> np.ndarray:
+    """The smallest n of each resample under the predictive model ``spec`` (``start``: the
+    collection's own count, where the search of every resample begins: :func:`smallest_n_vec`).
 
     Blocks of resamples, each solved on its own (the problems are independent), so what each
     resample's model keeps is held for one block only: the chi-square quadrature of an
@@ -122,7 +126,7 @@ def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0:
         stat = predictive_batch(t.name, rs.D[blk], rs.V[blk], None if rs.kurt is None else rs.kurt[blk], n0,
                                 spec)
         parts.append(smallest_n_vec(lambda n, f=stat: sign * f(n) <= sign * value,  # type: ignore[misc]
-                                    blk.stop - blk.start, 2, n_max))
+                                    blk.stop - blk.start, 2, n_max, start=start))
     return np.concatenate(parts)
 
 
