@@ -3,7 +3,9 @@
 Each repeat splits the collection's topics into a pilot and the disjoint remainder; every
 method predicts, from the pilot alone, the mean swap and reversal rates at each ``n``, and
 the remainder measures them on random pairs of disjoint ``n``-topic sets
-(:func:`observed_rates`). This module sits above :mod:`planner.simulate`: it calls
+(:func:`observed_rates`); each closed-form method's prediction interval is checked against
+the realised rate of every held-out set pair (:mod:`planner.simulate.prediction`). This
+module sits above :mod:`planner.simulate`: it calls
 :func:`planner.simulate.predict` for the random methods and the predictive model of
 :mod:`planner.simulate.rates` for the closed-form ones; the simulator never imports it.
 See ``docs/validation.md`` for the procedure and what it found.
@@ -26,6 +28,7 @@ from .progress import Progress, bar
 from .results import ResultMixin
 from .scores import ScoreMatrix
 from .simulate import predict
+from .simulate.prediction import DEFAULT_LEVEL, DEFAULT_RESAMPLES, band_reason, check_level, prediction_band
 from .simulate.rates import STATISTICS, plugin_pair_rates, predictive_pair_rates, variance_df
 from .variance import as_matrix, pair_index, pair_moments
 
@@ -62,7 +65,10 @@ def observed_rates(x: np.ndarray, topics: np.ndarray, ref_sign: np.ndarray, *, s
     disjoint topic sets. Swap: the two sets order the pair differently
     (``_disagree`` of their mean differences). Reversal: a set orders the pair
     differently from ``ref_sign`` (the pilot's sign), averaged over both sets.
-    Returns arrays of shape ``(len(topics),)`` (means over pairs and subsets).
+    Returns arrays of shape ``(len(topics),)`` (means over pairs and subsets), and the
+    realised rates of every set pair and set (means over pairs): ``swap_rate_sets``
+    ``(subsets, len(topics))`` and ``reversal_rate_sets`` ``(2 subsets, len(topics))``, what a
+    prediction interval (:mod:`planner.simulate.prediction`) is checked against.
 
     Memory: ``chunk * (S * N + 3 * pairs)`` float64 values with
     ``chunk = max(1, 2e6 // max(S * N, pairs))`` permutations per block.
@@ -72,6 +78,8 @@ def observed_rates(x: np.ndarray, topics: np.ndarray, ref_sign: np.ndarray, *, s
     perms = np.argsort(rng.random((subsets, N)), axis=1)
     swap = np.zeros(topics.size)
     rev = np.zeros(topics.size)
+    swap_sets = np.empty((subsets, topics.size))
+    rev_sets = np.empty((subsets, 2, topics.size))
     chunk = max(1, BLOCK // max(S * N, a.size))
     for lo in range(0, subsets, chunk):
         pm = perms[lo:lo + chunk]
@@ -82,10 +90,16 @@ def observed_rates(x: np.ndarray, topics: np.ndarray, ref_sign: np.ndarray, *, s
             m2 = (cs[:, :, 2 * n - 1] - cs[:, :, n - 1]) / n
             d1 = m1[a] - m1[b]
             d2 = m2[a] - m2[b]
-            swap[j] += _disagree(d1, d2).sum()
-            rev[j] += 0.5 * (_disagree(d1, ref_sign[:, None]).sum() + _disagree(d2, ref_sign[:, None]).sum())
+            sw = _disagree(d1, d2)
+            r1, r2 = _disagree(d1, ref_sign[:, None]), _disagree(d2, ref_sign[:, None])
+            swap[j] += sw.sum()
+            rev[j] += 0.5 * (r1.sum() + r2.sum())
+            swap_sets[lo:lo + chunk, j] = sw.mean(axis=0)
+            rev_sets[lo:lo + chunk, 0, j] = r1.mean(axis=0)
+            rev_sets[lo:lo + chunk, 1, j] = r2.mean(axis=0)
     denom = float(subsets * a.size)
-    return {"swap_rate": swap / denom, "reversal_rate": rev / denom}
+    return {"swap_rate": swap / denom, "reversal_rate": rev / denom,
+            "swap_rate_sets": swap_sets, "reversal_rate_sets": rev_sets.reshape(2 * subsets, topics.size)}
 
 
 def _predict_means(method: Method, dbar, s2, kurt, n0, topics, *, scores_pilot, rng,
@@ -147,8 +161,17 @@ class Validation(ResultMixin):
             (median over repeats of ``pred / obs``; minus 1 it is the typical bias) and
             ``log_ratio_sd`` (sd over repeats of ``log(pred / obs)``, ddof=1; with no
             bias the median relative error is about ``0.674 * log_ratio_sd``).
+            With prediction intervals, also ``pred_coverage``: the share of held-out set
+            pairs (swap) or sets (reversal), over all repeats, whose realised rate fell
+            inside the method's prediction interval from the pilot, and
+            ``pred_coverage_se``: its standard error over repeats (NaN for a method without
+            prediction intervals).
         predicted: ``{statistic: {method: array (repeats, len(topics))}}``.
         observed: ``{statistic: array (repeats, len(topics))}``.
+        prediction: the level of the prediction intervals checked (None: not checked).
+        prediction_resamples: the bootstrap resamples behind each interval.
+        coverage: ``{statistic: {method: array (repeats, len(topics))}}``, each repeat's share
+            of held-out sets inside the interval (methods with prediction intervals only).
     """
 
     _repr_fields = ('methods', 'pilot', 'topics', 'repeats', 'seed', 'measure')
@@ -166,6 +189,9 @@ class Validation(ResultMixin):
     rows: tuple[dict, ...]
     predicted: dict = field(repr=False)
     observed: dict = field(repr=False)
+    prediction: float | None = None
+    prediction_resamples: int = DEFAULT_RESAMPLES
+    coverage: dict = field(default_factory=dict, repr=False)
 
     def rel_error(self, statistic: str = "swap_rate") -> dict[str, np.ndarray]:
         """``{method: |pred - obs| / obs}`` of shape ``(repeats, len(topics))``."""
@@ -222,6 +248,8 @@ class Validation(ResultMixin):
             "source": self.source, "rows": [dict(r) for r in self.rows],
             "observed": {k: v.tolist() for k, v in self.observed.items()},
             "predicted": {k: {m: v.tolist() for m, v in d.items()} for k, d in self.predicted.items()},
+            "prediction": self.prediction, "prediction_resamples": int(self.prediction_resamples),
+            "coverage": {k: {m: v.tolist() for m, v in d.items()} for k, d in self.coverage.items()},
         }
 
     def to_frame(self):
@@ -309,10 +337,20 @@ class _Run:
     grid: int
     predicted: dict = field(default_factory=dict)
     observed: dict = field(default_factory=dict)
+    prediction: float | None = None
+    prediction_resamples: int = DEFAULT_RESAMPLES
+    coverage: dict = field(default_factory=dict)
 
-    def repeat(self, g: np.random.Generator) -> tuple[dict, dict]:
+    def banded(self) -> tuple[Method, ...]:
+        """The methods whose prediction intervals are checked."""
+        if self.prediction is None:
+            return ()
+        return tuple(m for m in self.methods if band_reason(m, "pair") is None)
+
+    def repeat(self, g: np.random.Generator) -> tuple[dict, dict, dict]:
         """Split at random, measure the held-out rates, predict them from the pilot:
-        ``(observed {statistic: (counts,)}, predicted {statistic: {method: (counts,)}})``."""
+        ``(observed {statistic: (counts,)}, predicted {statistic: {method: (counts,)}},
+        coverage {statistic: {method: (counts,)}})``."""
         S, T = self.x.shape
         a, b = pair_index(S)
         order = g.permutation(T)
@@ -334,13 +372,36 @@ class _Run:
                                prior_options={"grid": self.grid})
             for k in STATISTICS:
                 pred[k][m.name] = p[k]
-        return {k: o[k] for k in STATISTICS}, pred
+        return {k: o[k] for k in STATISTICS}, pred, self._coverage(xp, o, pred, g_method)
+
+    def _coverage(self, xp: np.ndarray, o: dict, pred: dict, g_method: np.random.Generator) -> dict:
+        """Per statistic and banded method, the share of held-out sets inside its prediction
+        interval from the pilot ``xp`` (a stream keyed on the method's name)."""
+        cov: dict = {k: {} for k in STATISTICS}
+        for m in self.banded():
+            band = prediction_band(xp, self.topics, method=m, level=float(self.prediction or DEFAULT_LEVEL),
+                                   resamples=self.prediction_resamples,
+                                   rng=keyed_stream(g_method, f"prediction:{m.name}"),
+                                   point={k: pred[k][m.name] for k in STATISTICS})
+            for k in STATISTICS:
+                lo, hi = band.ends(k)
+                sets = o[f"{k}_sets"]
+                cov[k][m.name] = ((sets >= lo) & (sets <= hi)).mean(axis=0)
+        return cov
 
 
-def _one_repeat(task: tuple[_Run, np.random.Generator]) -> tuple[dict, dict]:
+def _one_repeat(task: tuple[_Run, np.random.Generator]) -> tuple[dict, dict, dict]:
     """One repeat (a task of :func:`planner.parallel.run_tasks`)."""
     run, g = task
     return run.repeat(g)
+
+
+def _coverage_columns(cov: np.ndarray | None) -> dict:
+    """``pred_coverage`` (mean over repeats) and ``pred_coverage_se`` of one row (NaN without)."""
+    if cov is None:
+        return {"pred_coverage": math.nan, "pred_coverage_se": math.nan}
+    se = float(np.std(cov, ddof=1) / math.sqrt(cov.size)) if cov.size > 1 else math.nan
+    return {"pred_coverage": float(np.mean(cov)), "pred_coverage_se": se}
 
 
 def _error_row(k: str, m: str, n: int, p: np.ndarray, o: np.ndarray, rel: np.ndarray, ratio: np.ndarray,
@@ -375,14 +436,19 @@ def _rows(run: _Run) -> list[dict]:
                 rel = np.where(zero, np.nan, np.abs(p - o) / np.where(zero, 1.0, o))
                 ratio = np.where(zero, np.nan, p / np.where(zero, 1.0, o))
                 ok = np.isfinite(ratio) & (ratio > 0)
+            cov = run.coverage.get(k, {}).get(m.name)
             for j, n in enumerate(run.topics):
-                rows.append(_error_row(k, m.name, n, p[:, j], o[:, j], rel[:, j], ratio[:, j], ok[:, j]))
+                row = _error_row(k, m.name, n, p[:, j], o[:, j], rel[:, j], ratio[:, j], ok[:, j])
+                if run.prediction is not None:
+                    row.update(_coverage_columns(None if cov is None else cov[:, j]))
+                rows.append(row)
     return rows
 
 
 def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rng=None,
              methods: str | Sequence[str] = ("predictive", "analytic"), subsets: int = 500,
-             grid: int = 121, jobs: int = 1, scheduler=None, progress: Progress = False) -> Validation:
+             grid: int = 121, jobs: int = 1, scheduler=None, progress: Progress = False,
+             prediction: float | None = DEFAULT_LEVEL, prediction_resamples: int = DEFAULT_RESAMPLES) -> Validation:
     """Check pilot-based predictions against disjoint held-out topic sets.
 
     Each repeat splits the ``T`` topics at random into a pilot of ``pilot``
@@ -427,6 +493,15 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
         the same however the repeats run.
     progress : bool, "auto" or Share, optional
         A bar of the repeats done (:mod:`planner.progress`); default none.
+    prediction : float or None, optional
+        Level of the prediction intervals checked (default 0.9; None: none). Every
+        closed-form method (``analytic``, the predictive ones) gives, from the pilot, the
+        interval of the swap and reversal rate that new ``n``-topic sets will show
+        (:mod:`planner.simulate.prediction`); the rows' ``pred_coverage`` is the share of
+        held-out set pairs (swap) and sets (reversal) whose realised rate fell inside it. Its
+        random stream is keyed on the method's name: the other numbers do not change with it.
+    prediction_resamples : int, optional
+        The bootstrap resamples behind each interval.
 
     Returns
     -------
@@ -449,20 +524,30 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
     ['reversal_rate', 'swap_rate']
     """
     sm, x, t, meths = _validate_iv(scores, pilot, topics, repeats, subsets, methods)
+    level = None if prediction is None else check_level(prediction)
+    if isinstance(prediction_resamples, bool) or not isinstance(prediction_resamples, (int, np.integer)) \
+            or not 2 <= prediction_resamples <= 100_000:
+        raise ParameterError(f"must be an integer from 2 to 100,000, got {prediction_resamples!r}",
+                             parameter="prediction_resamples")
     rng = seed_to_use(rng)
     run = _Run(sm, x, int(pilot), t, meths, int(subsets), grid,
                predicted={k: {m.name: np.empty((repeats, t.size)) for m in meths} for k in STATISTICS},
-               observed={k: np.empty((repeats, t.size)) for k in STATISTICS})
+               observed={k: np.empty((repeats, t.size)) for k in STATISTICS}, prediction=level,
+               prediction_resamples=int(prediction_resamples))
+    run.coverage = {k: {m.name: np.empty((repeats, t.size)) for m in run.banded()} for k in STATISTICS}
     with bar(progress, int(repeats), "validate", unit="repeat") as tick:
         done = run_tasks(_one_repeat, [(run, g) for g in child_streams(rng, int(repeats))], jobs=check_jobs(jobs),
                          scheduler=check_scheduler(scheduler), progress=tick)
-    for r, (obs, pred) in enumerate(done):
+    for r, (obs, pred, cov) in enumerate(done):
         for k in STATISTICS:
             run.observed[k][r] = obs[k]
             for m in meths:
                 run.predicted[k][m.name][r] = pred[k][m.name]
+            for name, c in cov[k].items():
+                run.coverage[k][name][r] = c
     S, T = x.shape
     return Validation(methods=tuple(m.name for m in meths), pilot=int(pilot), topics=tuple(int(n) for n in t),
                       repeats=int(repeats), subsets=int(subsets), seed=seed_of(rng), n_systems=S, n_topics=T,
                       measure=sm.measure, source=sm.source, rows=tuple(_rows(run)), predicted=run.predicted,
-                      observed=run.observed)
+                      observed=run.observed, prediction=level, prediction_resamples=run.prediction_resamples,
+                      coverage=run.coverage)

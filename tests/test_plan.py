@@ -1262,7 +1262,7 @@ def test_cli_texts_name_what_they_used(capsys):
                       (["size", "--target", "swap_rate:0.05", "--scores", "dl19-passage", "--resamples", "0",
                         "--seed", "1"], "--resamples 0 asks for no interval on n"),
                       (["predict", "--scores", "dl19-passage", "--topics", "10", "--method", "analytic",
-                        "--seed", "1"], "not used with --method analytic"),
+                        "--prediction", "0", "--seed", "1"], "not used with --method analytic"),
                       (["size", "--design", "paired-t", "--min-diff", "0.05", "--scores", "dl19-passage",
                         "--seed", "1"], "not used without --resamples R")):
         assert main(argv) == 2

@@ -723,8 +723,9 @@ def test_cli_random_commands_without_seed_draw_and_record_one(tmp_path, capsys):
         again = json.loads(capsys.readouterr().out)
         again.pop("provenance"), first.pop("provenance")
         assert again == first
-    # deterministic methods draw nothing
-    assert main(["predict", "--scores", str(path), "--topics", "5", "--method", "analytic", "--json"]) == 0
+    # deterministic methods draw nothing (without the prediction intervals, which draw resamples)
+    assert main(["predict", "--scores", str(path), "--topics", "5", "--method", "analytic", "--prediction", "0",
+                 "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["seed"] is None
     assert main(["predict", "--scores", str(path), "--topics", "5", "--method", "bootstrap", "--resamples", "30"]) == 0
     assert "(drawn; --seed repeats this run)" in capsys.readouterr().out
@@ -755,7 +756,7 @@ def test_cli_variant_divisor_counts_topics_not_queries(shared_data, capsys):
         out = json.loads(capsys.readouterr().out)
         assert out["n_topics"] == want and out["n_topics_observed"] == 50 and want < flat / 2
         assert main(["predict", *base, "--topics", "25,50", "--method", "analytic", "--variant-divisor", "1000",
-                     "--json"]) == 0
+                     "--prediction", "0", "--json"]) == 0
         rows = json.loads(capsys.readouterr().out)["rows"]
         ref = simulate.predict(m.collapse_variants(), topics=[25, 50], method="analytic").to_dict()["rows"]
         assert rows == json.loads(json.dumps(ref))
@@ -777,7 +778,7 @@ def test_cli_predict_validated_variant_json(shared_data, capsys):
 
     f = shared_data / "trec-adhoc" / "adhoc5_ap.csv"
     assert main(["predict", "--scores", str(f), "--topics", "25,50", "--method", "predictive-integrated",
-                 "--json"]) == 0
+                 "--prediction", "0", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["method"] == "predictive-integrated" and out["variance"] == "pair" and out["seed"] is None
     with warnings.catch_warnings():

@@ -24,6 +24,8 @@ NAME = "predict"
 COLUMNS = {"n_topics": "n", "swap_rate_mean": "swap", "reversal_rate_mean": "reversal", "kendall_tau_mean": "tau",
            "ci_width_median": "ci_med", "ci_width_p90": "ci_p90", "power_mean": "power",
            "discriminative_power": "disc", "erho2": "Erho2", "phi": "Phi"}
+#: the level of the prediction intervals when --prediction is not given
+PREDICTION_LEVEL = 0.9
 BIN_COLUMNS = ("swap_rate_mean", "reversal_rate_mean", "ci_width_median", "power_mean", "discriminative_power")
 
 
@@ -59,6 +61,10 @@ def add(subparsers: Subparsers) -> None:
     p.add_argument("--bins", nargs="?", const="", default=None, metavar="EDGES",
                    help="also print the summaries by bins of |difference|; EDGES sets the bins "
                         "(e.g. 0,0.01,0.05,0.1,inf; default 0,0.01,0.02,0.03,0.05,0.1,0.2,inf)")
+    p.add_argument("--prediction", type=float, default=None, metavar="LEVEL",
+                   help="level of the prediction intervals of the swap rate, reversal rate and tau that new "
+                        f"topic sets will show ({PREDICTION_LEVEL:g}; 0: none); closed-form methods, drawn with "
+                        "--seed")
     p.add_argument("--bin-by", default="collection", choices=["collection", "first-set"],
                    help="bin pairs by the collection's difference (default), or each draw by the first "
                         "of two disjoint topic sets, as Voorhees & Buckley (swap rates only)")
@@ -70,9 +76,9 @@ def _check(args: argparse.Namespace) -> tuple[list[int], methods.Method]:
     if args.allocation is not None and args.strata is None and args.allocation != "uniform":
         raise ParameterError("needs --strata FILE", parameter="--allocation")
     m = methods.method(args.method, parameter="--method")
-    if args.seed is not None and m.closed_form and args.bin_by == "collection":
-        raise ParameterError(f"not used with --method {m.name} (a closed form: nothing is drawn at random)",
-                             parameter="--seed")
+    if args.seed is not None and m.closed_form and args.bin_by == "collection" and args.prediction == 0:
+        raise ParameterError(f"not used with --method {m.name} and --prediction 0 (a closed form: nothing is "
+                             "drawn at random)", parameter="--seed")
     if args.strata is not None and args.allocation != "uniform" and not m.strata:
         raise ParameterError(f"method {m.name!r}{' (the default)' if m.name == methods.DEFAULT_METHOD else ''} "
                              f"draws no topics within strata; with --strata give --method "
@@ -141,6 +147,35 @@ def _print_rows(curve: Curve) -> None:
         print("  ".join(cells) + _row_note(r))
 
 
+def _no_band(args: argparse.Namespace, m: methods.Method, strata: str) -> str | None:
+    """Why no prediction interval is computed (``--prediction 0``, or the method has none), or None."""
+    from ..simulate.prediction import band_reason  # heavy (scipy): loaded when the command runs
+
+    if args.prediction == 0:
+        return "--prediction 0"
+    variance = args.variance or (m.default_variance if m.closed_form else "pair")
+    why = band_reason(m, variance, strata)
+    # without --prediction a method that has none is silent about it
+    return why if why is None or args.prediction is not None else "--prediction 0"
+
+
+def _print_prediction(curve: Curve, no_band: str | None) -> None:
+    """The prediction intervals: what new n-topic sets will show (or why there are none)."""
+    from ..simulate.prediction import PREDICTED  # heavy (scipy): loaded when the command runs
+
+    band = curve.prediction
+    if band is None:
+        if no_band != "--prediction 0":
+            print(f"no prediction intervals: {no_band}")
+        return
+    print(f"\n{band.level:.0%} prediction intervals: the swap rate and tau between two new n-topic sets, "
+          f"the reversal rate of one ({band.resamples} resamples; docs/simulate.md)")
+    print(f"{'n':>8}  {'swap':>17}  {'reversal':>17}  {'tau':>17}")
+    for j, n in enumerate(band.topics):
+        cells = [f"[{lo[j]:.4f}, {hi[j]:.4f}]" for lo, hi in (band.ends(k) for k in PREDICTED)]
+        print(f"{n:>8d}  " + "  ".join(f"{c:>17}" for c in cells))
+
+
 def _print_bins(curve: Curve) -> None:
     print("\nby |difference| bin:")
     print(f"{'n':>6} {'bin':>14} {'pairs':>6} {'swap':>8} {'reversal':>8} {'ci_med':>8} {'power':>8} {'disc':>8}")
@@ -188,13 +223,15 @@ def run(args: argparse.Namespace) -> int:
     scores = load_scores(args.scores, measure=args.measure, strata=args.strata,
                          variant_divisor=args.variant_divisor)
     scores, filt, removed = _filter(args, scores)
-    if m.random:
+    strata = args.allocation or ("stratified" if args.strata else "uniform")
+    no_band = _no_band(args, m, strata)
+    if m.random or no_band is None:
         draw_seed(args)
-    with options({"strata": "--allocation"}):
+    with options({"strata": "--allocation", "prediction": "--prediction"}):
         curve = predict(scores, topics=topics, method=m.name, variance=args.variance,
                         min_diff=args.min_diff, alpha=args.alpha, n_resamples=args.resamples,
-                        strata=args.allocation or ("stratified" if args.strata else "uniform"), rng=args.seed,
-                        bins=edges, progress=args.progress)
+                        strata=strata, rng=args.seed, bins=edges, progress=args.progress,
+                        prediction=(args.prediction or PREDICTION_LEVEL) if no_band is None else None)
     out = curve.to_dict()
     first = None
     if args.bin_by == "first-set":
@@ -211,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     _print_header(args, curve, filt, removed)
     _print_rows(curve)
+    _print_prediction(curve, no_band)
     if args.bins is not None and first is None:
         _print_bins(curve)
     if first is not None:

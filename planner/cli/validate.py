@@ -59,16 +59,22 @@ def _print_statistic(v: Validation, stat: str) -> None:
     """The table of one statistic, the methods without a prediction, and the best method."""
     w = max(6, *(len(m) for m in v.methods))
     print(f"\n{stat.replace('_', ' ')} (mean over pairs); error = |pred - obs| / obs over repeats")
+    banded = v.prediction is not None
     print(f"{'method':>{w}} {'n':>5} {'predicted':>10} {'observed':>10} {'err_median':>10} {'(se)':>7} "
-          f"{'err_p90':>8} {'bias':>7} {'sd_log':>7}")
+          f"{'err_p90':>8} {'bias':>7} {'sd_log':>7}" + (f" {'covered':>8} {'(se)':>6}" if banded else ""))
     for r in v.rows:
         if r["statistic"] != stat:
             continue
         print(f"{r['method']:>{w}} {r['n_topics']:>5d} {r['predicted_mean']:10.4f} {r['observed_mean']:10.4f} "
               f"{r['rel_error_median']:10.3f} {r['rel_error_median_se']:7.3f} {r['rel_error_p90']:8.3f} "
               f"{r['ratio_median'] - 1:+7.3f} "
-              f"{r['log_ratio_sd']:7.3f}")
+              f"{r['log_ratio_sd']:7.3f}" + (_covered(r) if banded else ""))
     print("bias = median over repeats of pred/obs - 1; sd_log = sd over repeats of log(pred/obs)")
+    if banded:
+        held = "set pairs" if stat == "swap_rate" else "sets"
+        print(f"covered = share of held-out {held} whose own {stat.replace('_', ' ')} fell inside the "
+              f"method's {v.prediction:.0%} prediction interval from the pilot (aim: {v.prediction:.0%}; "
+              "- : the method has none)")
     undefined = sorted({r["method"] for r in v.rows if r["statistic"] == stat
                         and not math.isfinite(r["predicted_mean"])})
     if undefined:
@@ -78,6 +84,14 @@ def _print_statistic(v: Validation, stat: str) -> None:
     if rec["method"] is not None:
         print(f"best here: {rec['method']} ({rec['rule']}; {_how_clear(v, rec)}); "
               f"use it with: planner predict --method {rec['method']}")
+
+
+def _covered(r: dict[str, Any]) -> str:
+    """The row's prediction-interval coverage and its standard error (``-`` without one)."""
+    c, se = r.get("pred_coverage", math.nan), r.get("pred_coverage_se", math.nan)
+    if not math.isfinite(c):
+        return f" {'-':>8} {'':>6}"
+    return f" {c:8.1%} {se:6.1%}" if math.isfinite(se) else f" {c:8.1%} {'':>6}"
 
 
 def _how_clear(v: Validation, rec: dict[str, Any]) -> str:

@@ -137,6 +137,9 @@ class PairModel:
     comp : dict
         ANOVA components ``var_s``, ``var_t``, ``var_e``.
 
+    ``moments=(dbar, s2d)``: the pair means and variances (ddof=1) when already computed (the
+    topic resamples of :mod:`planner.plan.resolve`, all from one product).
+
     Examples
     --------
     >>> m = PairModel(np.array([[0.1, 0.4, 0.3], [0.2, 0.2, 0.5]]), "pair")
@@ -144,10 +147,11 @@ class PairModel:
     0.425
     """
 
-    def __init__(self, vals: np.ndarray, selector: str):
+    def __init__(self, vals: np.ndarray, selector: str, *,
+                 moments: tuple[np.ndarray, np.ndarray] | None = None):
         self.vals = vals
         a, b = pair_index(vals.shape[0])
-        dbar, s2d = pair_moments(vals, a, b)
+        dbar, s2d = pair_moments(vals, a, b) if moments is None else moments
         self.comp = anova_components(vals)
         self.var = _variances(vals, selector, "paired", self.comp["var_e"], (a, b, s2d))
         # pairs identical on every topic are ties, as in planner.simulate.predict

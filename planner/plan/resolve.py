@@ -22,6 +22,7 @@ from .. import methods
 from ..errors import DegenerateDataWarning
 from ..results import Interval
 from ..simulate import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
+from ..simulate.prediction import resampled_moments
 from ..variance import VarianceComponents, pair_index, pair_moments
 from .pairs import PairModel, batch_stat, check_resampled_pairs
 from .search import interval_quantiles, smallest_n_vec
@@ -48,23 +49,27 @@ class ResampledModels:
 def resample_models(vals: np.ndarray, variance: str, gen: np.random.Generator, resamples: int, *,
                     kurtosis: bool, tick: Callable[..., None] | None = None) -> ResampledModels:
     """The pair model of each of ``resamples`` topic resamples of ``vals`` (one child stream each);
-    ``tick()`` is called after each (:mod:`planner.progress`)."""
+    ``tick()`` is called after each (:mod:`planner.progress`).
+
+    The pair moments of all resamples come from one product (:func:`planner.simulate.prediction.resampled_moments`); the
+    components (and kurtoses) are computed resample by resample."""
     S, T = vals.shape
     K = S * (S - 1) // 2
     check_resampled_pairs(S, resamples)
-    out = ResampledModels(np.empty((resamples, K)), np.empty((resamples, K)),
-                          {k: np.empty(resamples) for k in ("var_s", "var_t", "var_e")},
+    draws = [g.integers(0, T, T) for g in gen.spawn(resamples)]
+    D, V = resampled_moments(vals, draws)
+    out = ResampledModels(D, np.empty((resamples, K)), {k: np.empty(resamples) for k in ("var_s", "var_t", "var_e")},
                           np.empty((resamples, K)) if kurtosis else None)
+    a_, b_ = pair_index(S)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
-        for i, g in enumerate(gen.spawn(resamples)):
-            vb = vals[:, g.integers(0, T, T)]
-            mb = PairModel(vb, variance)
-            out.D[i], out.V[i] = mb.dbar, mb.var
+        for i, t in enumerate(draws):
+            vb = vals[:, t]
+            mb = PairModel(vb, variance, moments=(D[i], V[i]))
+            out.V[i] = mb.var
             for k in out.comp:
                 out.comp[k][i] = mb.comp[k]
             if out.kurt is not None:
-                a_, b_ = pair_index(S)
                 out.kurt[i] = pair_moments(vb, a_, b_, kurtosis=True)[2]
             if tick is not None:
                 tick()
@@ -84,6 +89,7 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
     B = D.shape[0]
     key = "reversal_rate" if target == "reversal_rate" else "swap_rate"
     rates = []
+    seen: list[dict[int, float]] = [{} for _ in range(B)]   # a resample's rate at each n asked
     for i in range(B):
         s2m = pair_variance_model(V[i], spec.variance)
         df = (variance_scales(variance_df(n0, kurt[i]), pairs=D.shape[1])
@@ -93,17 +99,20 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
     def stat(n: np.ndarray) -> np.ndarray:
         out = np.empty(B)
         for i in range(B):
-            r = np.where((D[i] == 0) & (V[i] == 0), 0.5, rates[i](int(n[i])))
-            out[i] = r.mean()
+            k = int(n[i])
+            if k not in seen[i]:      # a search asks again at the n it already holds
+                seen[i][k] = float(np.where((D[i] == 0) & (V[i] == 0), 0.5, rates[i](k)).mean())
+            out[i] = seen[i][k]
         return 1.0 - 2.0 * out if target == "kendall_tau" else out
     return stat
 
 
 def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0: int,
-                       spec: methods.PredictiveSpec, n_max: int,
+                       spec: methods.PredictiveSpec, n_max: int, start: int | None = None,
                        tick: Callable[..., None] | None = None) -> np.ndarray:
-    """The smallest n of each resample under the predictive model ``spec`` (``tick(k)`` after
-    each block of ``k`` resamples: :mod:`planner.progress`).
+    """The smallest n of each resample under the predictive model ``spec`` (``start``: the
+    collection's own count, where the search of every resample begins: :func:`smallest_n_vec`;
+    ``tick(k)`` after each block of ``k`` resamples: :mod:`planner.progress`).
 
     Blocks of resamples, each solved on its own (the problems are independent), so what each
     resample's model keeps is held for one block only: the chi-square quadrature of an
@@ -120,7 +129,7 @@ def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0:
         stat = predictive_batch(t.name, rs.D[blk], rs.V[blk], None if rs.kurt is None else rs.kurt[blk], n0,
                                 spec)
         parts.append(smallest_n_vec(lambda n, f=stat: sign * f(n) <= sign * value,  # type: ignore[misc]
-                                    blk.stop - blk.start, 2, n_max))
+                                    blk.stop - blk.start, 2, n_max, start=start))
         if tick is not None:
             tick(blk.stop - blk.start)
     return np.concatenate(parts)

@@ -92,20 +92,46 @@ def _grow(ok: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray
         good[grow] = ok(hi.astype(float))[grow]
 
 
+def _halve(ok: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray, down: np.ndarray,
+           n_min: int) -> None:
+    """Halving phase: lower ``hi`` (known to meet ``ok``) of the problems ``down`` until the half
+    fails (then ``lo``) or ``n_min`` is reached."""
+    while True:
+        down &= hi > n_min
+        if not down.any():
+            return
+        cand = np.maximum(n_min, hi // 2)
+        res = ok(np.where(down, cand, hi).astype(float))
+        lo[down & ~res] = cand[down & ~res]
+        down &= res
+        hi[down] = cand[down]
+
+
 def smallest_n_vec(ok: Callable[[np.ndarray], np.ndarray], size: int, n_min: int = 2,
-                   n_max: int = N_MAX) -> np.ndarray:
+                   n_max: int = N_MAX, start: int | None = None) -> np.ndarray:
     """Vectorised :func:`smallest_n` over ``size`` monotone problems.
 
     ``ok(n_array)`` returns a bool array (problem ``i`` at ``n_array[i]``). Returns the
-    smallest n of each problem as floats (``inf`` where none up to ``n_max``).
+    smallest n of each problem as floats (``inf`` where none up to ``n_max``). ``start``: a
+    guess of the answers (e.g. the count the resampled problems vary around); the search
+    halves or doubles from there instead of doubling from ``n_min``, with the same answers
+    for monotone problems in fewer steps when the guess is close.
 
     Examples
     --------
     >>> smallest_n_vec(lambda n: n * np.array([1.0, 2.0, 0.0]) >= 10, 3, 2, 100)
     array([10.,  5., inf])
+    >>> smallest_n_vec(lambda n: n * np.array([1.0, 2.0, 0.0]) >= 10, 3, 2, 100, start=7)
+    array([10.,  5., inf])
     """
     lo = np.full(size, n_min - 1, dtype=np.int64)   # largest n known to fail (n_min - 1: none yet)
     hi = np.full(size, n_min, dtype=np.int64)
+    if start is not None and n_min < start <= n_max:
+        hi[:] = start
+        good = ok(hi.astype(float))
+        _halve(ok, lo, hi, good.copy(), n_min)
+        lo[~good] = start
+        hi[~good] = min(2 * int(start), n_max)
     inf = _grow(ok, lo, hi, n_max)
     while True:
         gap = ~inf & (hi - lo > 1)

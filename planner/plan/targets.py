@@ -348,7 +348,7 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
         rs = resample_models(data.vals, req.variance, gen, req.n_resamples,
                              kurtosis=spec is not None and spec.integrate, tick=tick)
         if spec is not None:
-            ns = resolve_predictive(t, req.value, rs, data.vals.shape[1], spec, req.n_max, tick=tick)
+            ns = resolve_predictive(t, req.value, rs, data.vals.shape[1], spec, req.n_max, start=n_star, tick=tick)
         else:
             ns = resolve_analytic(t, req.value, rs, req.n_max, **req.options, tick=tick)
     lower, upper = topic_interval(ns, level)

@@ -10,7 +10,8 @@ The package, one module a concern:
   model (priors, posterior predictive pair rates); :mod:`~planner.simulate.kernels`: the
   resampling kernels;
 - :mod:`~planner.simulate.curve` (the :class:`Curve` result), :mod:`~planner.simulate.summary`
-  (sums over pairs, rows), :mod:`~planner.simulate.extrapolation` (subsample above T/2);
+  (sums over pairs, rows), :mod:`~planner.simulate.extrapolation` (subsample above T/2),
+  :mod:`~planner.simulate.prediction` (prediction intervals: what new topic sets will show);
 - :mod:`~planner.simulate.strata`, :mod:`~planner.simulate.informative`,
   :mod:`~planner.simulate.scenarios`, :mod:`~planner.simulate.pairs`, :mod:`~planner.simulate.checks`.
 

@@ -21,6 +21,7 @@ import numpy as np
 from .._json import plain as _plain
 from ..errors import ParameterError
 from ..results import ResultMixin
+from .prediction import PredictionBand
 
 __all__ = ["DEFAULT_BINS", "Curve"]
 
@@ -61,6 +62,11 @@ class Curve(ResultMixin):
         strata: the stratum mode; ``weights``: stratum -> ``W_k`` (or ``None``).
         extrapolation: for ``subsample``: ``{"A", "B", "fit_topics", "extrapolates", "by_bin"}``
             of ``swap = A exp(-B n)``; else ``None``.
+        prediction: with ``predict(..., prediction=level)``, the prediction intervals of the
+            swap rate, reversal rate and Kendall tau that new topic sets will show
+            (:class:`~planner.simulate.prediction.PredictionBand`); the rows then also carry
+            ``swap_rate_pred_low`` / ``_pred_high``, ``reversal_rate_pred_low`` / ``_pred_high``
+            and ``kendall_tau_pred_low`` / ``_pred_high``. ``None`` otherwise.
         prior: for the pilot-aware methods, the empirical-Bayes prior fitted over
             all pairs (:meth:`planner.simulate.priors.Prior.to_dict`: ``kind``, ``tau2``, ...)
             with ``variance`` (each pair's ``sigma_d^2`` model), ``integrated`` and,
@@ -93,9 +99,11 @@ class Curve(ResultMixin):
     extrapolation: dict | None = None
     components: dict = field(default_factory=dict)
     prior: dict | None = None
+    prediction: PredictionBand | None = None
 
     def to_dict(self, *, pairs: bool = False) -> dict:
-        """JSON-able dict: ``method``, ``variance``, ``seed``, ``rows`` (and more).
+        """JSON-able dict: ``method``, ``variance``, ``seed``, ``rows`` (and more; ``prediction``
+        when the curve has prediction intervals).
 
         ``pairs=True`` adds ``pairs``: one dict per pair with the system names,
         ``dbar``, ``s2_d`` and each kept statistic as a list over topic counts.
@@ -120,6 +128,8 @@ class Curve(ResultMixin):
             "extrapolation": _plain(self.extrapolation),
             "prior": _plain(self.prior),
         }
+        if self.prediction is not None:
+            out["prediction"] = self.prediction.to_dict()
         if pairs:
             items = []
             for i in range(self.pair_a.size):

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.random import SeedSequence
 
 from .._checks import check_min_diff
-from .._random import as_generator, seed_of
+from .._random import as_generator, draw_seed, keyed_stream, seed_of
 from ..errors import DegenerateDataWarning, ParameterError
 from ..methods import DEFAULT_METHOD, Engine, Method
 from ..progress import Progress, bar
@@ -33,11 +33,12 @@ from .extrapolation import extrapolate
 from .kernels import BLOCK
 from .pairs import components, pair_moments
 from .parametric import ParametricEngine
+from .prediction import DEFAULT_RESAMPLES, PredictionBand, band_reason, check_level, prediction_band
 from .predictive import PredictiveEngine
 from .priors import Prior
 from .resampling import ResamplingEngine
 from .strata import allocation, strata_plan
-from .summary import PairSums, bin_rows, rows
+from .summary import PairSums, bin_rows, prediction_columns, rows
 
 __all__ = ["ENGINES", "Options", "fit_model", "predict", "predict_iv"]
 
@@ -70,6 +71,23 @@ class Options:
     max_memory: int
     t_tests: bool
     model: Prior | None = None
+    prediction: float | None = None
+    prediction_resamples: int = DEFAULT_RESAMPLES
+
+
+def _check_prediction(level, resamples, method: Method, variance: str, strata: str) -> float | None:
+    """The prediction level (None: no prediction interval), after the checks."""
+    if level is None:
+        return None
+    level = check_level(level)
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) \
+            or not 2 <= resamples <= MAX_RESAMPLES:
+        raise ParameterError(f"must be an integer from 2 to {MAX_RESAMPLES:,}, got {resamples!r}",
+                             parameter="prediction_resamples")
+    why = band_reason(method, variance, strata)
+    if why is not None:
+        raise ParameterError(f"no prediction interval: {why}", parameter="prediction")
+    return level
 
 
 def _check_numbers(min_diff, alpha, n_resamples) -> int:
@@ -114,10 +132,12 @@ def _check_variance(method: Method, variance: str | None) -> str:
 
 
 def predict_iv(scores, *, topics, method, variance, min_diff, alpha, n_resamples, strata, costs, rng, bins,
-               keep_pairs, chunk_pairs, max_memory, t_tests, model=None) -> Options:
+               keep_pairs, chunk_pairs, max_memory, t_tests, model=None, prediction=None,
+               prediction_resamples=DEFAULT_RESAMPLES) -> Options:
     """Check :func:`predict`'s arguments (in its order of errors) and return them clean.
 
-    ``rng`` None becomes a drawn seed for a random method (recorded in the curve).
+    ``rng`` None becomes a drawn seed for a random method, or when a prediction interval is
+    asked for (recorded in the curve).
     """
     m = complete_matrix(scores)
     ns = topic_counts(topics)
@@ -131,8 +151,12 @@ def predict_iv(scores, *, topics, method, variance, min_diff, alpha, n_resamples
     if model is not None and (meth.spec is None or not isinstance(model, Prior) or model.kind != meth.spec.prior):
         raise ParameterError(f"expected the fitted prior of method {meth.name!r} (planner.simulate.fit_model), "
                              f"got {type(model).__name__}", parameter="model")
+    level = _check_prediction(prediction, prediction_resamples, meth, variance, strata)
+    if level is not None and rng is None:
+        rng = draw_seed()       # recorded in Curve.seed, so that the interval can be repeated
     return Options(m, ns, meth, rng, variance, min_diff, alpha, resamples, strata, costs, edges,
-                   keep_pairs, chunk_pairs, max_memory, t_tests, model)
+                   keep_pairs, chunk_pairs, max_memory, t_tests, model, level,
+                   int(prediction_resamples))
 
 
 def _allocations(o: Options, x: np.ndarray, groups, W, labels) -> list[np.ndarray | None]:
@@ -196,6 +220,9 @@ def _curve(o: Options, s: Setup, sums: PairSums, engine: PairEngine) -> Curve:
     allocs = [{lab: int(c) for lab, c in zip(s.labels, nk)} if stratified and nk is not None else None
               for nk in s.allocs]
     row_list = rows(sums, s.topics, computed, s.components, allocs)
+    band = _band(o, s, row_list)
+    if band is not None:
+        prediction_columns(row_list, band)
     bin_list = bin_rows(sums, s.topics, computed)
     extrap = extrapolate(s.topics, computed, row_list, bin_list, sums.n_bins) if o.method.disjoint else None
     return Curve(method=o.method.name, variance=o.variance, seed=seed_of(o.rng), topics=s.topics,
@@ -205,7 +232,16 @@ def _curve(o: Options, s: Setup, sums: PairSums, engine: PairEngine) -> Curve:
                  measure=o.matrix.measure, n_collection_topics=s.x.shape[1], min_diff=float(o.min_diff),
                  alpha=float(o.alpha), resamples=o.resamples if o.method.random else None, strata=o.strata,
                  weights=dict(zip(s.labels, s.weights.tolist())) if stratified else None,
-                 extrapolation=extrap, components=s.components, prior=engine.prior_info)
+                 extrapolation=extrap, components=s.components, prior=engine.prior_info, prediction=band)
+
+
+def _band(o: Options, s: Setup, row_list: list[dict]) -> PredictionBand | None:
+    """The prediction intervals asked for (``o.prediction``), around the rows' mean rates."""
+    if o.prediction is None:
+        return None
+    point = {k: np.array([r[f"{k}_mean"] for r in row_list]) for k in ("swap_rate", "reversal_rate")}
+    return prediction_band(s.x, s.topics, method=o.method, level=o.prediction, resamples=o.prediction_resamples,
+                           rng=keyed_stream(o.rng, "prediction"), point=point)
 
 
 def fit_model(scores, *, method: str = DEFAULT_METHOD) -> Prior | None:
@@ -252,7 +288,8 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
             strata: str = "uniform", costs: Mapping[str, float] | None = None, rng=None,
             bins: Sequence[float] = DEFAULT_BINS, keep_pairs: bool = True,
             chunk_pairs: int | None = None, max_memory: int = 256 * 2 ** 20,
-            t_tests: bool = True, model: Prior | None = None, progress: Progress = False) -> Curve:
+            t_tests: bool = True, model: Prior | None = None, progress: Progress = False,
+            prediction: float | None = None, prediction_resamples: int = DEFAULT_RESAMPLES) -> Curve:
     """Curves of reversal, swap, Kendall tau, interval width, power, Erho2, Phi vs ``n``.
 
     Parameters
@@ -302,6 +339,14 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
     progress : bool, "auto" or Share, optional
         A bar of the chunks computed (:mod:`planner.progress`); default none. The numbers
         are the same with or without it.
+    prediction : float, optional
+        A level (e.g. 0.9): add the prediction intervals of the swap rate, reversal rate and
+        Kendall tau that new ``n``-topic sets will show (:attr:`Curve.prediction` and the rows'
+        ``*_pred_low`` / ``*_pred_high``; :mod:`planner.simulate.prediction`). The closed-form
+        methods only (``analytic`` with ``variance="pair"``, the predictive methods), uniform
+        strata. It draws random numbers: ``rng`` (a seed is drawn and recorded when None).
+    prediction_resamples : int, optional
+        The bootstrap resamples behind the prediction intervals.
 
     Returns
     -------
@@ -327,7 +372,7 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
     o = predict_iv(scores, topics=topics, method=method, variance=variance, min_diff=min_diff, alpha=alpha,
                    n_resamples=n_resamples, strata=strata, costs=costs, rng=rng, bins=bins,
                    keep_pairs=keep_pairs, chunk_pairs=chunk_pairs, max_memory=max_memory, t_tests=t_tests,
-                   model=model)
+                   model=model, prediction=prediction, prediction_resamples=prediction_resamples)
     s = setup(o)
     engine = ENGINES[o.method.engine].prepare(s)
     chunk = chunk_size(engine, s, o.chunk_pairs, o.max_memory)

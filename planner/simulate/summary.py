@@ -28,7 +28,7 @@ import numpy as np
 from .engine import PAIR_STATS
 from .kernels import BLOCK
 
-__all__ = ["ROW_STATS", "PairSums", "bin_index", "bin_rows", "rows"]
+__all__ = ["ROW_STATS", "PairSums", "bin_index", "bin_rows", "prediction_columns", "rows"]
 
 #: the summaries of a row over pairs, NaN for a count that is not simulated
 ROW_STATS = ("swap_rate_mean", "reversal_rate_mean", "kendall_tau_mean", "ci_width_median", "ci_width_p90",
@@ -159,3 +159,18 @@ def bin_rows(sums: PairSums, topics: tuple[int, ...], computed: list[bool]) -> l
             br["extrapolated"] = not computed[j]
             out.append(br)
     return out
+
+
+def prediction_columns(row_list: list[dict], band) -> None:
+    """Add each row's prediction interval (``<stat>_pred_low`` / ``<stat>_pred_high`` of the
+    swap rate, reversal rate and Kendall tau) from a
+    :class:`~planner.simulate.prediction.PredictionBand` with the rows' topic counts; NaN for a
+    row that is not computed."""
+    from .prediction import PREDICTED
+
+    for j, row in enumerate(row_list):
+        for k in PREDICTED:
+            lo, hi = band.ends(k)
+            ok = not row["extrapolated"]
+            row[f"{k}_pred_low"] = float(lo[j]) if ok else math.nan
+            row[f"{k}_pred_high"] = float(hi[j]) if ok else math.nan
