@@ -30,7 +30,7 @@ def _error(capsys) -> str:
 
 @pytest.mark.parametrize("argv", [
     ["fit", "{s}"],
-    ["predict", "{s}", "--topics", "10,20", "--method", "analytic"],
+    ["predict", "{s}", "--topics", "10,20", "--method", "analytic", "--seed", "1"],   # the prediction band draws
     ["validate", "{s}", "--pilot", "20", "--topics", "5", "--repeats", "2", "--subsets", "20", "--seed", "1"],
     ["select", "{s}", "--n-dev", "10", "--resamples", "50", "--seed", "1"],
     ["size", "{s}", "--design", "paired-t", "--min-diff", "0.1"],
