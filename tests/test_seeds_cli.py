@@ -122,3 +122,44 @@ def test_read_seed_table_keeps_labels_as_text():
     assert df["seed"].tolist() == ["01", "1"]
     with pytest.raises(InputError, match="line 2: empty seed cell"):
         read_seed_table("system,seed,topic,value\na,,t1,0.5\n")
+
+
+def test_run_folder_with_one_run_per_seed(tmp_path, capsys):
+    """``planner seeds --runs``: a folder with one run per training seed, named RECIPE.seedK, is
+    scored and fitted with seeds nested in recipes; the components equal planner.fit_seeds on the
+    tidy table built by hand from the same runs (six real DL 2019 runs standing in for two
+    recipes' seeds: a check of the plumbing, not of real seed variance)."""
+    import shutil
+    from pathlib import Path
+
+    from planner import score_runs
+    from planner.cli import main
+
+    dl = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec-dl2019-passage"
+    if not dl.exists():
+        pytest.skip("shared data not available")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    names = {"A": ["bm25base_p", "bm25base_ax_p", "bm25base_prf_p"], "B": ["bm25tuned_p", "bm25tuned_ax_p",
+                                                                           "bm25tuned_prf_p"]}
+    for recipe, group in names.items():
+        for k, run in enumerate(group, 1):
+            shutil.copy(dl / "runs" / f"{run}.run.gz", runs / f"{recipe}.seed{k}.run.gz")
+    qrels = str(dl / "qrels.txt")
+    assert main(["seeds", "--runs", str(runs), "--qrels", qrels, "--min-diff", "0.05", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["components"]
+    m = score_runs(dl / "runs", qrels, "nDCG@10", select_runs=[r for g in names.values() for r in g])["nDCG@10"]
+    rows = [(recipe, str(k), t, float(v)) for recipe, group in names.items() for k, run in enumerate(group, 1)
+            for t, v in zip(m.topics, m.values[m.systems.index(run)])]
+    ref = fit_seeds(pd.DataFrame(rows, columns=["system", "seed", "topic", "value"]))
+    for k in ("var_s", "var_t", "var_st", "var_seed", "var_e"):
+        assert got[k] == pytest.approx(getattr(ref, k), rel=1e-12, abs=1e-15)
+    assert (got["n_systems"], got["n_seeds"], got["n_topics"]) == (2, 3, 43)
+    # a run whose name says no seed, and a pattern without the groups: one line naming the option
+    shutil.copy(dl / "runs" / "bm25base_p.run.gz", runs / "loose.run.gz")
+    assert main(["seeds", "--runs", str(runs), "--qrels", qrels, "--min-diff", "0.05"]) == 2
+    assert "--seed-pattern" in capsys.readouterr().err
+    assert main(["seeds", "--runs", str(runs), "--qrels", qrels, "--min-diff", "0.05", "--seed-pattern", "(.*)"]) == 2
+    assert "named groups" in capsys.readouterr().err
+    assert main(["seeds", "--runs", str(runs), "--min-diff", "0.05"]) == 2
+    assert "--qrels" in capsys.readouterr().err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .format import print_json
-from .options import Subparsers, add_command
+from .options import Subparsers, add_command, add_run_options, add_scores_input, run_options
 
 NAME = "seeds"
 
@@ -13,7 +13,8 @@ NAME = "seeds"
 def add(subparsers: Subparsers) -> None:
     """Declare ``planner seeds``."""
     p = add_command(subparsers, NAME, "training seeds: power and false positives of comparing two recipes",
-                    """  planner seeds --scores seeds.csv --min-diff 0.03
+                    """  planner seeds seeds.csv --min-diff 0.03
+  planner seeds --runs runs/ --qrels qrels.txt --measure nDCG@10 --min-diff 0.03
   planner seeds --scores seeds.csv --min-diff 0.03 --topics 50 --seeds 1,3,5
   planner seeds --scores seeds.csv --min-diff 0.03 --power 0.8 --topic-cost 1 --seed-cost 20 --json""",
                     description="Reads a tidy table with a seed column (system, seed, topic, value; each system "
@@ -24,9 +25,19 @@ def add(subparsers: Subparsers) -> None:
                                 "zero difference significant (its false-positive rate). With --power: the "
                                 "topics each number of seeds needs, and the cheapest design under --topic-cost "
                                 "and --seed-cost. Definitions: docs/deep-learning.md.")
-    p.add_argument("--scores", required=True, metavar="FILE",
-                   help="tidy CSV/TSV with the columns system, seed, topic, value (optionally measure)")
-    p.add_argument("--measure", default=None, help="measure to select when the table has a measure column")
+    add_scores_input(p, required=False,
+                     help="tidy CSV/TSV with the columns system, seed, topic, value (optionally measure); or "
+                          "give --runs and --qrels")
+    p.add_argument("--runs", default=None, metavar="DIR",
+                   help="folder of TREC runs, one per training seed, named RECIPE.seedK (see --seed-pattern)")
+    p.add_argument("--qrels", default=None, metavar="FILE", help="qrels to score --runs against")
+    p.add_argument("--seed-pattern", default=None, metavar="REGEX",
+                   help="with --runs: a regular expression with the groups (?P<system>...) and (?P<seed>...) "
+                        "that every run name matches (default: RECIPE.seedK, also -seedK, _seedK, @seedK)")
+    add_run_options(p)
+    p.add_argument("--measure", default=None,
+                   help="measure to select when the table has a measure column; with --runs the measure to "
+                        "score (ir_measures syntax, default nDCG@10)")
     p.add_argument("--min-diff", type=float, required=True, metavar="D", help="difference between the recipes")
     p.add_argument("--topics", type=int, default=None, metavar="N", help="topics (default: the table's)")
     p.add_argument("--seeds", dest="n_seeds", default=None, metavar="M,M,...",
@@ -39,19 +50,45 @@ def add(subparsers: Subparsers) -> None:
     p.add_argument("--max-topics", type=int, default=2000, help="most topics in the trade-off (default 2000)")
 
 
-def _fit(args: argparse.Namespace):
-    """The components of ``--scores``; a table that cannot be fitted names the file."""
+def _frame(args: argparse.Namespace):
+    """The tidy seed table: read from SCORES, or scored from --runs (one run per seed)."""
     from ..collection.tables import read_seed_table
+    from ..errors import ParameterError
+    from ..plan.seeds import SEED_PATTERN, seed_frame
+    from .options import reject_unused
+
+    if (args.scores is None) == (args.runs is None):
+        raise ParameterError("give the seed table (SCORES) or --runs and --qrels, one of them", parameter="SCORES")
+    if args.scores is not None:
+        reject_unused({"--qrels": args.qrels, "--seed-pattern": args.seed_pattern,
+                       "--select-runs": args.select_runs}, "not used with a seed table (it is for --runs)")
+        return read_seed_table(args.scores, measure=args.measure), args.scores
+    if args.qrels is None:
+        raise ParameterError("--runs needs --qrels to score them against", parameter="--qrels")
+    from ..measures import score_runs
+
+    measure = args.measure or "nDCG@10"
+    m = score_runs(args.runs, args.qrels, measure, progress=args.progress, **run_options(args))[measure]
+    try:
+        return seed_frame(m, args.seed_pattern or SEED_PATTERN), args.runs
+    except ParameterError as exc:
+        if exc.parameter != "pattern":
+            raise
+        raise ParameterError(exc.message, parameter="--seed-pattern") from None
+
+
+def _fit(args: argparse.Namespace):
+    """The components of the seed table; a table that cannot be fitted names its file or folder."""
     from ..errors import InputError, ParameterError
     from ..plan.seeds import fit_seeds
 
-    df = read_seed_table(args.scores, measure=args.measure)
+    df, source = _frame(args)
     try:
         return fit_seeds(df)
     except ParameterError as exc:
         if exc.parameter != "scores":
             raise
-        raise InputError(exc.message, file=args.scores) from None
+        raise InputError(exc.message, file=source) from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -60,7 +61,12 @@ from .._checks import check_alpha, check_int, check_open_unit
 from ..errors import ParameterError
 from ..results import ResultMixin, short_repr
 
-__all__ = ["SeedComponents", "SeedPower", "SeedTradeoff", "fit_seeds", "seed_power", "seed_topic_tradeoff"]
+__all__ = ["SEED_PATTERN", "SeedComponents", "SeedPower", "SeedTradeoff", "fit_seeds", "seed_frame", "seed_power",
+           "seed_topic_tradeoff"]
+
+#: how a run name says its recipe and seed when a folder holds one run per training seed:
+#: ``RECIPE.seedK`` (or ``-seed``, ``_seed``, ``@seed``), e.g. ``bert-base.seed3``
+SEED_PATTERN = r"(?P<system>.+?)[._@-]seed[._-]?(?P<seed>[^._@-]+)$"
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -140,6 +146,38 @@ def fit_seeds(scores: Any, *, simulated: bool = False) -> SeedComponents:
     truncated = tuple(k for k, v in raw.items() if v < 0)
     return SeedComponents(**{k: float(max(v, 0.0)) for k, v in raw.items()}, n_systems=S, n_seeds=R, n_topics=T,
                           truncated=truncated, simulated=simulated)
+
+
+def seed_frame(scores: Any, pattern: str = SEED_PATTERN) -> pd.DataFrame:
+    """The tidy ``system, seed, topic, value`` frame of a score matrix whose systems are runs
+    named for their recipe and seed (one run per training seed), for :func:`fit_seeds`.
+
+    ``pattern`` is a regular expression with the named groups ``system`` and ``seed`` that
+    every run name must match in full (default :data:`SEED_PATTERN`); a name that does not is a
+    ParameterError naming ``pattern`` and the run.
+
+    Examples
+    --------
+    >>> from planner import ScoreMatrix
+    >>> m = ScoreMatrix(np.array([[0.5, 0.25], [0.5, 0.5]]), ["bert.seed1", "bert.seed2"], ["t1", "t2"])
+    >>> seed_frame(m).to_dict("list")["seed"]
+    ['1', '1', '2', '2']
+    """
+    try:
+        rx = re.compile(pattern)
+    except re.error as exc:
+        raise ParameterError(f"not a regular expression: {exc}", parameter="pattern") from None
+    if not {"system", "seed"} <= set(rx.groupindex):
+        raise ParameterError("the pattern needs the named groups (?P<system>...) and (?P<seed>...)",
+                             parameter="pattern")
+    rows = []
+    for i, name in enumerate(scores.systems):
+        hit = rx.fullmatch(str(name))
+        if hit is None:
+            raise ParameterError(f"run {name!r} does not say its recipe and seed (pattern {pattern!r}; "
+                                 "name runs like RECIPE.seedK)", parameter="pattern")
+        rows += [(hit["system"], hit["seed"], t, float(v)) for t, v in zip(scores.topics, scores.values[i])]
+    return pd.DataFrame(rows, columns=["system", "seed", "topic", "value"])
 
 
 def _tidy_to_array(df: pd.DataFrame) -> np.ndarray:
