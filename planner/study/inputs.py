@@ -20,7 +20,7 @@ from ..simulate import filter_informative
 from .results import JudgedShare
 
 __all__ = ["apply_filter", "data_stream", "judged_share", "load_runs_qrels", "load_scores", "sha256_file",
-           "topics_key", "topics_stream"]
+           "systems_key", "topics_key", "topics_stream"]
 
 _RUNS_CACHE: dict = {}
 
@@ -174,6 +174,11 @@ def topics_key(m) -> str:
     """A key of the topic list alone: scenarios whose scores cover the same topics (in the same
     order) share it, whatever their measure."""
     return hashlib.sha256("\0".join(m.topics).encode()).hexdigest()
+
+
+def systems_key(m) -> str:
+    """A key of the system list alone (the runs a matrix scores, whatever its measure or file)."""
+    return hashlib.sha256("\0".join(m.systems).encode()).hexdigest()
 
 
 def topics_stream(seed: int | None, m, fallback):

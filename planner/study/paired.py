@@ -10,14 +10,31 @@ from .results import PairedComparison, ScenarioResult, ScenarioTarget, Verdict
 __all__ = ["paired_measures"]
 
 #: settings two scenarios must share for their counts to be compared measure against measure
-_PAIRED_SAME = ("collection", "method", "variance", "min_diff", "strata", "filter", "alpha", "pool",
-                "costs", "variants")
+_PAIRED_SAME = ("method", "variance", "min_diff", "strata", "filter", "alpha", "pool", "costs", "variants")
 
 
 def _comparable(a: ScenarioResult, b: ScenarioResult) -> bool:
+    """Two measures of the same runs on the same topics: one collection scored two ways, or two
+    files (one a measure) holding the same systems and topics."""
     sa, sb = a.settings, b.settings
-    return (a.topics_key is not None and a.topics_key == b.topics_key and sa["measure"] != sb["measure"]
+    same_runs = sa["collection"] == sb["collection"] or (a.systems_key is not None
+                                                         and a.systems_key == b.systems_key)
+    return (a.topics_key is not None and a.topics_key == b.topics_key and same_runs
+            and (a.data.source, a.data.measure) != (b.data.source, b.data.measure)
             and all(sa[k] == sb[k] for k in _PAIRED_SAME))
+
+
+def _label(s: ScenarioResult, other: ScenarioResult) -> str:
+    """What tells ``s`` from ``other``: its measure within one collection, else its collection
+    (a file per measure)."""
+    if s.settings["collection"] == other.settings["collection"]:
+        return s.data.measure
+    return s.settings["collection"]["label"]
+
+
+def _collections(a: ScenarioResult, b: ScenarioResult) -> str:
+    la, lb = a.settings["collection"]["label"], b.settings["collection"]["label"]
+    return la if la == lb else f"{la} / {lb}"
 
 
 def _verdict(d: PairedDifference) -> Verdict:
@@ -36,8 +53,8 @@ def _compare(a: ScenarioResult, ta: ScenarioTarget, b: ScenarioResult, tb: Scena
     d = paired_difference(tf.resampled_n, tm.resampled_n)
     extra = None if tm.n_topics is None or tf.n_topics is None else tm.n_topics - tf.n_topics
     return PairedComparison(
-        collection=a.settings["collection"]["label"], target=ta.target, value=ta.value, fewer=f.name,
-        more=m.name, measure_fewer=f.settings["measure"], measure_more=m.settings["measure"],
+        collection=_collections(a, b), target=ta.target, value=ta.value, fewer=f.name,
+        more=m.name, measure_fewer=_label(f, m), measure_more=_label(m, f),
         n_fewer=tf.n_topics, n_more=tm.n_topics, extra=extra,
         extra_median=d.diff_median, extra_interval=d.interval,
         share_more=d.share_b_more, share_equal=d.share_equal, share_fewer=d.share_b_fewer, verdict=_verdict(d))

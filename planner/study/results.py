@@ -375,6 +375,9 @@ class ScenarioResult(ResultMixin):
         A stack's honest statement per stratum.
     topics_key : str or None
         A key of the topics (scenarios sharing it drew the same topic resamples; not written).
+    systems_key : str or None
+        A key of the systems (scenarios sharing it and ``topics_key`` score the same runs on the
+        same topics, whatever file each came from; not written).
     """
 
     id: str
@@ -398,6 +401,7 @@ class ScenarioResult(ResultMixin):
     allocation: list | None = None
     honest_strata: tuple[HonestStatement, ...] | None = None
     topics_key: str | None = field(default=None, repr=False, compare=False)
+    systems_key: str | None = field(default=None, repr=False, compare=False)
 
     _repr_fields = ("id", "name", "measure", "n_topics")
 

@@ -17,7 +17,7 @@ from ..plan import paired_bootstrap
 from ..progress import Progress, Share, part
 from ..simulate import predict
 from ..variance import fit, fit_variants
-from .inputs import apply_filter, data_stream, judged_share, load_scores, topics_key, topics_stream
+from .inputs import apply_filter, data_stream, judged_share, load_scores, systems_key, topics_key, topics_stream
 from .pool import pool_study
 from .results import (
     HonestStatement,
@@ -218,5 +218,5 @@ def _run_one(sc: dict, rng: np.random.Generator, resamples: int, seed: int | Non
         strata=_strata_info(m2, comp, comp_d),
         curve=ScenarioCurve(cd.get("method", sc["method"]), cd.get("variance", sc["variance"]), rows),
         targets=targets, at_n=at_n, variants=variants, honest=honest, pool=pool, warnings=[],
-        topics_key=topics_key(m2))
+        topics_key=topics_key(m2), systems_key=systems_key(m2))
 
