@@ -144,13 +144,16 @@ def test_output_symlink_loop_is_one_line(tmp_path, capsys):
 
 
 def test_pair_statistics_over_the_memory_limit_refused_before_allocation():
-    x = np.random.default_rng(0).random((12_000, 3))
-    # 20,000 systems took 6.3 GB and failed on main; every pair computation starts at pair_index
-    for f in (planner.variance.pair_stats, lambda m: planner.predict(m, topics=[2], method="analytic")):
-        t0 = time.perf_counter()
-        with pytest.raises(InputError, match="over the limit of 2 GB"):
-            f(x)
-        assert time.perf_counter() - t0 < 5
+    # 20,000 systems took 6.3 GB and failed on main; every pair computation starts at pair_index.
+    # 4,000 systems ran under the old 2 GB pair limit and peaked over 1 GB (predict's band: 24 GB
+    # on 3,950): the limit is now 256 MB of pair statistics, about 3,200 systems
+    for S in (12_000, 4_000):
+        x = np.random.default_rng(0).random((S, 3))
+        for f in (planner.variance.pair_stats, lambda m: planner.predict(m, topics=[2], method="analytic")):
+            t0 = time.perf_counter()
+            with pytest.raises(InputError, match="over the limit of 256 MB"):
+                f(x)
+            assert time.perf_counter() - t0 < 5
 
 
 # ----------------------------------------------------------------- 2. nothing silently wrong

@@ -59,7 +59,7 @@ from .kernels import decimal_unit
 from .rates import plugin_pair_rates, predictive_pair_rates, variance_df
 
 __all__ = ["DEFAULT_LEVEL", "DEFAULT_RESAMPLES", "PREDICTED", "PredictionBand", "band_reason",
-           "prediction_band", "resampled_moments"]
+           "moment_context", "prediction_band", "resampled_moments"]
 
 #: the default level of a prediction interval
 DEFAULT_LEVEL = 0.9
@@ -69,6 +69,10 @@ DEFAULT_RESAMPLES = 200
 PREDICTED = ("swap_rate", "reversal_rate", "kendall_tau")
 #: float64 values of one block of pair differences in :func:`resampled_moments`
 _MOMENT_BLOCK = 2_000_000
+#: pair means (and as many variances) of the resamples :func:`prediction_band` holds at once:
+#: blocks of resamples, so its memory does not grow with resamples x pairs (200 resamples of
+#: 3,950 systems took 24 GB at once)
+_BAND_BLOCK = 4_000_000
 
 
 @dataclass(frozen=True, repr=False)
@@ -140,7 +144,22 @@ def check_level(level: object, parameter: str = "prediction") -> float:
     return float(level)
 
 
-def resampled_moments(vals: np.ndarray, draws: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+def moment_context(vals: np.ndarray) -> tuple:
+    """What :func:`resampled_moments` needs of ``vals`` whatever the resamples: the pair index,
+    the values (on the exact decimal grid where it holds), the centres, the pairs' variances over
+    all topics (``None`` on the grid) and the grid's scale; computed once for many blocks."""
+    S, T = vals.shape
+    a, b = pair_index(S)
+    q, unit = score_grid(vals, T)
+    exact = decimal_unit(unit) and (2.0 * float(np.max(np.abs(q), initial=0.0)) * T) ** 2 < 2.0 ** 53
+    scale = float(round(1.0 / unit)) if exact else 1.0
+    y = q if exact else vals
+    centre, s2_all = (np.zeros(a.size), None) if exact else pair_moments(vals, a, b)
+    return a, b, y, centre, s2_all, scale
+
+
+def resampled_moments(vals: np.ndarray, draws: Sequence[Any],
+                      context: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Pair means and variances (ddof=1) of every topic resample in ``draws``, ``(B, K)`` each.
 
     ``draws[i]`` holds the topic indices of resample ``i`` (each ``T`` of them, as many as
@@ -153,15 +172,11 @@ def resampled_moments(vals: np.ndarray, draws: Sequence[Any]) -> tuple[np.ndarra
     centred on their means over all topics first. Memory: ``2e6`` values of differences and
     ``B x T`` counts, besides the outputs.
     """
-    S, T = vals.shape
-    a, b = pair_index(S)
+    ctx = context if context is not None else moment_context(vals)
+    a, b, y, centre, s2_all, scale = ctx
+    T = vals.shape[1]
     W = np.stack([np.bincount(np.asarray(t), minlength=T) for t in draws]).astype(np.float64)  # (B, T)
     n_draw = W.sum(axis=1, keepdims=True)
-    q, unit = score_grid(vals, T)
-    exact = decimal_unit(unit) and (2.0 * float(np.max(np.abs(q), initial=0.0)) * T) ** 2 < 2.0 ** 53
-    scale = float(round(1.0 / unit)) if exact else 1.0
-    y = q if exact else vals
-    centre, s2_all = (np.zeros(a.size), None) if exact else pair_moments(vals, a, b)
     D = np.empty((W.shape[0], a.size))
     V = np.empty((W.shape[0], a.size))
     step = max(1, _MOMENT_BLOCK // T)
@@ -224,23 +239,36 @@ def prediction_band(x: np.ndarray, topics: Sequence[int] | np.ndarray, *, method
     a, b = pair_index(S)
     gens = as_generator(rng).spawn(int(resamples))
     pilots = [g.integers(0, T, T) for g in gens]
-    D, V = resampled_moments(x, pilots)
     q, _ = score_grid(x, int(max(t.max(), T)))
     if point is None:
         dbar, s2, kurt = pair_moments(x, a, b, kurtosis=True)
         point = method_rates(meth, dbar, s2, T, t, kurt)
     ratios = {k: np.empty((len(gens), t.size)) for k in ("swap_rate", "reversal_rate")}
-    for i, g in enumerate(gens):
-        kurt_i = pair_moments(x[:, pilots[i]], a, b, kurtosis=True)[2] if meth.spec and meth.spec.integrate else None
-        f = method_rates(meth, D[i], V[i], T, t, kurt_i)
-        ref = np.sign(D[i])
-        for j, n in enumerate(t):
-            tot = _totals(q, g.integers(0, T, (2, int(n))))
-            dA, dB = tot[0, a] - tot[0, b], tot[1, a] - tot[1, b]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratios["swap_rate"][i, j] = _disagree(dA, dB).mean() / f["swap_rate"][j]
-                ratios["reversal_rate"][i, j] = _disagree(dA, ref).mean() / f["reversal_rate"][j]
+    step = max(1, _BAND_BLOCK // max(a.size, 1))
+    ctx = moment_context(x)
+    for lo in range(0, len(gens), step):
+        D, V = resampled_moments(x, pilots[lo:lo + step], ctx)
+        for k in range(D.shape[0]):
+            _ratios(ratios, lo + k, meth, x, q, (a, b, D[k], V[k]), pilots[lo + k], gens[lo + k], t)
     return _band(level, t, point, ratios)
+
+
+def _ratios(ratios: dict[str, np.ndarray], i: int, meth: Method, x: np.ndarray, q: np.ndarray,
+            pairs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], pilot: Any,
+            g: np.random.Generator, t: np.ndarray) -> None:
+    """Row ``i`` of ``ratios``: realised over expected swap and reversal rates of resample ``i``
+    (``pairs``: the pair index ``a, b`` and the resample's pair means and variances)."""
+    T = x.shape[1]
+    a, b, d_i, v_i = pairs
+    kurt_i = pair_moments(x[:, pilot], a, b, kurtosis=True)[2] if meth.spec and meth.spec.integrate else None
+    f = method_rates(meth, d_i, v_i, T, t, kurt_i)
+    ref = np.sign(d_i)
+    for j, n in enumerate(t):
+        tot = _totals(q, g.integers(0, T, (2, int(n))))
+        dA, dB = tot[0, a] - tot[0, b], tot[1, a] - tot[1, b]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios["swap_rate"][i, j] = _disagree(dA, dB).mean() / f["swap_rate"][j]
+            ratios["reversal_rate"][i, j] = _disagree(dA, ref).mean() / f["reversal_rate"][j]
 
 
 def _band(level: float, t: np.ndarray, point: dict[str, np.ndarray], ratios: dict[str, np.ndarray]) -> PredictionBand:

@@ -26,10 +26,12 @@ PAIR_BLOCK = 2_000_000
 #: two temporaries of 8 bytes)
 PAIR_BYTES = 48
 #: most memory the per-pair arrays of any pair computation may need (``PAIR_BYTES * S (S - 1) / 2``
-#: plus a block of ``8 * PAIR_BLOCK``): 2 GB, about 9,400 systems; :func:`pair_index`, which every
+#: plus a block of ``8 * PAIR_BLOCK``): 256 MB, about 3,200 systems; :func:`pair_index`, which every
 #: pair computation (fit's pair summary, predict, size, validate) starts from, refuses more before
-#: anything is allocated
-MAX_PAIR_MEMORY = 2 << 30
+#: anything is allocated. A whole command peaks at up to 3.5 times that plus 150 MB (predict with
+#: its prediction band on 3,950 systems: 1.44 GB; without: 0.94 GB), so the limit keeps every
+#: command under 1 GB (docs/robustness.md)
+MAX_PAIR_MEMORY = 256 << 20
 
 
 @dataclass(frozen=True, repr=False)
@@ -228,7 +230,7 @@ def check_pair_memory(n_systems: int, m: ScoreMatrix | None = None) -> None:
     need = PAIR_BYTES * n_pairs + 8 * PAIR_BLOCK
     if need > MAX_PAIR_MEMORY:
         raise InputError(f"{n_systems:,} systems make {n_pairs:,} pairs, whose statistics need "
-                         f"{need / 2**30:.1f} GB, over the limit of {MAX_PAIR_MEMORY / 2**30:.0f} GB "
+                         f"{need / 2**20:,.0f} MB, over the limit of {MAX_PAIR_MEMORY / 2**20:,.0f} MB "
                          "(MAX_PAIR_MEMORY): use fewer systems", file=None if m is None else m.source)
 
 
