@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from . import methods
-from ._checks import check_choice, check_printable
+from ._checks import check_choice
 from .collection import Qrels, Run, RunReader, RunsRead, match_runs, read_qrels, read_run, read_runs, run_files
 from .collection.interop import native_runs, not_accepted
 from .collection.notes import collapse, plural
@@ -86,7 +86,7 @@ def as_runs(runs, *, duplicates: str = "error", select_runs=None, warn: bool = T
     changed is warned once per kind (:meth:`~planner.collection.RunsRead.warn`).
     """
     check_choice(duplicates, DUPLICATE_POLICIES, "duplicates", quote=True)
-    given_obj = runs
+    original = runs
     # another tool's runs (ranx, ir_measures, ir_datasets, pandas, trectools, pytrec_eval) become
     # planner Runs first (planner.collection.interop); paths and Runs pass through
     runs = native_runs(runs, duplicates=duplicates)
@@ -115,7 +115,7 @@ def as_runs(runs, *, duplicates: str = "error", select_runs=None, warn: bool = T
             out[r.name] = r
         out = {n: out[n] for n in match_runs(list(out), select_runs)}
     else:
-        raise not_accepted(given_obj, "runs", "runs")
+        raise not_accepted(original, "runs", "runs")
     if not out:
         raise ParameterError("no runs given", parameter="runs")
     if warn:    # the runs read here: a Run given was read (and warned about) by the caller
@@ -124,19 +124,9 @@ def as_runs(runs, *, duplicates: str = "error", select_runs=None, warn: bool = T
 
 
 def _run_of(name, r, duplicates: str) -> Run:
-    """The Run of a mapping's entry: a Run, a path (read, its notes left to the caller) or
-    ``{topic: {doc: score}}``."""
-    name = str(name)
-    if isinstance(r, Run):
-        return r
-    if isinstance(r, (str, os.PathLike)):
-        return read_run(r, duplicates=duplicates, name=name, warn=False)
-    if isinstance(r, Mapping):
-        rows = [(check_printable(str(t), "runs", what=f"run {name!r}: topic id"),
-                 check_printable(str(d), "runs", what=f"run {name!r}: document id"), float(s))
-                for t, docs in r.items() for d, s in docs.items()]
-        return Run(name, pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]))
-    raise ParameterError(f"run {name!r}: expected a Run, path or {{topic: {{doc: score}}}}", parameter="runs")
+    """The Run of a mapping's entry after :func:`~planner.collection.interop.native_runs` (which
+    converted every other form): a Run, or a path (read, its notes left to the caller)."""
+    return r if isinstance(r, Run) else read_run(r, duplicates=duplicates, name=str(name), warn=False)
 
 
 def lazy_runs(runs, *, duplicates: str = "error", select_runs=None, warn: bool = True):
