@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -58,8 +58,17 @@ from ..variance import pair_index, pair_moments, score_grid
 from .kernels import decimal_unit
 from .rates import plugin_pair_rates, predictive_pair_rates, variance_df
 
-__all__ = ["DEFAULT_LEVEL", "DEFAULT_RESAMPLES", "PREDICTED", "PredictionBand", "band_reason",
-           "moment_context", "prediction_band", "resampled_moments"]
+__all__ = [
+    "DEFAULT_LEVEL",
+    "DEFAULT_RESAMPLES",
+    "PREDICTED",
+    "MomentContext",
+    "PredictionBand",
+    "band_reason",
+    "moment_context",
+    "prediction_band",
+    "resampled_moments",
+]
 
 #: the default level of a prediction interval
 DEFAULT_LEVEL = 0.9
@@ -144,10 +153,20 @@ def check_level(level: object, parameter: str = "prediction") -> float:
     return float(level)
 
 
-def moment_context(vals: np.ndarray) -> tuple:
-    """What :func:`resampled_moments` needs of ``vals`` whatever the resamples: the pair index,
-    the values (on the exact decimal grid where it holds), the centres, the pairs' variances over
-    all topics (``None`` on the grid) and the grid's scale; computed once for many blocks."""
+class MomentContext(NamedTuple):
+    """What :func:`resampled_moments` needs of a matrix whatever the resamples (:func:`moment_context`)."""
+
+    a: np.ndarray                   #: first system of each pair
+    b: np.ndarray                   #: second system of each pair
+    y: np.ndarray                   #: the values, on the exact decimal grid where it holds
+    centre: np.ndarray              #: pair means the differences are centred on (0 on the grid)
+    s2_all: np.ndarray | None       #: pair variances over all topics (None on the grid)
+    scale: float                    #: the grid's scale (1 off the grid)
+
+
+def moment_context(vals: np.ndarray) -> MomentContext:
+    """What :func:`resampled_moments` needs of ``vals`` whatever the resamples, computed once for
+    many blocks of resamples."""
     S, T = vals.shape
     a, b = pair_index(S)
     q, unit = score_grid(vals, T)
@@ -155,11 +174,11 @@ def moment_context(vals: np.ndarray) -> tuple:
     scale = float(round(1.0 / unit)) if exact else 1.0
     y = q if exact else vals
     centre, s2_all = (np.zeros(a.size), None) if exact else pair_moments(vals, a, b)
-    return a, b, y, centre, s2_all, scale
+    return MomentContext(a, b, y, centre, s2_all, scale)
 
 
 def resampled_moments(vals: np.ndarray, draws: Sequence[Any],
-                      context: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      context: MomentContext | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Pair means and variances (ddof=1) of every topic resample in ``draws``, ``(B, K)`` each.
 
     ``draws[i]`` holds the topic indices of resample ``i`` (each ``T`` of them, as many as
@@ -234,9 +253,10 @@ def prediction_band(x: np.ndarray, topics: Sequence[int] | np.ndarray, *, method
     meth = method if isinstance(method, Method) else _registered(method)
     level = check_level(level)
     x = np.asarray(x, dtype=np.float64)
-    S, T = x.shape
+    T = x.shape[1]
     t = np.asarray(topics, dtype=np.int64)
-    a, b = pair_index(S)
+    ctx = moment_context(x)
+    a, b = ctx.a, ctx.b
     gens = as_generator(rng).spawn(int(resamples))
     pilots = [g.integers(0, T, T) for g in gens]
     q, _ = score_grid(x, int(max(t.max(), T)))
@@ -245,7 +265,6 @@ def prediction_band(x: np.ndarray, topics: Sequence[int] | np.ndarray, *, method
         point = method_rates(meth, dbar, s2, T, t, kurt)
     ratios = {k: np.empty((len(gens), t.size)) for k in ("swap_rate", "reversal_rate")}
     step = max(1, _BAND_BLOCK // max(a.size, 1))
-    ctx = moment_context(x)
     for lo in range(0, len(gens), step):
         D, V = resampled_moments(x, pilots[lo:lo + step], ctx)
         for k in range(D.shape[0]):
