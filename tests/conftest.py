@@ -35,3 +35,18 @@ def small_scores(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("scores") / "dl19_small.csv"
     df.iloc[:24][cols].to_csv(out)
     return out
+
+
+@pytest.fixture
+def traced_peak():
+    """``traced_peak(fn)`` -> ``(fn(), peak bytes traced by tracemalloc while it ran)``."""
+    import tracemalloc
+
+    def run(fn):
+        tracemalloc.start()
+        try:
+            out = fn()
+            return out, tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    return run

@@ -4,7 +4,6 @@ before any is drawn."""
 
 from __future__ import annotations
 
-import tracemalloc
 import warnings
 
 import numpy as np
@@ -24,18 +23,14 @@ def _matrix(S: int, T: int, seed: int = 1) -> ScoreMatrix:
 
 @pytest.mark.parametrize("selector,design", [("pooled", "paired"), ("within-system", "independent"),
                                              ("pooled", "independent")])
-def test_shared_pair_variance_takes_no_memory_per_pair(selector, design):
+def test_shared_pair_variance_takes_no_memory_per_pair(selector, design, traced_peak):
     m = _matrix(3000, 12)           # 4,498,500 pairs: np.full took 36 MB
     K = 3000 * 2999 // 2
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tracemalloc.start()
-        try:
-            # the ScoreMatrix and the array (resampling) paths
-            got = [plan.pair_variances(scores, selector, design=design) for scores in (m, m.values)]
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        # the ScoreMatrix and the array (resampling) paths
+        got, peak = traced_peak(lambda: [plan.pair_variances(scores, selector, design=design)
+                                         for scores in (m, m.values)])
     assert peak < K, f"{peak / 1e6:.1f} MB traced for {K:,} pairs"
     for v in got:
         assert v.shape == (K,) and np.all(v == v[0]) and v[0] > 0
@@ -70,7 +65,7 @@ def test_resampled_pair_models_over_their_limit_are_refused_first():
     assert r.interval.n_resamples == 20 and r.interval.low <= r.interval.high
 
 
-def test_pair_variance_summary_keeps_one_value_a_pair():
+def test_pair_variance_summary_keeps_one_value_a_pair(traced_peak):
     # fit's pair summary went through pair_stats (pair index, means, covariances: 2 GB and 44 s
     # for 9,000 systems); now each pair's s2_d alone, the same numbers
     from planner.variance import pair_stats, pair_variance_summary
@@ -79,12 +74,7 @@ def test_pair_variance_summary_keeps_one_value_a_pair():
     K = 2000 * 1999 // 2
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tracemalloc.start()
-        try:
-            s = pair_variance_summary(m)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        s, peak = traced_peak(lambda: pair_variance_summary(m))
         assert s == pair_variance_summary(m, pairs=pair_stats(m))
     assert s["n_pairs"] == K
     assert peak < 30 * K, f"{peak / 1e6:.0f} MB traced for {K:,} pairs"

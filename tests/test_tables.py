@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import tracemalloc
 import warnings
 
 import numpy as np
@@ -69,7 +68,7 @@ def test_wide_table_with_missing_cells_follows_the_policy(tmp_path):
     np.testing.assert_array_equal(m.values, [[0.1, 0.0, 0.5], [0.2, 0.4, 0.6]])
 
 
-def test_wide_table_memory_is_a_few_matrices(tmp_path):
+def test_wide_table_memory_is_a_few_matrices(tmp_path, traced_peak):
     # 2,000 topics x 500 systems (an 8 MB matrix, a 9 MB file): read row by row into Python
     # floats this took 91 MB of traced allocations; through pandas 34 MB
     rng = np.random.default_rng(1)
@@ -81,11 +80,6 @@ def test_wide_table_memory_is_a_few_matrices(tmp_path):
             fh.write(f"q{i}," + ",".join(map(repr, row.tolist())) + "\n")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tracemalloc.start()
-        try:
-            m = load_scores(p)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        m, peak = traced_peak(lambda: load_scores(p))
     np.testing.assert_array_equal(m.values, vals.T)
     assert peak < 5 * m.values.nbytes, f"{peak / 1e6:.0f} MB traced for an {m.values.nbytes / 1e6:.0f} MB matrix"
