@@ -1,7 +1,7 @@
-"""Coverage of the 95% interval on n of ``size_for_target``, plain and calibrated (not run by pytest).
+"""Coverage of the 95% interval on n of ``size_for_target``, two methods side by side (not run by pytest).
 
     /work/venv/bin/python benchmarks/bench_coverage.py [--draws 6] [--resamples 100] [--seed 1]
-        [--jobs 2] [--method analytic] [--only terabyte]
+        [--jobs 2] [--method deconvolved] [--baseline predictive] [--only terabyte]
 
 Full run (issue 27; hours on 2 cores):
     /work/venv/bin/python benchmarks/bench_coverage.py --draws 200 --resamples 200 --jobs 2
@@ -10,19 +10,21 @@ For every matrix in ../shared/data big enough to draw from (TREC 2006 Terabyte A
 149 topics, drawn at 25, 43 and 50 topics; the TREC-5/6/7 ad hoc and TREC 2010/2011 Web
 matrices, about 50 topics, drawn at 20) and the targets swap_rate 0.05, kendall_tau 0.9 and
 power 0.8: the whole collection's count (with the same options) is the truth; each draw takes
-n0 topics WITHOUT replacement and answers with ``calibrate=True``, which also keeps the plain
-answer. Printed per row: the coverage of the 95% interval (plain -> calibrated), the median
-ratio of the draw count to the whole collection's count (plain -> calibrated; each against the
-whole collection's count of the same kind), and the median ratio of the calibrated interval's
-width to the plain one. Topics of draw d are drawn from ``default_rng([seed, matrix, n0, d])``
-and its resamples from ``default_rng([seed, matrix, n0, d, 1])``, so results do not depend on
-``--jobs``. The last line is the verdict against issue 27's goals (coverage 90-98% and
-median ratio within 10% on every row).
+n0 topics WITHOUT replacement and answers with ``--baseline`` and ``--method`` (default: the
+default method, ``deconvolved``), on the same topic resamples. Printed per row: the coverage of
+the 95% interval (baseline -> method), the median ratio of the draw count to the whole
+collection's count (baseline -> method; each against the whole collection's count of the same
+method), and the median ratio of the method's interval width to the baseline's. Topics of
+draw d are drawn from ``default_rng([seed, matrix, n0, d])`` and its resamples from
+``default_rng([seed, matrix, n0, d, 1])``, so results do not depend on ``--jobs``. The last
+line is the verdict against issue 27's goals (coverage 90-98% and median ratio within 10% on
+every row).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import sys
 import time
@@ -51,15 +53,17 @@ def _load(path: str) -> np.ndarray:
 
 
 def _answers(x: np.ndarray, rng: np.random.Generator, args: argparse.Namespace) -> list[tuple]:
-    """Per target: (plain n, lo, hi, calibrated n, lo, hi); None where unbounded."""
+    """Per target: (baseline n, lo, hi, method n, lo, hi); None where unbounded."""
     from planner import plan
     out = []
     seeds = rng.spawn(len(TARGETS))       # one stream per target, so each target is repeatable alone
     for (t, v), g in zip(TARGETS, seeds):
-        r = plan.size_for_target(x, target=t, value=v, method=args.method, variance="pair",
-                                 n_resamples=args.resamples, rng=g, calibrate=True)
-        plain = r.uncalibrated if r.uncalibrated is not None else (r.n_topics, r.interval.low, r.interval.high)
-        out.append((*plain, r.n_topics, r.interval.low, r.interval.high))
+        row: tuple = ()
+        for m in (args.baseline, args.method):      # the same resamples for both (same seed)
+            r = plan.size_for_target(x, target=t, value=v, method=m, variance="pair",
+                                     n_resamples=args.resamples, rng=copy.deepcopy(g))
+            row += (r.n_topics, r.interval.low, r.interval.high)
+        out.append(row)
     return out
 
 
@@ -102,7 +106,8 @@ def main() -> None:
     ap.add_argument("--resamples", type=int, default=100, help="topic resamples of each interval (default 100)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (results do not depend on it)")
-    ap.add_argument("--method", default="analytic", help="size_for_target method (default analytic)")
+    ap.add_argument("--method", default="deconvolved", help="size_for_target method (default deconvolved)")
+    ap.add_argument("--baseline", default="predictive", help="the method compared with (default predictive)")
     ap.add_argument("--only", default="", help="only matrices whose file name contains this")
     args = ap.parse_args()
     mats = [(i, p, n0) for i, (p, n0) in enumerate(matrices()) if args.only in p]
@@ -117,8 +122,8 @@ def main() -> None:
     print(file=sys.stderr)
     rows = [_row(p, n0, k, res[(i, p, n0, -1)], [res[(i, p, n0, d)] for d in range(args.draws)])
             for i, p, n0 in mats for k in range(len(TARGETS))]
-    print(f"{args.draws} draws per row without replacement, {args.resamples} resamples, method {args.method}, "
-          f"seed {args.seed}; plain -> calibrated")
+    print(f"{args.draws} draws per row without replacement, {args.resamples} resamples, seed {args.seed}; "
+          f"{args.baseline} -> {args.method}")
     print(f"{'matrix, draw size, target':44s} {'full n':>9s} {'coverage':>12s} {'median draw/full':>17s} "
           f"{'width ratio':>11s}")
     for r in rows:
@@ -129,7 +134,7 @@ def main() -> None:
     cov = [r["cov_c"] for r in rows]
     med = [r["rc"] for r in rows]
     ok = not bad_cov and not bad_med
-    print(f"verdict: goals {'MET' if ok else 'NOT met'}: calibrated coverage {min(cov):.0%}-{max(cov):.0%} "
+    print(f"verdict: goals {'MET' if ok else 'NOT met'}: {args.method} coverage {min(cov):.0%}-{max(cov):.0%} "
           f"({len(bad_cov)} of {len(rows)} rows outside 90-98%), median draw/full {min(med):.2f}-{max(med):.2f} "
           f"({len(bad_med)} rows off by more than 10%)")
 

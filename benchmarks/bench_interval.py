@@ -48,7 +48,8 @@ def matrix(systems: int = 110, topics: int = 249, seed: int = 2027) -> pd.DataFr
     extra = max(0, systems - base.size)
     mu = np.concatenate([base, g.choice(base, extra) + g.normal(0, 0.01, extra)])[:systems]
     x = mu[:, None] + g.normal(0, np.sqrt(VAR_T), (1, topics)) + g.normal(0, np.sqrt(VAR_E), (systems, topics))
-    return pd.DataFrame(np.clip(x, 0, 1).round(4).T, columns=[f"sys{i:03d}" for i in range(systems)])
+    cols = [f"sys{i:03d}" for i in range(systems)]
+    return pd.DataFrame(np.clip(x, 0, 1).round(4).T, columns=cols).rename_axis("topic")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,7 @@ Examples
 --------
 >>> from planner import methods
 >>> methods.DEFAULT_METHOD
-'predictive'
+'deconvolved'
 >>> methods.method("bootstrap").random
 True
 >>> methods.target("kendall_tau").direction
@@ -71,7 +71,8 @@ class PredictiveSpec:
     Attributes
     ----------
     prior : str
-        Prior of the pair differences: ``"normal"``, ``"npmle"`` or ``"mixture"``.
+        Prior of the pair differences: ``"normal"``, ``"npmle"``, ``"mixture"`` or ``"scale"``
+        (on standardized differences: the deconvolved method).
     variance : str
         Each pair's variance: ``"pair"``, ``"shrunk"`` or ``"pooled"``.
     integrate : bool
@@ -81,6 +82,14 @@ class PredictiveSpec:
     prior: str
     variance: str
     integrate: bool
+
+    @property
+    def histogram_rates(self) -> bool:
+        """True when the mean rates of a collection can be computed on the prior's histogram of
+        standardized differences (:func:`planner.simulate.rates.scale_batch_rates`), as the
+        resamples of an interval or a prediction band are: the scale prior with each pair's own,
+        plugged-in variance."""
+        return self.prior == "scale" and self.variance == "pair" and not self.integrate
 
 
 @dataclass(frozen=True)
@@ -138,6 +147,12 @@ class Method:
         """The variance selector used when none is given."""
         return self.variances[0]
 
+    @property
+    def deconvolved(self) -> bool:
+        """True when the pair rates come from the deconvolved prior (``"scale"``), whose counts do
+        not drift with the size of the collection they are learnt from."""
+        return self.spec is not None and self.spec.prior == "scale"
+
 
 #: the variance selectors of the closed-form model (``percentile:q`` takes a number)
 VARIANCE_SELECTORS = ("pair", "pooled", "within-system", "percentile")
@@ -173,11 +188,23 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     _predictive("predictive-npmle", "predictive with a nonparametric (NPMLE) prior", "npmle", "pair", False),
     _predictive("predictive-mixture", "predictive with a spike-and-normal mixture prior",
                 "mixture", "pair", False),
+    _predictive("deconvolved", "predictive with a deconvolved prior on standardized differences (scale "
+                "mixture): unbiased in the collection's size", "scale", "pair", False, variants=True),
 )}
 
 #: the method ``predict``, ``size``, ``budget`` and studies use when none is named: the
 #: one ``planner validate`` measured closest to held-out swap rates (docs/validation.md)
-DEFAULT_METHOD = "predictive"
+DEFAULT_METHOD = "deconvolved"
+
+
+def runs_low_far_out(method: Method, target: Target) -> bool:
+    """True when this method's count for this target, and its interval on n, run low far beyond the
+    collection's topics: the swap, reversal and Kendall tau counts of every method but a
+    deconvolved one. An n0-topic collection sees each pair's true difference with noise of
+    variance ``1 / n0``, so close pairs look further apart than they are, and a plug-in or
+    normal-prior count shrinks with ``n0`` (measured: docs/research/calibration.md). Power and
+    interval width read only the pairs' variances, which ``n0`` does not bias."""
+    return target.pair_rate and not method.deconvolved
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,6 @@ class IntervalMethod(enum.Enum):
 
     #: counts (or statistics) re-solved on topic resamples of the collection; percentile interval
     TOPIC_RESAMPLING = "topic resampling"
-    #: topic-resampling counts corrected for the collection's size (planner.plan.calibrate)
-    CALIBRATED = "calibrated topic resampling"
     #: a closed-form confidence interval (Feldt, Arteaga-Jeyaratnam-Franklin, t)
     ANALYTIC = "analytic"
     #: percentiles of the method's own resampled statistic
@@ -89,7 +87,7 @@ class Interval:
         --------
         >>> Interval(117, 161, 0.95, IntervalMethod.TOPIC_RESAMPLING, 200).plan_n
         161
-        >>> Interval(117, None, 0.95, IntervalMethod.CALIBRATED, 200).plan_n is None
+        >>> Interval(117, None, 0.95, IntervalMethod.TOPIC_RESAMPLING, 200).plan_n is None
         True
         """
         if self.how is IntervalMethod.NONE or self.high is None or not math.isfinite(self.high):
@@ -98,8 +96,8 @@ class Interval:
 
     @property
     def resampled(self) -> bool:
-        """True when the interval comes from topic resamples (plain or calibrated)."""
-        return self.how in (IntervalMethod.TOPIC_RESAMPLING, IntervalMethod.CALIBRATED)
+        """True when the interval comes from topic resamples."""
+        return self.how is IntervalMethod.TOPIC_RESAMPLING
 
     def contains(self, value: float) -> bool:
         """True when ``value`` lies in the interval (an unbounded end holds everything beyond it)."""

@@ -22,7 +22,7 @@ import numpy as np
 
 from ._random import child_streams, keyed_stream, seed_of, seed_to_use
 from .errors import DegenerateDataWarning, ParameterError
-from .methods import METHODS, Engine, Method, method_names
+from .methods import DEFAULT_METHOD, METHODS, Engine, Method, method_names
 from .parallel import check_jobs, check_scheduler, run_tasks
 from .progress import Progress, bar
 from .results import ResultMixin
@@ -446,7 +446,7 @@ def _rows(run: _Run) -> list[dict]:
 
 
 def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rng=None,
-             methods: str | Sequence[str] = ("predictive", "analytic"), subsets: int = 500,
+             methods: str | Sequence[str] = (DEFAULT_METHOD, "predictive", "analytic"), subsets: int = 500,
              grid: int = 121, jobs: int = 1, scheduler=None, progress: Progress = False,
              prediction: float | None = DEFAULT_LEVEL, prediction_resamples: int = DEFAULT_RESAMPLES) -> Validation:
     """Check pilot-based predictions against disjoint held-out topic sets.

@@ -577,7 +577,9 @@ def test_cli_size_scores_text(tmp_path, capsys):
     (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--variance", "pair"],
      "--variance: not used with --sigma2"),
     (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--measure", "AP"], "--measure: not"),
-    (["budget", "--runs", "runs/", "--qrels", "q.txt", "--seed", "1"], "--seed: only used with --project-runs"),
+    (["budget", "--runs", "runs/", "--qrels", "q.txt", "--topics", "50", "--seed", "1"],
+     "--seed: only used with --project-runs or a target's interval on n"),
+    (["budget", "--dataset", "dl19-passage", "--resamples", "-1"], "--resamples: expected an integer >= 0"),
     # --method only chooses how a --target is computed; with --design it was ignored (exit 0)
     (["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--method", "bootstrap"],
      "--method: not used with --design paired-t"),
@@ -1330,18 +1332,22 @@ def test_interval_ends_have_one_name_in_both_results(shared_data):
 
 
 def test_size_target_notes_a_count_far_beyond_the_topics_learnt_from(capsys):
-    # the interval on n covers far less than 95% when the count is several times the topics it
-    # was learnt from (benchmarks/bench_coverage.py): the text output says so
+    # a normal-prior count, and its interval, run low when the count is several times the topics
+    # it was learnt from (benchmarks/bench_coverage.py): the text output says so
     from planner.cli import main
 
     assert main(["size", "--target", "swap_rate:0.05", "--scores", "dl19-passage", "--seed", "1",
-                 "--resamples", "20"]) == 0
+                 "--resamples", "20", "--method", "predictive"]) == 0
     out = capsys.readouterr().out
     note = [ln for ln in out.splitlines() if ln.strip().startswith("note")]
     assert len(note) == 1 and "times the topics learnt from" in note[0] and "run low" in note[0]
+    # the deconvolved count (the default) is corrected for it: no note
+    assert main(["size", "--target", "swap_rate:0.05", "--scores", "dl19-passage", "--seed", "1",
+                 "--resamples", "20"]) == 0
+    assert "note" not in capsys.readouterr().out
     # a count within the collection's size: no note
     assert main(["size", "--target", "swap_rate:0.2", "--scores", "dl19-passage", "--seed", "1",
-                 "--resamples", "20"]) == 0
+                 "--resamples", "20", "--method", "predictive"]) == 0
     assert "note" not in capsys.readouterr().out
 
 
@@ -1695,11 +1701,11 @@ def test_one_default_method_for_every_function_that_takes_one():
     from planner.simulate import predict
 
     for f in (plan.size_for_target, plan.pool_depth_study, plan.topics_for_variants, predict):
-        assert inspect.signature(f).parameters["method"].default == methods.DEFAULT_METHOD == "predictive"
+        assert inspect.signature(f).parameters["method"].default == methods.DEFAULT_METHOD == "deconvolved"
     m = _toy(seed=6, S=6, T=30)
     r = plan.size_for_target(m, target="swap_rate", value=0.05, n_resamples=0)
-    assert r.method == "predictive"
-    assert r.n_topics == plan.size_for_target(m, target="swap_rate", value=0.05, method="predictive",
+    assert r.method == "deconvolved"
+    assert r.n_topics == plan.size_for_target(m, target="swap_rate", value=0.05, method="deconvolved",
                                               n_resamples=0).n_topics
 
 

@@ -336,8 +336,14 @@ def test_predictive_curve_records_its_prior(adhoc5, capsys):
     assert simulate.predict(adhoc5, topics=[25], method="analytic").prior is None
     assert simulate.predict(adhoc5, topics=[25], method="analytic").to_dict()["prior"] is None
     f = adhoc5.source
-    assert main(["predict", "--scores", str(f), "--topics", "25"]) == 0
+    assert main(["predict", "--scores", str(f), "--topics", "25", "--method", "predictive"]) == 0
     assert "prior on pair differences: normal, variance pair, tau2" in capsys.readouterr().out
+    # the default's prior: a scale mixture of standardized differences, with its sd
+    c = simulate.predict(adhoc5, topics=[25])
+    assert c.prior["kind"] == "scale" and c.prior["n0"] == adhoc5.n_topics
+    assert main(["predict", "--scores", str(f), "--topics", "25"]) == 0
+    assert f"(deconvolved), sd of the standardized true differences {c.prior['tau2'] ** 0.5:.3g}" \
+        in capsys.readouterr().out
 
 
 def test_predictive_variants_differ_and_take_no_other_variance(adhoc5_small):
@@ -492,7 +498,7 @@ def test_predictive_delegates_to_pilot(adhoc5_small):
     np.testing.assert_array_equal(c.per_pair["swap_rate"], ref["swap_rate"])
     an = simulate.predict(adhoc5_small, topics=[25, 50], method="analytic")
     np.testing.assert_array_equal(c.per_pair["ci_width"], an.per_pair["ci_width"])
-    assert simulate.predict(adhoc5_small, topics=[25]).method == "predictive"  # the default
+    assert simulate.predict(adhoc5_small, topics=[25]).method == "deconvolved"  # the default
 
 
 @pytest.mark.filterwarnings("ignore:variance component of systems")
@@ -806,7 +812,7 @@ def test_cli_predict_text_and_filter(shared_data, capsys):
     (["--topics", "25", "--allocation", "optimal"], "--allocation: needs --strata FILE"),
     # the documented default allocation (stratified) with the default method used to fail with a
     # message that named neither way out
-    (["--topics", "25", "--strata", "s.csv"], "--allocation: method 'predictive' (the default) draws no "
+    (["--topics", "25", "--strata", "s.csv"], "--allocation: method 'deconvolved' (the default) draws no "
                                                "topics within strata; with --strata give --method analytic"),
     (["--topics", "25", "--strata", "s.csv", "--method", "parametric", "--allocation", "optimal"],
      "--allocation: method 'parametric' draws no topics within strata"),

@@ -74,7 +74,11 @@ def add(subparsers: Subparsers) -> None:
     p.add_argument("--pool-runs", default=None, metavar="A,B", help="runs forming the pool (default all)")
     p.add_argument("--project-runs", type=int, default=None, metavar="R",
                    help="project judgments to R participating runs (needs --runs)")
-    p.add_argument("--seed", type=seed_type, default=None, help="seed of the run subsets of the growth fit")
+    p.add_argument("--resamples", type=int, default=200,
+                   help="topic resamples of each count's 95%% interval on n, whose upper end is the count "
+                        "planned with and costed (default 200; 0: the point count)")
+    p.add_argument("--seed", type=seed_type, default=None,
+                   help="seed of the interval's topic resamples and of the run subsets of the growth fit")
     add_run_options(p)
 
 
@@ -132,12 +136,14 @@ def _check(args: argparse.Namespace) -> _Ask:
     if args.runs is None:
         # options that only the runs + qrels path reads
         reject_unused({"--qrels": args.qrels, "--pool-runs": args.pool_runs, "--tau-min": args.tau_min,
-                       "--seed": args.seed, "--select-runs": args.select_runs,
+                       "--select-runs": args.select_runs,
                        "--duplicates": None if args.duplicates == "error" else args.duplicates},
                       "only used with --runs (the data set's pool statistics are fixed)")
-    elif args.seed is not None and args.project_runs is None:
-        raise ParameterError("only used with --project-runs (it seeds the run subsets of the growth fit)",
+    if args.seed is not None and args.project_runs is None and not (targets and args.resamples):
+        raise ParameterError("only used with --project-runs or a target's interval on n (--resamples)",
                              parameter="--seed")
+    if args.resamples < 0:
+        raise ParameterError(f"expected an integer >= 0, got {args.resamples}", parameter="--resamples")
     return _Ask(depths, targets, method)
 
 
@@ -152,11 +158,14 @@ def _from_runs(args: argparse.Namespace, ask: _Ask) -> tuple[BudgetResult, Depth
     runs = as_runs(args.runs, **run_options(args))
     qrels = read_qrels(args.qrels)
     pool_runs = None if args.pool_runs is None else parse_name_list(args.pool_runs, option="--pool-runs")
+    if ask.targets and args.resamples:
+        draw_seed(args)
     study = plan.pool_depth_study(runs, qrels, depths=ask.depths, measure=args.measure, pool_runs=pool_runs,
                                   targets=ask.targets or [DEFAULT_TARGET],
                                   variance=args.variance, method=ask.method, min_diff=args.min_diff,
                                   topic_cost=args.topic_cost, judgment_cost=args.judgment_cost,
-                                  tau_min=0.9 if args.tau_min is None else args.tau_min, progress=args.progress)
+                                  tau_min=0.9 if args.tau_min is None else args.tau_min, progress=args.progress,
+                                  n_resamples=args.resamples if ask.targets else 0, rng=args.seed)
     growth = None
     if args.project_runs is not None:
         draw_seed(args)
@@ -173,17 +182,20 @@ def _from_dataset(args: argparse.Namespace, ask: _Ask) -> BudgetResult:
     if args.project_runs is not None:
         raise ParameterError("projection to other run counts needs --runs", parameter="--project-runs")
     pool = datasets.load_pool(args.dataset)
-    need = args.topics
-    if ask.targets:      # no fixed --topics: solve each target, the largest count binds
+    need: Any = args.topics
+    if ask.targets:      # no fixed --topics: solve each target, the largest count to plan with binds
         scores = datasets.load(args.dataset, measure=args.measure)
+        if args.resamples:
+            draw_seed(args)
         needs = []
         for target, value in ask.targets:
-            n = plan.size_for_target(scores, target=target, value=value, variance=args.variance,
-                                     method=ask.method, min_diff=args.min_diff, n_resamples=0).n_topics
-            if n is None:
+            r = plan.size_for_target(scores, target=target, value=value, variance=args.variance,
+                                     method=ask.method, min_diff=args.min_diff, n_resamples=args.resamples,
+                                     rng=args.seed)
+            if r.n_topics is None:
                 raise ParameterError(f"no topic count reaches {target} {value}", parameter="--target")
-            needs.append(n)
-        need = max(needs)
+            needs.append(r)
+        need = max(needs, key=lambda r: (r.interval.plan_n is None, r.interval.plan_n or r.n_topics))
     ps_depths = set(int(d) for d in pool.depths)
     bad = [d for d in ask.depths if d not in ps_depths]
     if bad:
@@ -210,9 +222,12 @@ def run(args: argparse.Namespace) -> int:
                     "method": None if fixed else ask.method,
                     "variance": None if fixed else args.variance,
                     "budget": res.to_dict(), "pool_study": None if study is None else study.to_dict(),
+                    "seed": args.seed,
                     "growth": None if growth is None else growth.to_dict()}, args)
         return 0
     _print_table(args, ask, res)
+    if ask.targets and args.resamples:
+        print(f"intervals on n: {args.resamples} topic resamples, seed {args.seed}{seed_note(args)}")
     if growth is not None:
         fits = "; ".join(f"depth {d}: {growth.a[d]:.3g} * r^{growth.b[d]:.3f} (R^2 {growth.r2[d]:.3f})"
                          for d in growth.depths)
@@ -235,12 +250,13 @@ def _print_table(args: argparse.Namespace, ask: _Ask, res: BudgetResult) -> None
     print(f"budget for {what}, measure {args.measure}; topic cost {args.topic_cost:g}, judgment cost "
           f"{args.judgment_cost:g}" + (f", total {args.total:g}" if args.total is not None else "")
           + f"; judgments from {res.judgments_source}")
-    print(f"{'depth':>6} {'judg/topic':>10} {'cost/topic':>10} {'max topics':>10} {'needed':>7} "
-          f"{'total cost':>11} {'tau':>6}")
+    print(f"{'depth':>6} {'judg/topic':>10} {'cost/topic':>10} {'max topics':>10} {'plan with':>9} "
+          f"{'count':>6} {'95% interval':>13} {'total cost':>11} {'tau':>6}")
     taus = {r["depth"]: r["kendall_tau_vs_full"] for r in res.rows}
     for r in res.rows:
         print(f"{r['depth']:>6} {r['judgments_per_topic']:>10.1f} {r['cost_per_topic']:>10.2f} "
-              f"{dash(r['max_topics'], 'd'):>10} {dash(r['n_topics_needed'], 'd'):>7} "
+              f"{dash(r['max_topics'], 'd'):>10} {dash(r['n_topics_plan'], 'd'):>9} "
+              f"{dash(r['n_topics_needed'], 'd'):>6} {_interval(r):>13} "
               f"{dash(r['total_cost'], '.1f'):>11} {dash(taus.get(r['depth']), '.3f'):>6}")
     print(f"cheapest depth{_cheapest_condition(res)}: " + _cheapest(res.cheapest))
 
@@ -252,5 +268,15 @@ def _cheapest_condition(res: BudgetResult) -> str:
     return " " + cond if cond else ""
 
 
+def _interval(r: dict[str, Any]) -> str:
+    if r["n_lower"] is None and r["n_upper"] is None:
+        return "-"
+    return f"[{dash(r['n_lower'], 'd')}, {'unbounded' if r['n_upper'] is None else r['n_upper']}]"
+
+
 def _cheapest(c: dict[str, Any] | None) -> str:
-    return "none" if c is None else f"depth {c['depth']}, {c['n_topics_needed']} topics, cost {c['total_cost']:.1f}"
+    if c is None:
+        return "none"
+    count = "" if c["n_topics_plan"] == c["n_topics_needed"] else \
+        f" (count {c['n_topics_needed']}, 95% interval {_interval(c)})"
+    return f"depth {c['depth']}, plan with {c['n_topics_plan']} topics{count}, cost {c['total_cost']:.1f}"

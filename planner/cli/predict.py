@@ -112,6 +112,9 @@ def _prior_line(prior: dict[str, Any]) -> str:
         line += f", tau2 {prior['tau2']:.4g} (sd {prior['tau2'] ** 0.5:.4g})"
         if prior.get("shrinkage_median") is not None:
             line += f"; median shrinkage factor {prior['shrinkage_median']:.3f} (1 = plug-in)"
+    elif prior["kind"] == "scale":
+        line += (f" (deconvolved), sd of the standardized true differences {prior['tau2'] ** 0.5:.3g} "
+                 f"pair sds")
     return line
 
 

@@ -110,10 +110,6 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
                         f"--design, where it needs --scores); with --target and --method {random}, "
                         "which give no interval, the simulation's resamples at each topic count (default 1000)")
     p.add_argument("--seed", type=seed_type, default=None, help="seed of the resampling")
-    p.add_argument("--calibrate", action="store_true", default=None,
-                   help="--target: a count and interval that do not shrink with the collection's size (swap, "
-                        "reversal and Kendall tau deconvolved from the pair differences; power and width keep "
-                        "the plain count); needs --resamples > 0 (docs/planning.md)")
     p.add_argument("--variants", default=None, metavar="V,V,...",
                    help="--target on scores with query variants: also the topics needed with V variants "
                         "per topic, for each V (" + ", ".join(methods.target_names(lambda t: not t.reliability
@@ -130,7 +126,7 @@ def _reject_unused(args: argparse.Namespace, mode: str) -> None:
     unused: dict[str, object] = {"--strata": args.strata, "--stratum-costs": args.stratum_costs,
                                  "--allocation": args.allocation} if mode != "--allocate" else {}
     if mode != "--target":
-        unused.update({"--method": args.method, "--variants": args.variants, "--calibrate": args.calibrate})
+        unused.update({"--method": args.method, "--variants": args.variants})
     if mode != "--design":
         unused.update({"--power": args.power, "--width": args.width, "--approx": args.approx,
                        "--correction": args.correction, "--systems": args.systems, "--topics": args.topics})

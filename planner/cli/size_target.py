@@ -136,8 +136,7 @@ def _solve(args: argparse.Namespace, scores: ScoreMatrix, method: methods.Method
     min_diff = args.min_diff if args.min_diff is not None else MIN_DIFF
     res = size_for_target(scores, target=name, value=value, method=method.name,
                           variance="pair" if args.variance is None else args.variance, alpha=args.alpha,
-                          min_diff=min_diff, rng=args.seed, progress=args.progress,
-                          calibrate=bool(args.calibrate), **rkw)
+                          min_diff=min_diff, rng=args.seed, progress=args.progress, **rkw)
     vtr = None
     if nv is not None:
         with warnings.catch_warnings():
@@ -197,7 +196,7 @@ def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target
     ivl = res.interval
     if ivl.plan_n is not None:
         print(f"  plan with     {ivl.plan_n} topics (enough at {ivl.level:.0%}: the interval's upper end)")
-    print(f"  topics        {n}" + (f" (plain count {res.uncalibrated[0]})" if res.uncalibrated else ""))
+    print(f"  topics        {n}")
     if res.n_topics is not None:
         prev = "" if res.at_n_minus_1 is None else f" (at n-1: {res.at_n_minus_1:.8g})"
         print(f"  achieved      {res.achieved:.8g}{prev}")
@@ -211,12 +210,13 @@ def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target
     print(f"  learnt from   {res.n_systems} systems x {res.n_topics_observed} topics, {res.n_pairs} pairs"
           + (f" ({res.identical_pairs} identical, counted as ties)" if res.identical_pairs else ""))
     far_noted = False
-    if res.n_topics is not None and resampled and res.n_topics >= 1.5 * res.n_topics_observed:
+    runs_low = methods.runs_low_far_out(methods.method(res.method), target)
+    if res.n_topics is not None and resampled and runs_low and res.n_topics >= 1.5 * res.n_topics_observed:
         far_noted = True
-        # measured: such counts and their intervals run low (benchmarks/bench_coverage.py)
         print(f"  note          {res.n_topics} is {res.n_topics / res.n_topics_observed:.1f} times the topics learnt "
-              "from: counts this far out, and their interval, tend to run low (docs/planning.md, "
-              "'What the interval on n covers'); --calibrate corrects for it")
+              f"from: method {res.method}'s counts this far out, and their interval, tend to run low "
+              f"(docs/planning.md, 'What the interval on n covers'); method {methods.DEFAULT_METHOD} corrects "
+              "for it")
     if res.method_resamples:
         print(f"  simulation    {res.method_resamples} resamples at each topic count (--resamples)")
     return far_noted

@@ -48,9 +48,9 @@ def add(subparsers: Subparsers) -> None:
     p.add_argument("--repeats", type=int, default=20, metavar="R", help="random pilot/remainder splits (20)")
     p.add_argument("--subsets", type=int, default=500, metavar="K",
                    help="random pairs of disjoint held-out topic sets per repeat (500)")
-    p.add_argument("--methods", default="predictive,analytic", metavar="M,M,...",
+    p.add_argument("--methods", default=f"{methods.DEFAULT_METHOD},predictive,analytic", metavar="M,M,...",
                    help="prediction methods, any planner predict method ("
-                        + ", ".join(methods.METHODS) + "); default predictive,analytic")
+                        + ", ".join(methods.METHODS) + f"); default {methods.DEFAULT_METHOD},predictive,analytic")
     p.add_argument("--seed", type=seed_type, default=None, metavar="N", help="random seed")
     add_parallel_options(p, "repeats")
 

@@ -15,7 +15,7 @@ from ..results import ResultMixin
 from .checks import N_MAX, check_cost, plain
 from .pool import DepthStudy, GrowthCurve
 
-__all__ = ["BudgetResult", "budget"]
+__all__ = ["BudgetResult", "Need", "budget"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -28,9 +28,12 @@ class BudgetResult(ResultMixin):
         One per depth: ``depth``, ``judgments_per_topic`` (observed, or projected to
         ``n_runs``), ``cost_per_topic`` (= topic_cost + judgments x judgment_cost),
         ``max_topics`` (floor(total / cost_per_topic), the feasible frontier; None without a
-        total), ``n_topics_needed`` (None when unknown), ``total_cost`` (needed x cost per
-        topic), ``kendall_tau_vs_full`` and ``tau_ok`` (from a DepthStudy, else None / True),
-        ``feasible`` (needed known, within the total, and tau_ok).
+        total), ``n_topics_plan`` (the count to plan with: the upper end of the count's 95%
+        interval on n when it has one, else the count; None when unknown or unbounded),
+        ``n_topics_needed`` (the point count), ``n_lower`` / ``n_upper`` (its interval, None
+        without one), ``total_cost`` (the count to plan with x cost per topic),
+        ``kendall_tau_vs_full`` and ``tau_ok`` (from a DepthStudy, else None / True),
+        ``feasible`` (the count to plan with known, within the total, and tau_ok).
     cheapest : dict or None
         The feasible row of least total cost (ties: deeper), or None.
     tau_min : float or None
@@ -77,7 +80,7 @@ class BudgetResult(ResultMixin):
 
         out = []
         for r in self.rows:
-            top = r["max_topics"] or r["n_topics_needed"] or 0
+            top = r["max_topics"] or r["n_topics_plan"] or 0
             for n in np.unique(np.linspace(1, max(top, 1), num=min(max_points, max(top, 1))).astype(int)):
                 out.append({"depth": r["depth"], "n_topics": int(n), "cost": int(n) * r["cost_per_topic"]})
         return pd.DataFrame(out)
@@ -89,9 +92,38 @@ class _Judgments:
 
     jmap: dict[int, float]
     label: str
-    need_map: dict[int, int | None]
+    need_map: dict[int, Need]
     tau_map: dict[int, float]
     tau_min: float | None
+
+
+@dataclass(frozen=True)
+class Need:
+    """Topics needed at one depth: the point count and its interval on n (``resampled`` False:
+    none, and the count is planned with as it is)."""
+
+    n_topics: int | None
+    low: int | None = None
+    high: int | None = None
+    resampled: bool = False
+
+    @property
+    def plan(self) -> int | None:
+        """The count to plan with: the interval's upper end (None: unbounded), else the count."""
+        return self.high if self.resampled else self.n_topics
+
+    @classmethod
+    def of(cls, value: Any) -> Need:
+        """From an integer (or None), or a result with ``n_topics`` and an ``interval``
+        (:class:`planner.plan.TargetResult`)."""
+        if value is None or not hasattr(value, "interval"):
+            if value is not None and (isinstance(value, bool) or not float(value) >= 1 or float(value) != int(value)):
+                raise ParameterError(f"topic counts must be integers >= 1, got {value!r}", parameter="topics_needed")
+            return cls(None if value is None else int(value))
+        iv = value.interval
+        if value.n_topics is None or not iv.resampled:
+            return cls(value.n_topics)
+        return cls(int(value.n_topics), iv.low, iv.plan_n, True)
 
 
 def _judgments(judgments: Any, growth: GrowthCurve | None, source: str | None,
@@ -99,7 +131,9 @@ def _judgments(judgments: Any, growth: GrowthCurve | None, source: str | None,
     if isinstance(judgments, DepthStudy):
         return _Judgments({r["depth"]: r["judgments_per_topic"] for r in judgments.rows},
                           f"pool depth study ({judgments.n_runs} runs, {judgments.n_topics} topics)",
-                          {r["depth"]: r["n_topics_needed"] for r in judgments.rows},
+                          {r["depth"]: Need(r["n_topics_needed"], r["n_lower"], r["n_upper"],
+                                            judgments.n_resamples > 0 and r["n_topics_needed"] is not None)
+                           for r in judgments.rows},
                           {r["depth"]: r["kendall_tau_vs_full"] for r in judgments.rows},
                           judgments.tau_min if tau_min is None else tau_min)
     if hasattr(judgments, "topics") and hasattr(judgments, "depths"):  # PoolStats
@@ -135,14 +169,11 @@ def _topics_needed(topics_needed: Any, j: _Judgments) -> None:
     """The given topic counts replace a DepthStudy's (in place)."""
     if topics_needed is None:
         return
-    given = list(topics_needed.values()) if isinstance(topics_needed, Mapping) else [topics_needed]
-    for v in given:
-        if v is not None and (isinstance(v, bool) or not float(v) >= 1 or float(v) != int(v)):
-            raise ParameterError(f"topic counts must be integers >= 1, got {v!r}", parameter="topics_needed")
     if isinstance(topics_needed, Mapping):
-        j.need_map = {int(k): (None if v is None else int(v)) for k, v in topics_needed.items()}
+        j.need_map = {int(k): Need.of(v) for k, v in topics_needed.items()}
     else:
-        j.need_map = {k: int(topics_needed) for k in j.jmap}
+        one = Need.of(topics_needed)
+        j.need_map = {k: one for k in j.jmap}
 
 
 def _check_total(total: Any, j: _Judgments, tc: float, jc: float) -> float | None:
@@ -163,13 +194,14 @@ def _row(k: int, j: _Judgments, tc: float, jc: float, total: float | None) -> di
     cost = tc + j.jmap[k] * jc
     max_n = None if total is None else (min(int(math.floor(min(total / cost, N_MAX))), N_MAX)
                                         if cost > 0 else None)
-    need = j.need_map.get(k)
-    tot = None if need is None else need * cost
+    need = j.need_map.get(k, Need(None))
+    tot = None if need.plan is None else need.plan * cost
     tau = j.tau_map.get(k)
     tau_ok = tau is None or j.tau_min is None or tau >= j.tau_min
-    feasible = need is not None and (total is None or tot <= total) and tau_ok     # type: ignore[operator]
+    feasible = tot is not None and (total is None or tot <= total) and tau_ok
     return {"depth": k, "judgments_per_topic": j.jmap[k], "cost_per_topic": cost,
-            "max_topics": max_n, "n_topics_needed": need, "total_cost": tot,
+            "max_topics": max_n, "n_topics_plan": need.plan, "n_topics_needed": need.n_topics,
+            "n_lower": need.low, "n_upper": need.high, "total_cost": tot,
             "kendall_tau_vs_full": tau, "tau_ok": bool(tau_ok), "feasible": bool(feasible)}
 
 
@@ -194,8 +226,10 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
         Judgments per topic at each depth: a mapping ``depth -> number``, a
         :class:`planner.measures.PoolStats` (mean pool size per depth), or a :class:`DepthStudy`
         (which also supplies the topics needed per depth).
-    topics_needed : int or mapping, optional
-        The same at every depth, or ``depth -> n``; overrides a DepthStudy's.
+    topics_needed : int, TargetResult or mapping, optional
+        The same at every depth, or ``depth -> n``; overrides a DepthStudy's. A
+        :class:`planner.plan.TargetResult` (or a DepthStudy with ``n_resamples``) brings its
+        interval on n, whose upper end is the count planned with and costed.
     n_runs : int, optional
         Project the judgments to this many participating runs with ``growth``: judgments are
         scaled by ``growth.predict(k, n_runs) / growth.predict(k, growth.n_runs)``.

@@ -23,6 +23,7 @@ from ..errors import DegenerateDataWarning
 from ..results import Interval
 from ..simulate import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
 from ..simulate.prediction import resampled_moments
+from ..simulate.rates import scale_batch_rates
 from ..variance import VarianceComponents, pair_index, pair_moments
 from .pairs import PairModel, batch_stat, check_resampled_pairs
 from .search import interval_quantiles, smallest_n_vec
@@ -88,6 +89,9 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
     """
     B = D.shape[0]
     key = "reversal_rate" if target == "reversal_rate" else "swap_rate"
+    if spec.histogram_rates:
+        batch = scale_batch_rates(D, V, n0)     # every resample at once, on the prior's histogram
+        return lambda n: 1.0 - 2.0 * batch(n, key) if target == "kendall_tau" else batch(n, key)
     rates = []
     seen: list[dict[int, float]] = [{} for _ in range(B)]   # a resample's rate at each n asked
     for i in range(B):
@@ -121,7 +125,7 @@ def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0:
     """
     resamples, K = rs.D.shape
     sign = 1.0 if t.direction == "<=" else -1.0
-    per_pair = {"npmle": 122, "mixture": 100}.get(spec.prior, 17)
+    per_pair = {"npmle": 122, "mixture": 100, "scale": 1}.get(spec.prior, 17)
     step = max(1, min(resamples, _PRED_BLOCK // (per_pair * K)))
     parts = []
     for lo_ in range(0, resamples, step):

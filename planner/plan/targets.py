@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,17 +23,6 @@ from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate import fit_model, predict
 from ..variance import VarianceComponents, check_alpha, fit
-from .calibrate import (
-    CALIBRATION_NOTE,
-    VARIANCE_ONLY_NOTE,
-    ScaleMixture,
-    calibrated_count,
-    check_calibrate,
-    fit_scale_mixture,
-    mixture_counts,
-    mixture_rate,
-    standardized,
-)
 from .checks import (
     as_scores,
     check_interval_resamples,
@@ -44,7 +33,6 @@ from .checks import (
 )
 from .pairs import PairModel
 from .resolve import (
-    ResampledModels,
     dstudy_interval,
     resample_models,
     resolve_analytic,
@@ -130,8 +118,6 @@ class TargetResult(ResultMixin):
     seed: int | None
     method_resamples: int = 0
     resampled_n: np.ndarray | None = field(default=None, repr=False, compare=False, metadata={"raw": True})
-    #: with ``calibrate=True``: ``(n_topics, low, high)`` before the correction, else None
-    uncalibrated: tuple | None = None
 
     _repr_fields = ("target", "value", "n_topics", "interval")
 
@@ -188,7 +174,6 @@ class TargetRequest:
     n_resamples: int
     n_max: int
     method_resamples: int
-    calibrate: bool = False
 
     @property
     def options(self) -> dict[str, float]:
@@ -202,7 +187,7 @@ class TargetRequest:
 
 def target_request(*, target: str, value: object, method: str, variance: str, min_diff: float, alpha: float,
                    quantile: float, confidence_level: float, n_resamples: int, n_max: int,
-                   method_resamples: int, calibrate: object = False) -> TargetRequest:
+                   method_resamples: int) -> TargetRequest:
     """Check the arguments of :func:`size_for_target` (every check before any work)."""
     v = check_target_value(target, value, min_diff)
     alpha = check_alpha(alpha)
@@ -213,9 +198,8 @@ def target_request(*, target: str, value: object, method: str, variance: str, mi
     if m.engine is methods.Engine.PREDICTIVE and variance not in m.variances:
         raise ParameterError(f"method {method!r} uses each pair's own variance (variance='pair'); "
                              f"got {variance!r}", parameter="variance")
-    check_calibrate(calibrate, m, methods.TARGETS[target], n_resamples)
     return TargetRequest(methods.TARGETS[target], v, m, variance, float(min_diff), alpha, quantile,
-                         confidence_level, n_resamples, n_max, int(method_resamples), bool(calibrate))
+                         confidence_level, n_resamples, n_max, int(method_resamples))
 
 
 @dataclass(frozen=True)
@@ -324,23 +308,23 @@ def _warn_tied_means(data: FittedPairs, req: TargetRequest) -> None:
 
 def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
               gen: np.random.Generator,
-              progress: Progress = False) -> tuple[Interval, np.ndarray | None, ResampledModels | None]:
+              progress: Progress = False) -> tuple[Interval, np.ndarray | None]:
     """The interval on n of the answer ``n_star``, and the re-solved counts behind it."""
     t, m, level = req.target, req.method, req.confidence_level
     if n_star is None and req.n_resamples > 0 and not t.reliability:
         # resamples can meet a target the collection itself does not (they break exact ties):
         # an interval without a point would answer another question
-        return Interval.none("the target is not reached on the collection itself", level), None, None
+        return Interval.none("the target is not reached on the collection itself", level), None
     if not m.interval_on_n and not t.reliability:
         # the analytic re-solve of each topic resample answers for another estimator: its
         # interval could even exclude this method's n (a parametric 251 against [101, 248])
         return Interval.none(f"{m.name}: an interval on n would re-run the simulation on every topic "
                              "resample; --method analytic gives one, but for the analytic estimator, which "
-                             "can exclude this method's n", level), None, None
+                             "can exclude this method's n", level), None
     if t.reliability:
-        return dstudy_interval(data.components(), t.name, req.value, level), None, None
+        return dstudy_interval(data.components(), t.name, req.value, level), None
     if req.n_resamples == 0:
-        return Interval.none("", level), None, None
+        return Interval.none("", level), None
     # the pilot-aware methods' swap, reversal and tau are re-solved with their own model
     spec = m.spec if t.pair_rate else None
     # one bar: each resample drawn, then each re-solved
@@ -353,7 +337,7 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
             ns = resolve_analytic(t, req.value, rs, req.n_max, **req.options, tick=tick)
     lower, upper = topic_interval(ns, level)
     note = f"{m.name if spec is not None else 'analytic'} re-solve"
-    return Interval(lower, upper, level, IntervalMethod.TOPIC_RESAMPLING, req.n_resamples, note), ns, rs
+    return Interval(lower, upper, level, IntervalMethod.TOPIC_RESAMPLING, req.n_resamples, note), ns
 
 
 def _seed(req: TargetRequest, rng: Any) -> tuple[Any, int | None]:
@@ -365,12 +349,6 @@ def _seed(req: TargetRequest, rng: Any) -> tuple[Any, int | None]:
 
 def solve_target(data: FittedPairs, req: TargetRequest, rng: Any = None, progress: Progress = False) -> TargetResult:
     """:func:`size_for_target` on a collection already coerced and fitted (:func:`fit_pairs`)."""
-    res, stat_at, rs = _solve_target(data, req, rng, progress)
-    return _calibrated(res, stat_at, data, rs) if req.calibrate else res
-
-
-def _solve_target(data: FittedPairs, req: TargetRequest, rng: Any,
-                  progress: Progress = False) -> tuple[TargetResult, Callable[[int], float], ResampledModels | None]:
     rng, seed = _seed(req, rng)
     gen = as_generator(rng)
     identical = _check_identical(data, req.target.name)
@@ -392,21 +370,21 @@ def _solve_target(data: FittedPairs, req: TargetRequest, rng: Any,
     prev = float(stat_at(n_star - 1)) if n_star is not None and n_star > 2 else None
     if n_star is None and m.engine is methods.Engine.ANALYTIC and req.target.pair_rate:
         _warn_tied_means(data, req)
-    interval, ns, rs = _interval(data, req, n_star, gen, progress)
+    interval, ns = _interval(data, req, n_star, gen, progress)
     return TargetResult(target=req.target.name, value=req.value, direction=req.target.direction,
                         n_topics=n_star, achieved=achieved, at_n_minus_1=prev, interval=interval, method=m.name,
                         variance=m.default_variance if m.random else req.variance,
                         min_diff=req.min_diff, alpha=req.alpha, n_pairs=int(data.model.dbar.size),
                         n_systems=data.vals.shape[0], n_topics_observed=data.vals.shape[1],
                         identical_pairs=identical, seed=seed,
-                        method_resamples=req.method_resamples if m.random else 0, resampled_n=ns), stat_at, rs
+                        method_resamples=req.method_resamples if m.random else 0, resampled_n=ns)
 
 
 def size_for_target(scores: Any, *, target: str, value: float, method: str = methods.DEFAULT_METHOD,
                     variance: str = "pair", min_diff: float = 0.05, alpha: float = 0.05,
                     quantile: float = 50.0, confidence_level: float = 0.95, n_resamples: int = 200,
                     n_max: int = 100_000, method_resamples: int = 1000, rng: Any = None,
-                    calibrate: object = False, progress: Progress = False) -> TargetResult:
+                    progress: Progress = False) -> TargetResult:
     """Smallest number of topics for which a statistic of the collection meets ``value``.
 
     Parameters
@@ -421,7 +399,7 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
     method : str, optional
         A :func:`planner.simulate.predict` method, whose curve is searched, or ``"analytic"``
         (formulas in :mod:`planner.plan.pairs`). Default :data:`planner.methods.DEFAULT_METHOD`
-        (``"predictive"``), as in :func:`planner.predict`.
+        (``"deconvolved"``), as in :func:`planner.predict`.
     variance : str, optional
         Pair-variance selector (``pair`` | ``pooled`` | ``within-system`` | ``percentile:q``);
         the predictive methods take ``pair`` only, the resampling methods use the data's own.
@@ -445,10 +423,6 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
         simulated with the same seed (common random numbers), so the search is over a fixed curve.
     rng : int, Generator or None, optional
         Seed or Generator for the resampling (one child stream per resample).
-    calibrate : bool, optional
-        Correct the count for the collection's size and give the calibrated interval on n
-        (:mod:`planner.plan.calibrate`); needs ``n_resamples > 0`` and a method and target with a
-        topic-resampling interval. The plain answer is kept in ``uncalibrated``.
     progress : bool, "auto" or Share, optional
         Bars of the search of a random method and of the interval's resamples
         (:mod:`planner.progress`); default none. The numbers are the same with or without.
@@ -470,39 +444,11 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
     >>> from planner import datasets
     >>> m = datasets.load("dl19-passage", measure="nDCG@10")
     >>> a = size_for_target(m, target="swap_rate", value=0.05, method="analytic", n_resamples=0)
-    >>> p = size_for_target(m, target="swap_rate", value=0.05, n_resamples=0)   # predictive
+    >>> p = size_for_target(m, target="swap_rate", value=0.05, n_resamples=0)   # deconvolved
     >>> p.method, a.n_topics <= p.n_topics
-    ('predictive', True)
+    ('deconvolved', True)
     """
     req = target_request(target=target, value=value, method=method, variance=variance, min_diff=min_diff,
                          alpha=alpha, quantile=quantile, confidence_level=confidence_level,
-                         n_resamples=n_resamples, n_max=n_max, method_resamples=method_resamples,
-                         calibrate=calibrate)
+                         n_resamples=n_resamples, n_max=n_max, method_resamples=method_resamples)
     return solve_target(fit_pairs(scores, variance), req, rng, progress)
-
-
-def _calibrated(res: TargetResult, stat_at: Callable[[int], float], data: FittedPairs,
-                rs: ResampledModels | None) -> TargetResult:
-    """``res`` with the count and interval that do not depend on the collection's size."""
-    iv = res.interval
-    if res.n_topics is None or rs is None:
-        return res
-    plain = (res.n_topics, iv.low, iv.high)
-    if not methods.TARGETS[res.target].pair_rate:
-        note = "; ".join(x for x in (iv.note, VARIANCE_ONLY_NOTE) if x)
-        return replace(res, interval=replace(iv, how=IntervalMethod.CALIBRATED, note=note), uncalibrated=plain)
-    n0 = data.vals.shape[1]
-    z, tie = standardized(np.vstack([data.model.dbar[None, :], rs.D]),
-                          np.vstack([data.model.var[None, :], rs.V]), n0)
-    mix = fit_scale_mixture(z, tie, n0)
-    c = calibrated_count(mixture_counts(mix, res.target, res.value), iv.level)
-    first = ScaleMixture(mix.scales, mix.weights[:1], mix.tie_frac[:1])
-
-    def at(n: int | None) -> float | None:
-        return None if n is None or n < 2 else float(mixture_rate(first, res.target, np.array([n]))[0])
-
-    note = "; ".join(x for x in (CALIBRATION_NOTE, c.note) if x)
-    return replace(res, n_topics=c.n_topics, interval=Interval(c.low, c.high, iv.level, IntervalMethod.CALIBRATED,
-                                                               iv.n_resamples, note),
-                   achieved=at(c.n_topics), at_n_minus_1=at(None if c.n_topics is None else c.n_topics - 1),
-                   uncalibrated=plain)

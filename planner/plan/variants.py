@@ -414,7 +414,7 @@ def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: A
     >>> x = rng.normal(0.5, 0.1, (4, 1, 1)) + rng.normal(0, 0.05, (4, 30, 3))
     >>> m = ScoreMatrix.build(x, ["a", "b", "c", "d"], [str(t) for t in range(30)], variants=["1", "2", "3"])
     >>> topics_for_variants(m, target="swap_rate", value=0.05, n_variants=2).method
-    'predictive'
+    'deconvolved'
     """
     q = _question(target, value, method, min_diff, alpha, quantile, n_max)
     m, x, vm = _model_values(scores, method, model)

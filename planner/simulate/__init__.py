@@ -59,10 +59,15 @@ Methods
     read from a cubic spline through ``scipy.special.nctdtr`` on a grid of
     noncentrality step ``0.0625`` up to the point where the power is 1 within
     ``1e-14`` (absolute error below ``1e-7``; tested against ``scipy.stats.nct``).
-``predictive`` (default)
+``deconvolved`` (default)
+    ``predictive`` with the ``"scale"`` prior: a zero-centred scale mixture of each pair's
+    standardized true difference ``delta / sigma_d`` on scales 0.1 to 5, fitted with the
+    noise of the collection's ``n0`` topics in the model (deconvolution), so its rates and
+    counts far beyond ``n0`` do not drift with ``n0`` (docs/research/calibration.md).
+``predictive``
     Swap and reversal rates from :func:`planner.simulate.rates.predictive_pair_rates`,
     which accounts for the noise in ``dbar`` (empirical-Bayes posterior
-    predictive); identical systems are ties (0.5) as in every method; the
+    predictive, normal prior); identical systems are ties (0.5) as in every method; the
     other statistics as ``analytic`` with ``variance="pair"``.
 ``predictive-shrunk``, ``predictive-pooled``, ``predictive-integrated``, ``predictive-npmle``, ``predictive-mixture``
     The variants :func:`planner.validation.validate` compares, under the same names

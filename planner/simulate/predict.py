@@ -300,7 +300,7 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
     topics : int or sequence of int
         Topic counts ``n`` (integers >= 2).
     method : str, optional
-        A method of :data:`planner.methods.METHODS`: ``"predictive"`` (default),
+        A method of :data:`planner.methods.METHODS`: ``"deconvolved"`` (default), ``"predictive"``,
         ``"analytic"``, ``"bootstrap"``, ``"subsample"``, ``"parametric"`` or a predictive
         variant (package docstring).
     variance : str, optional

@@ -51,12 +51,12 @@ import numpy as np
 
 from .._random import as_generator
 from ..errors import ParameterError
-from ..methods import Method
+from ..methods import PAIR_RATES, Method
 from ..methods import method as _registered
 from ..results import ResultMixin
 from ..variance import pair_index, pair_moments, score_grid
 from .kernels import decimal_unit
-from .rates import plugin_pair_rates, predictive_pair_rates, variance_df
+from .rates import plugin_pair_rates, predictive_pair_rates, scale_batch_rates, variance_df
 
 __all__ = [
     "DEFAULT_LEVEL",
@@ -267,20 +267,36 @@ def prediction_band(x: np.ndarray, topics: Sequence[int] | np.ndarray, *, method
     step = max(1, _BAND_BLOCK // max(a.size, 1))
     for lo in range(0, len(gens), step):
         D, V = resampled_moments(x, pilots[lo:lo + step], ctx)
+        F = _block_rates(meth, x, (a, b, D, V), pilots[lo:lo + step], t)
         for k in range(D.shape[0]):
-            _ratios(ratios, lo + k, meth, x, q, (a, b, D[k], V[k]), pilots[lo + k], gens[lo + k], t)
+            _ratios(ratios, lo + k, x, q, (a, b, D[k]), {s: F[s][k] for s in F}, gens[lo + k], t)
     return _band(level, t, point, ratios)
 
 
-def _ratios(ratios: dict[str, np.ndarray], i: int, meth: Method, x: np.ndarray, q: np.ndarray,
-            pairs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], pilot: Any,
-            g: np.random.Generator, t: np.ndarray) -> None:
-    """Row ``i`` of ``ratios``: realised over expected swap and reversal rates of resample ``i``
-    (``pairs``: the pair index ``a, b`` and the resample's pair means and variances)."""
+def _block_rates(meth: Method, x: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                 pilots: Sequence[Any], t: np.ndarray) -> dict[str, np.ndarray]:
+    """``(B, len(t))`` expected swap and reversal rates of a block of ``B`` resamples (``pairs``: the pair
+    index ``a, b`` and the resamples' pair means and variances ``(B, K)``): the scale prior's all
+    at once on its histogram, the other methods' resample by resample."""
     T = x.shape[1]
-    a, b, d_i, v_i = pairs
-    kurt_i = pair_moments(x[:, pilot], a, b, kurtosis=True)[2] if meth.spec and meth.spec.integrate else None
-    f = method_rates(meth, d_i, v_i, T, t, kurt_i)
+    a, b, D, V = pairs
+    if meth.spec is not None and meth.spec.histogram_rates:
+        rate = scale_batch_rates(D, V, T)
+        return {k: rate(np.broadcast_to(t, (D.shape[0], t.size)), k) for k in PAIR_RATES}
+    rows = []
+    for k, pilot in enumerate(pilots):
+        kurt = pair_moments(x[:, pilot], a, b, kurtosis=True)[2] if meth.spec and meth.spec.integrate else None
+        rows.append(method_rates(meth, D[k], V[k], T, t, kurt))
+    return {k: np.stack([r[k] for r in rows]) for k in PAIR_RATES}
+
+
+def _ratios(ratios: dict[str, np.ndarray], i: int, x: np.ndarray, q: np.ndarray,
+            pairs: tuple[np.ndarray, np.ndarray, np.ndarray], f: dict[str, np.ndarray],
+            g: np.random.Generator, t: np.ndarray) -> None:
+    """Row ``i`` of ``ratios``: realised over expected swap and reversal rates ``f`` of resample ``i``
+    (``pairs``: the pair index ``a, b`` and the resample's pair means)."""
+    T = x.shape[1]
+    a, b, d_i = pairs
     ref = np.sign(d_i)
     for j, n in enumerate(t):
         tot = _totals(q, g.integers(0, T, (2, int(n))))

@@ -4,7 +4,9 @@ Every pair's pilot difference ``dbar`` is ``N(delta, se2)`` with ``se2 = sigma_d
 ``delta`` is drawn from a prior ``G`` fitted to all pairs, symmetric about 0 (pair
 orientation is arbitrary): ``"normal"`` ``N(0, tau2)`` by the method of moments,
 ``"mixture"`` a scale mixture of normals by EM, ``"npmle"`` the nonparametric
-maximum-likelihood prior on a grid (see :mod:`planner.simulate.rates` for the whole model).
+maximum-likelihood prior on a grid (see :mod:`planner.simulate.rates` for the whole model), and
+``"scale"`` the deconvolved prior: a zero-centred scale mixture of the *standardized* true
+differences ``theta = delta / sigma_d`` on a fixed grid of scales (:func:`fit_scale_weights`).
 
 Examples
 --------
@@ -20,12 +22,25 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
+from .._blas import one_blas_thread
 from ..errors import ParameterError
 
-__all__ = ["PRIORS", "Prior", "check_pair_inputs", "fit_prior", "mixture_loglik", "mixture_sds"]
+__all__ = ["PRIORS", "SCALE_EDGES", "SCALE_GRID", "TAU_MAX", "TAU_MIN", "Prior", "check_pair_inputs", "fit_prior",
+           "fit_scale_weights", "mixture_loglik", "mixture_sds", "scale_histogram", "standardized"]
 
-PRIORS = ("normal", "mixture", "npmle")
+PRIORS = ("normal", "mixture", "npmle", "scale")
+
+#: smallest and largest scale of the ``"scale"`` prior's mixture of standardized true differences
+#: (in pair standard deviations). Below TAU_MIN a pair is as good as tied for any count under
+#: ``1 / TAU_MIN^2 = 100`` topics: a smaller floor lets the fit put weight on scales a pilot
+#: cannot tell from 0, and the count's spread across pilots grows (docs/research/calibration.md)
+TAU_MIN, TAU_MAX, N_SCALES = 0.1, 5.0, 20
+SCALE_GRID = np.geomspace(TAU_MIN, TAU_MAX, N_SCALES)
+_EM_STEPS = 400
+#: histogram of |z| the scale prior is fitted on: 0.05 wide to 8, then wide tail bins
+SCALE_EDGES = np.concatenate([np.arange(0.0, 8.0, 0.05), [8.0, 12.0, 20.0, 50.0, np.inf]])
 
 
 def check_pair_inputs(dbar, s2_d, n0, topics):
@@ -51,10 +66,11 @@ class Prior:
     """Empirical-Bayes prior on pair differences ``delta``.
 
     Attributes:
-        kind: ``"normal"``, ``"mixture"`` or ``"npmle"``.
-        grid: support points (npmle), component sds (mixture), or empty (normal).
+        kind: ``"normal"``, ``"mixture"``, ``"npmle"`` or ``"scale"``.
+        grid: support points (npmle), component sds (mixture), component sds in pair standard
+            deviations (scale), or empty (normal).
         weights: probabilities of the grid points / components, or empty (normal).
-        tau2: variance of the prior.
+        tau2: variance of the prior (scale: of the standardized differences).
         n0: pilot size the prior was fitted for.
         n_pairs: number of pairs used in the fit.
         iterations: EM iterations used (npmle, mixture), 0 for normal.
@@ -93,6 +109,10 @@ def fit_prior(dbar, s2_d, n0, *, prior: str = "normal", grid: int = 121, max_fit
     if prior == "normal":
         tau2 = max(0.0, float(np.mean(d * d) - np.mean(se2)))
         return Prior("normal", np.empty(0), np.empty(0), tau2, n0, int(d.size))
+    if prior == "scale":
+        z, tie = standardized(dbar, s2_d, n0)
+        w = fit_scale_weights(scale_histogram(z, tie), n0)[0]
+        return Prior("scale", SCALE_GRID, w, float(np.sum(w * SCALE_GRID ** 2)), n0, int(d.size), _EM_STEPS)
     if d.size > max_fit_pairs:
         idx = np.linspace(0, d.size - 1, max_fit_pairs).round().astype(np.int64)
         d, se2 = d[idx], se2[idx]
@@ -167,3 +187,54 @@ def _fit_mixture(d, se2, n0, *, max_iter, tol) -> Prior:
             break
         prev = obj
     return Prior("mixture", sds, w, float(np.sum(w * sds ** 2)), n0, int(d.size), it)
+
+
+def standardized(dbar: np.ndarray, var: np.ndarray, n0: int) -> tuple[np.ndarray, np.ndarray]:
+    """``z = |dbar| sqrt(n0) / s_d`` of pair means and variances (any shape), and the ties.
+
+    A pair with ``var = 0`` and ``dbar != 0`` is infinitely far apart (``z = inf``); with
+    ``dbar = 0`` too it is a tie (``True`` in the second array).
+    """
+    tie = (var <= 0) & (dbar == 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(var > 0, np.abs(dbar) * math.sqrt(n0) / np.sqrt(np.where(var > 0, var, 1.0)), np.inf)
+    return z, tie
+
+
+def _bin_probs(n0: int, scales: np.ndarray) -> np.ndarray:
+    """``(M, J)``: chance of each |z| bin under ``N(0, 1 + n0 tau_j^2)`` (folded)."""
+    s = np.sqrt(1.0 + n0 * scales ** 2)
+    cdf = special.ndtr(SCALE_EDGES[:, None] / s)
+    return np.maximum(2.0 * np.diff(cdf, axis=0), 1e-300)
+
+
+def scale_histogram(z: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """``(B, M)`` counts of ``|z|`` (rows of :func:`standardized`) in the bins the ``"scale"`` prior is
+    fitted on (:data:`SCALE_EDGES`); pairs marked in ``tie`` (identical on every topic) are left out."""
+    z, tie = np.atleast_2d(z), np.atleast_2d(tie)
+    idx = np.minimum(np.searchsorted(SCALE_EDGES, np.abs(z), side="right") - 1, SCALE_EDGES.size - 2)
+    counts = np.zeros((z.shape[0], SCALE_EDGES.size - 1))
+    rows = np.broadcast_to(np.arange(z.shape[0])[:, None], z.shape)
+    np.add.at(counts, (rows[~tie], idx[~tie]), 1.0)
+    return counts
+
+
+def fit_scale_weights(counts: np.ndarray, n0: int) -> np.ndarray:
+    """``(B, J)`` maximum-likelihood weights of the ``"scale"`` prior on :data:`SCALE_GRID`, one row per
+    row of ``counts`` (:func:`scale_histogram`), by EM.
+
+    ``z = dbar sqrt(n0) / s_d`` (:func:`standardized`) is modelled as ``theta sqrt(n0)`` plus standard
+    normal noise, ``theta ~ sum_j w_j N(0, tau_j^2)``: the noise of ``n0`` topics is part of the
+    model, so the fitted prior (and the rates it predicts far beyond ``n0``) does not drift with
+    ``n0``.
+    """
+    counts = np.atleast_2d(counts)
+    like = _bin_probs(n0, SCALE_GRID)                              # (M, J)
+    w = np.full((counts.shape[0], SCALE_GRID.size), 1.0 / SCALE_GRID.size)
+    share = counts / np.maximum(counts.sum(1, keepdims=True), 1.0)
+    # hundreds of small products: BLAS's idle threads would cost 10 times the work (docs/research/speed.md)
+    with one_blas_thread():
+        for _ in range(_EM_STEPS):
+            # w_j <- w_j sum_m share_m L_mj / f_m, f_m = sum_j L_mj w_j: two products per step
+            w = w * ((share / (w @ like.T)) @ like)
+    return w

@@ -57,6 +57,12 @@ Terabyte from 25-topic pilots) and, on average, swaps. The *predictive* method
      more), with both ``dbar`` and ``-dbar`` entering the fit. It is exact for
      the normal model but over-predicted swaps by 10-30% on real data, so it is
      only an option.
+   - ``prior="scale"``: the deconvolved prior of :func:`planner.simulate.priors.fit_scale_weights`,
+     a zero-centred scale mixture of the standardized difference ``theta = delta / sigma_d``
+     on a fixed grid of scales from 0.1 to 5 pair standard deviations. In standardized units
+     every pair's ``dbar / sigma_d`` is ``N(theta, 1 / n0)``, so the posterior and predictive are
+     the mixture's formulas with ``dbar / sigma_d`` for ``dbar`` and 1 for ``sigma_d^2``. Its
+     rates far beyond ``n0`` do not drift with ``n0`` (docs/research/calibration.md).
 
 2. **Posterior** of ``delta`` given the pilot's ``dbar``: the conjugate
    normal ``N(m, v)`` with ``m = dbar tau2/(tau2+se2)``, ``v = tau2
@@ -94,6 +100,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,11 +109,21 @@ from scipy import special
 
 from ..errors import ParameterError
 from ..methods import PAIR_RATES
-from .priors import Prior, check_pair_inputs, fit_prior, mixture_loglik
+from .priors import (
+    SCALE_EDGES,
+    SCALE_GRID,
+    Prior,
+    check_pair_inputs,
+    fit_prior,
+    fit_scale_weights,
+    mixture_loglik,
+    scale_histogram,
+    standardized,
+)
 
 __all__ = [
     "MIN_DF", "STATISTICS", "VARIANCES", "PairRates", "VarianceScales", "pair_variance_model",
-    "plugin_pair_rates", "predictive_pair_rates", "variance_df", "variance_scales",
+    "plugin_pair_rates", "predictive_pair_rates", "scale_batch_rates", "variance_df", "variance_scales",
 ]
 
 #: the rates a pilot predicts (and ``validate`` checks)
@@ -222,7 +239,7 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
             future sets' variance: they see ``future_scale * sigma_d^2 / n`` while the
             pilot's ``dbar`` keeps ``sigma_d^2 / n0`` (future topics measured with another
             number of query variants than the pilot's, :func:`planner.plan.topics_for_variants`).
-            Normal prior with ``df=None`` only.
+            Normal and scale priors with ``df=None`` only.
 
     Returns:
         ``{"swap_rate": ..., "reversal_rate": ...}``, each shape ``(pairs, len(topics))``.
@@ -245,9 +262,9 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
             bad = future_scale[~(np.isfinite(future_scale) & (future_scale > 0))]
             raise ParameterError(f"multipliers must be positive and finite, got {bad[0]!r} "
                                  f"({bad.size} such)", parameter="future_scale")
-        if pr.kind != "normal" or df is not None:
-            raise ParameterError("a future variance scale needs the normal prior without df (integrated "
-                                 "variances)", parameter="future_scale")
+        if pr.kind not in ("normal", "scale") or df is not None:
+            raise ParameterError("a future variance scale needs the normal or scale prior without df "
+                                 "(integrated variances)", parameter="future_scale")
     if df is None:
         return _rates_given_variance(dbar, s2_d, n0, t, pr, future_scale)
     if isinstance(df, VarianceScales):
@@ -324,16 +341,21 @@ def _mixture_posterior(d, se2, sds, logw):
 
 def _mixture_rates(post, m, v, s2, n, d, want=STATISTICS):
     """Swap and reversal rates at ``n`` (None where not in ``want``) from :func:`_mixture_posterior`."""
-    var = v + s2[:, None] / n
+    swap, rev = _component_rates(m, v, s2[:, None] / n, d[:, None], want)
+    return tuple(None if r is None else np.sum(post * r, axis=1) for r in (swap, rev))
+
+
+def _component_rates(m, v, future, d, want):
+    """Per pair (or bin) and component, the rates of :func:`_mixture_rates` before the posterior
+    sum: future set means ``N(m, v + future)`` (``future = sigma_d^2 / n``); ``d == 0``: reversal 0.5."""
+    var = v + future
     h = np.abs(m) / np.sqrt(var)
     swap = rev = None
     if "swap_rate" in want:
         rho = v / var
-        a = np.sqrt((1.0 - rho) / (1.0 + rho))
-        swap = np.sum(post * 4.0 * special.owens_t(h, a), axis=1)
+        swap = 4.0 * special.owens_t(h, np.sqrt((1.0 - rho) / (1.0 + rho)))
     if "reversal_rate" in want:
-        rev = np.sum(post * norm_cdf(-h), axis=1)
-        rev[d == 0] = 0.5
+        rev = np.where(d == 0, 0.5, norm_cdf(-h))
     return swap, rev
 
 
@@ -371,7 +393,10 @@ def _normal_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, future_scale, swap, r
     swap[idx], rev[idx] = _normal_rates(m[:, None], v[:, None], s2_d[idx][:, None], nn, d)
 
 
-def _mixture_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, swap, rev) -> None:
+def _mixture_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, swap, rev, future=None) -> None:
+    """Rates of every pair in ``idx`` under a mixture prior; the future sets' variance is
+    ``future / n`` (default ``s2_d / n``)."""
+    future = s2_d if future is None else future
     sds = pr.grid[pr.weights > 0]
     logw = np.log(pr.weights[pr.weights > 0])
     chunk = max(1, _BLOCK // max(1, sds.size * 4))
@@ -379,7 +404,7 @@ def _mixture_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, swap, rev) -> None:
         ii = idx[lo:lo + chunk]
         post, m, v = _mixture_posterior(dbar[ii], s2_d[ii] / n0, sds, logw)
         for j, n in enumerate(t):
-            swap[ii, j], rev[ii, j] = _mixture_rates(post, m, v, s2_d[ii], n, dbar[ii])
+            swap[ii, j], rev[ii, j] = _mixture_rates(post, m, v, future[ii], n, dbar[ii])
 
 
 def _grid_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, swap, rev) -> None:
@@ -396,6 +421,14 @@ def _grid_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, swap, rev) -> None:
             swap[ii, j], rev[ii, j] = _grid_rates(post, g, sd, sn, sgn)
 
 
+def _standardize(dbar, s2_d, idx) -> tuple[np.ndarray, np.ndarray]:
+    """``dbar / sigma_d`` on the pairs ``idx`` (0 elsewhere), and unit variances: the ``"scale"``
+    prior's pairs in the units its mixture is fitted in."""
+    d = np.zeros_like(dbar)
+    d[idx] = dbar[idx] / np.sqrt(s2_d[idx])
+    return d, np.where(s2_d > 0, 1.0, 0.0)
+
+
 def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior, future_scale=None) -> dict[str, np.ndarray]:
     """Predictive rates of :func:`predictive_pair_rates` for given variances and prior
     (``future_scale``: normal prior only, checked by the caller); pairs with ``s2_d = 0`` get 0."""
@@ -404,6 +437,9 @@ def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior, future_scale=None) -> di
     idx = np.flatnonzero(s2_d > 0)
     if pr.kind == "normal":
         _normal_prior_rates(dbar, s2_d, n0, t, idx, pr, future_scale, swap, rev)
+    elif pr.kind == "scale":
+        d, one = _standardize(dbar, s2_d, idx)
+        _mixture_prior_rates(d, one, n0, t, idx, pr, swap, rev, future=one if future_scale is None else future_scale)
     elif pr.kind == "mixture":
         _mixture_prior_rates(dbar, s2_d, n0, t, idx, pr, swap, rev)
     else:
@@ -428,13 +464,16 @@ class PairRates:
                                  parameter="statistic")
         self.dbar, self.s2_d, self.n0, self.prior, self.statistic, self.df = dbar, s2_d, n0, prior, statistic, df
         self._cache: tuple[np.ndarray, tuple[Any, ...]] | None = None
-        if df is None and prior.kind in ("mixture", "npmle"):
+        if df is None and prior.kind == "scale":
+            # standardized pairs: the scale prior is the mixture's formulas in pair SDs
+            self.dbar, self.s2_d = _standardize(dbar, s2_d, np.flatnonzero(s2_d > 0))
+        if df is None and prior.kind in ("mixture", "npmle", "scale"):
             idx = np.flatnonzero(s2_d > 0)
             keep = prior.weights > 0
             grid, logw = prior.grid[keep], np.log(prior.weights[keep])
-            d = dbar[idx]
-            if prior.kind == "mixture":
-                self._cache = (idx, _mixture_posterior(d, s2_d[idx] / n0, grid, logw))
+            d = self.dbar[idx]
+            if prior.kind != "npmle":
+                self._cache = (idx, _mixture_posterior(d, self.s2_d[idx] / n0, grid, logw))
             else:
                 sd = np.sqrt(s2_d[idx])
                 self._cache = (idx, (_grid_posterior(d, sd, n0, grid, logw), grid, sd, np.sign(d)))
@@ -447,7 +486,7 @@ class PairRates:
         idx, post = self._cache
         out = np.zeros(self.dbar.size)
         want = (self.statistic,)
-        if self.prior.kind == "mixture":
+        if self.prior.kind != "npmle":
             weights, mean, var = post
             swap, rev = _mixture_rates(weights, mean, var, self.s2_d[idx], int(n), self.dbar[idx], want)
         else:
@@ -455,3 +494,46 @@ class PairRates:
             swap, rev = _grid_rates(p, grid, sd, math.sqrt(int(n)), sgn, want)
         out[idx] = swap if self.statistic == "swap_rate" else rev
         return out
+
+
+#: where the rates of a bin of the scale prior's histogram of ``|z|`` are evaluated: its midpoint
+#: (the open last bin at its lower edge, where every rate near ``n0`` and beyond is 0)
+_BIN_Z = np.concatenate([(SCALE_EDGES[:-2] + SCALE_EDGES[1:-1]) / 2, [SCALE_EDGES[-2]]])
+
+
+def scale_batch_rates(D: np.ndarray, V: np.ndarray, n0: int) -> Callable[[np.ndarray, str], np.ndarray]:
+    """``rate(n, statistic)``: the mean ``statistic`` (swap or reversal rate) over all pairs of each of
+    ``B`` collections of ``n0`` topics (rows of pair means ``D`` and variances ``V``) under each row's
+    own ``"scale"`` prior (:func:`planner.simulate.priors.fit_scale_weights`), at ``n[b]`` topics
+    (``n`` of shape ``(B,)``: result ``(B,)``) or at each ``n[b, k]`` (shape ``(B, k)``: ``(B, k)``).
+
+    Each pair enters through the bin of its ``|z|`` in the histogram the prior is fitted on (at the
+    bin's midpoint, :data:`_BIN_Z`): the posterior of a bin does not depend on the row's weights
+    but through them, so a rate at ``n`` is computed once per bin and component, whatever ``B``
+    and the number of pairs (the topic resamples of an interval on n or of a prediction band).
+    Pairs identical on every topic count 0.5.
+    """
+    z, tie = standardized(D, V, n0)
+    counts = scale_histogram(z, tie)
+    w = fit_scale_weights(counts, n0)
+    d = _BIN_Z / math.sqrt(n0)
+    se2 = np.full(d.size, 1.0 / n0)
+    with np.errstate(divide="ignore"):
+        logw = np.log(w)
+    post = np.stack([_mixture_posterior(d, se2, SCALE_GRID, lw)[0] for lw in logw])   # (B, M, J)
+    _, m, v = _mixture_posterior(d, se2, SCALE_GRID, np.zeros(SCALE_GRID.size))
+    weighted = post * (counts / D.shape[1])[:, :, None]
+    ties = 0.5 * tie.mean(axis=1)
+    at: dict[tuple[str, int], np.ndarray] = {}
+
+    def rate(n: np.ndarray, statistic: str) -> np.ndarray:
+        ns = np.asarray(n, dtype=np.int64)
+        for k in np.unique(ns).tolist():
+            if (statistic, k) not in at:   # (M, J): the rate of each bin under each component at k topics
+                swap, rev = _component_rates(m, v, 1.0 / k, d[:, None], (statistic,))
+                at[statistic, k] = swap if statistic == "swap_rate" else rev
+        terms = np.stack([at[statistic, k] for k in ns.ravel().tolist()]).reshape(*ns.shape, *m.shape)
+        if ns.ndim == 1:
+            return np.einsum("bmj,bmj->b", weighted, terms) + ties
+        return np.einsum("bmj,bkmj->bk", weighted, terms) + ties[:, None]
+    return rate

@@ -23,7 +23,7 @@ __all__ = ["StudyConfig", "expand_scenarios", "load_config"]
 
 #: the scenario keys every resolved scenario holds, in the order of the resolved config
 _RESOLVED_KEYS = ("collection", "measure", "method", "variance", "min_diff", "strata", "filter",
-                  "topics", "alpha", "calibrate", "targets", "pool", "costs", "variants")
+                  "topics", "alpha", "targets", "pool", "costs", "variants")
 #: why a stacked collection cannot take a key, for the keys that are then set
 _NOT_FOR_STACKS = {
     "strata": "a stacked collection is already stratified by its sources (each one is a "

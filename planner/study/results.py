@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..plan import PairedBootstrap
-from ..results import Interval, IntervalMethod, ResultMixin
+from ..results import Interval, ResultMixin
 
 __all__ = ["HEADLINE_WORDS", "NO_INTERVAL", "Answer", "HonestStatement",
            "JudgedShare", "PairedComparison", "ScenarioComponents", "ScenarioCurve", "ScenarioData", "ScenarioResult",
@@ -168,6 +168,9 @@ class ScenarioTarget:
         When the count is interpolated: the studied counts it lies between.
     resampled_n : numpy.ndarray or None
         Each topic resample's count (for measures compared pairwise; not written).
+    runs_low : bool
+        The count and its interval run low far beyond the collection's topics (the method's rule,
+        :func:`planner.methods.runs_low_far_out`), or, for stacked strata, were never checked there.
     """
 
     target: str
@@ -182,6 +185,7 @@ class ScenarioTarget:
     curve_n_topics: int | None = None
     bracket: tuple[int, int] | None = None
     resampled_n: np.ndarray | None = field(default=None, repr=False, compare=False)
+    runs_low: bool = False
 
     @property
     def interpolated(self) -> bool:
@@ -195,9 +199,9 @@ class ScenarioTarget:
 
     @property
     def runs_low_far_out(self) -> bool:
-        """True when the count and its interval are the plain resampled ones, which run low when the
-        count is far beyond the collection's topics (a calibrated count is corrected for that)."""
-        return self.resampled_interval and self.interval.how is IntervalMethod.TOPIC_RESAMPLING
+        """True when the count has a resampled interval and both run low when the count is far
+        beyond the collection's topics (:attr:`runs_low`)."""
+        return self.resampled_interval and self.runs_low
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"target": self.target, "value": self.value, "n_topics": self.n_topics,

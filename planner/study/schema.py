@@ -47,7 +47,6 @@ EXPECTED = {
     "filter": "none or {lo, hi, min_spread} (or a list of them)",
     "topics": "a list of integers >= 2 (distinct, at most 10,000,000)",
     "alpha": "a number with 1e-10 <= alpha < 0.5",
-    "calibrate": "true or false",
     "targets": "a non-empty list of {target, value} objects",
     "target": "one of " + ", ".join(TARGETS),
     "value": "a number",
@@ -176,10 +175,6 @@ _SCENARIO_PROPS = {
     "topics": {"type": "array", "items": {"type": "integer", "minimum": 2, "maximum": MAX_TOPICS},
                "minItems": 1, "uniqueItems": True},
     "alpha": {"type": "number", "minimum": 1e-10, "exclusiveMaximum": 0.5},
-    "calibrate": {"type": "boolean",
-                  "description": "swap, reversal and Kendall tau counts of the analytic and predictive methods "
-                                 "deconvolved from the pair differences, with their interval (planner size "
-                                 "--calibrate); default false"},
     "targets": {"type": "array", "minItems": 1, "items": _TARGET},
     "pool": {"type": "object", "additionalProperties": False, "required": ["depths"],
              "properties": {"depths": {"type": "array", "minItems": 1, "uniqueItems": True,

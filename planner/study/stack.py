@@ -140,7 +140,7 @@ def _target(st: StackedStrata, tg: dict, ns: np.ndarray | None, no_interval: str
                           how + f"; 95% interval on n: topic resampling within each stratum ({INTERVAL_RESAMPLES} "
                                 "resamples, per-stratum ANOVA re-fit)",
                           SolveKind.STACKED,
-                          resampled_n=ns if seed is not None else None)
+                          resampled_n=ns if seed is not None else None, runs_low=True)
 
 
 def _components(st: StackedStrata, strata: list[_Stratum]) -> ScenarioComponents:

@@ -227,7 +227,7 @@ def _size_for(ctx: TargetContext, scores, t: str, v: float, rng, resamples: int)
     variance = sc["variance"] if chooses_variance(sc["method"]) else "pair"
     req = target_request(target=t, value=v, method=sc["method"], variance=variance, min_diff=sc["min_diff"],
                          alpha=sc["alpha"], quantile=50.0, confidence_level=0.95, n_resamples=resamples,
-                         n_max=100_000, method_resamples=1000, calibrate=bool(sc.get("calibrate", False)))
+                         n_max=100_000, method_resamples=1000)
     if scores is not ctx.scores:
         return solve_for_n(fit_pairs(scores, variance), req, rng)
     if variance not in ctx.fitted:
@@ -257,10 +257,10 @@ def _closed_form(ctx: TargetContext, t: str, v: float, stream) -> ScenarioTarget
         # the curve has already said that identical pairs count as ties
         warnings.simplefilter("ignore", IdenticalPairsWarning)
         tr = _size_for(ctx, ctx.scores, t, v, stream, INTERVAL_RESAMPLES)
-    what = ("deconvolved count (calibrate: true)" if tr.uncalibrated is not None
-            else "smallest n meeting the target")
-    how = f"{ctx.sc['method']}: {what} (plan.size_for_target); 95% interval on n: {tr.interval.describe()}"
-    base = ScenarioTarget(t, v, tr.n_topics, tr.interval, how, SolveKind.CLOSED_FORM)
+    how = f"{ctx.sc['method']}: smallest n meeting the target (plan.size_for_target); 95% interval on n: " \
+          f"{tr.interval.describe()}"
+    low = methods.runs_low_far_out(methods.method(ctx.sc["method"]), methods.target(t))
+    base = ScenarioTarget(t, v, tr.n_topics, tr.interval, how, SolveKind.CLOSED_FORM, runs_low=low)
     try:
         dup = _without_duplicates(ctx, t, v, tr.identical_pairs) if tr.identical_pairs else None
     except PlannerError as exc:

@@ -1,0 +1,48 @@
+"""``budget`` plans with the count that suffices at 95%: the upper end of its interval on n."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from planner import datasets, plan
+from planner.cli import main
+from planner.errors import ParameterError
+
+
+def test_budget_costs_the_upper_end_of_a_target_results_interval():
+    m = datasets.load("dl19-passage", measure="nDCG@10")
+    r = plan.size_for_target(m, target="swap_rate", value=0.05, n_resamples=40, rng=3)
+    assert r.interval.high is not None and r.interval.high > r.n_topics
+    b = plan.budget(topic_cost=20, judgment_cost=1, judgments={10: 58.0, 20: 114.6}, topics_needed=r)
+    row = b.rows[0]
+    assert (row["n_topics_plan"], row["n_topics_needed"]) == (r.interval.high, r.n_topics)
+    assert (row["n_lower"], row["n_upper"]) == (r.interval.low, r.interval.high)
+    assert row["total_cost"] == pytest.approx(r.interval.high * 78.0)
+    # a plain count is planned with as it is
+    b0 = plan.budget(topic_cost=20, judgment_cost=1, judgments={10: 58.0}, topics_needed=50)
+    assert b0.rows[0]["n_topics_plan"] == 50 and b0.rows[0]["n_upper"] is None
+    with pytest.raises(ParameterError, match="integers >= 1"):
+        plan.budget(topic_cost=20, judgment_cost=1, judgments={10: 58.0}, topics_needed=0.5)
+
+
+def test_cli_budget_leads_with_the_count_to_plan_with(capsys):
+    args = ["budget", "--dataset", "dl19-passage", "--topic-cost", "20", "--judgment-cost", "1",
+            "--target", "swap_rate:0.05", "--depths", "10,20", "--resamples", "40", "--seed", "3", "--quiet"]
+    assert main([*args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    r = plan.size_for_target(datasets.load("dl19-passage", measure="nDCG@10"), target="swap_rate", value=0.05,
+                             n_resamples=40, rng=3)
+    cheapest = got["budget"]["cheapest"]
+    assert (cheapest["n_topics_plan"], cheapest["n_topics_needed"]) == (r.interval.high, r.n_topics)
+    assert cheapest["total_cost"] == pytest.approx(r.interval.high * cheapest["cost_per_topic"])
+    assert got["seed"] == 3
+    assert main(args) == 0
+    last = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("cheapest"))
+    assert f"plan with {r.interval.high} topics (count {r.n_topics}, 95% interval [{r.interval.low}, " \
+           f"{r.interval.high}])" in last
+    # no interval: the point count is planned with
+    assert main([*args[:-5], "--resamples", "0", "--quiet", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["budget"]["rows"][0]
+    assert row["n_topics_plan"] == row["n_topics_needed"] == r.n_topics and row["n_upper"] is None
