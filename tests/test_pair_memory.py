@@ -125,7 +125,7 @@ def test_a_worker_over_its_share_of_the_pair_limit_is_refused(monkeypatch):
     assert run_tasks(_check_pairs, [40, 40], jobs=1) == [40, 40]
     with pytest.raises(InputError) as e:
         run_tasks(_check_pairs, [40, 40], jobs=2)
-    assert str(e.value) == ("40 systems make 780 pairs, whose statistics need 15 MB in each of --jobs 2 "
+    assert str(e.value) == ("40 systems make 780 pairs, whose statistics need 15.29 MB in each of --jobs 2 "
                             "processes, over their share 11 MB of the limit of 23 MB (MAX_PAIR_MEMORY): "
                             "use --jobs 1 or fewer systems")
     from planner.variance import pairs

@@ -261,7 +261,7 @@ def check_pair_memory(n_systems: int, m: ScoreMatrix | None = None) -> None:
     n_pairs = n_systems * (n_systems - 1) // 2
     need = pair_memory(n_systems)
     file = None if m is None else m.source
-    what = f"{n_systems:,} systems make {n_pairs:,} pairs, whose statistics need {need / 2**20:,.0f} MB"
+    what = f"{n_systems:,} systems make {n_pairs:,} pairs, whose statistics need {need / 2**20:,.2f} MB"
     if need > MAX_PAIR_MEMORY:
         raise InputError(f"{what}, over the limit of {MAX_PAIR_MEMORY / 2**20:,.0f} MB "
                          "(MAX_PAIR_MEMORY): use fewer systems", file=file)
