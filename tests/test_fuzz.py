@@ -105,6 +105,23 @@ def test_decompression_bomb_refused_while_streaming(tmp_path, monkeypatch, kind)
     assert ei.value.file == str(f)
 
 
+def test_compressed_input_has_its_own_lower_limit(tmp_path, monkeypatch):
+    # a 1.9 MB .gz held 256 MB of valid scores (under the input limit): reading them took over
+    # 5 minutes and 1.3 GB. Compressed content now stops at MAX_DECOMPRESSED_BYTES (64 MB),
+    # here lowered to 1 MB; a plain file of the same bytes is read
+    assert textmod.MAX_DECOMPRESSED_BYTES == 64 << 20 < textmod.MAX_INPUT_BYTES
+    monkeypatch.setattr(textmod, "MAX_DECOMPRESSED_BYTES", 1 << 20)
+    payload = b"".join(f"101 Q0 d{k} {k + 1} 1.0 r\n".encode() for k in range(80_000))     # 2 MB
+    (tmp_path / "run").write_bytes(payload)
+    (tmp_path / "run.gz").write_bytes(gzip.compress(payload))
+    assert len(read_run(tmp_path / "run").frame) == 80_000
+    with pytest.raises(InputError, match=r"larger than the input limit of 1 MB \(after decompression") as ei:
+        read_run(tmp_path / "run.gz")
+    assert ei.value.file == str(tmp_path / "run.gz")
+    monkeypatch.setenv("PLANNER_MAX_INPUT_MB", "3")          # raises both limits
+    assert len(read_run(tmp_path / "run.gz").frame) == 80_000
+
+
 def test_a_line_without_end_is_refused_with_its_line(tmp_path):
     f = tmp_path / "long.xz"
     f.write_bytes(lzma.compress(b"101 Q0 d1 1 1.0 r\n" + b"x" * (textmod.MAX_LINE_BYTES + 10)))
