@@ -163,7 +163,7 @@ def _edge_inputs(work: Path) -> dict[str, str]:
         if not p.exists():
             big_wide_gz(p, mb)
         f[name] = str(p)
-    for name, mb in (("runs255", 255), ("runs257", 257), ("runs63", 63.9), ("runs65", 64.1)):
+    for name, mb in (("runs255", 255), ("runs257", 257), ("runs63", 63.9), ("runs65", 64.5)):
         (work / name).mkdir(exist_ok=True)
         p = work / name / "r.run.gz"
         if not p.exists():
