@@ -183,7 +183,7 @@ def bench_topics(R: int, repeats: int, n: int = 50) -> bool:
         for _ in range(repeats):      # interleaved: a shared machine's load hits both alike
             for T, x in xs.items():
                 p0 = time.process_time()
-                simulate.predict(x, topics=[n], method="bootstrap", resamples=R, rng=1)
+                simulate.predict(x, topics=[n], method="bootstrap", n_resamples=R, rng=1)
                 best[T] = min(best[T], time.process_time() - p0)
     ratio = best[5000] / best[50]
     print(f"bootstrap, 100 systems, n = {n}, R = {R}: T = 50 {best[50]:.3f} s CPU, T = 5,000 {best[5000]:.3f} s "
@@ -207,7 +207,7 @@ def memory_bound(method: str, S: int, T: int, R: int, K: int, N: int, *, n_max: 
         pre += 16 * P + 24 * max(T, D)
     if meth.engine is Engine.RESAMPLING:
         if K == 1:
-            work = (40 * R_tot * n_max + 12 * R_tot * min(T, 4 * n_max) + 12 * S * R_tot + 12 * 512 * R_tot
+            work = (40 * R_tot * n_max + 12 * R_tot * min(T, 8 * n_max) + 12 * S * R_tot + 12 * 512 * R_tot
                     + 32 * S * T + 4096 * T + 4 * MiB)
         else:
             work = 8 * (2 * R_tot * T + (K + 1) * S * R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 * MiB
@@ -251,7 +251,7 @@ def bench_memory(R: int, n: int = 50) -> bool:
         for method, K, mm in cases:
             mk = m if K == 1 else m.with_strata({t: f"s{i % K}" for i, t in enumerate(m.topics)})
             ns = [10, nn] if method != "subsample" else [10, min(nn, 2 * T // 5)]
-            kw = {"resamples": RR if method != "parametric" else max(50, RR // 20)}
+            kw = {"n_resamples": RR if method != "parametric" else max(50, RR // 20)}
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DegenerateDataWarning)
                 tracemalloc.start()
@@ -260,7 +260,7 @@ def bench_memory(R: int, n: int = 50) -> bool:
                                  keep_pairs=False, max_memory=mm, **(kw if registered(method).random else {}))
                 peak = tracemalloc.get_traced_memory()[1]
                 tracemalloc.stop()
-            bound = memory_bound(method, S, T, kw["resamples"], K, len(ns), n_max=max(ns), max_memory=mm)
+            bound = memory_bound(method, S, T, kw["n_resamples"], K, len(ns), n_max=max(ns), max_memory=mm)
             good = peak <= bound
             ok &= good
             print(f"  {S:>4} x {T:<3} {method:<22} K={K} n={ns} max_memory {mm // MiB:>2} MiB: peak "

@@ -54,8 +54,9 @@ def output_path(path: str | os.PathLike, *, option: str) -> Path:
     return target
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through ``.NAME.tmp-PID`` beside it and a rename.
+def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
+    """Write ``text`` (UTF-8; or bytes as they are) to ``path`` through ``.NAME.tmp-PID`` beside
+    it and a rename.
 
     The old file (and its permissions) stays when anything fails; the temporary file is
     removed. A special file (``/dev/stdout``, a FIFO) is written in place. An OSError (a
@@ -65,15 +66,16 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         mode = os.stat(target).st_mode
     except FileNotFoundError:
         mode = None
+    data = text.encode("utf-8") if isinstance(text, str) else text
     if mode is not None and not stat.S_ISREG(mode):
-        with open(target, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with open(target, "wb") as fh:
+            fh.write(data)
         return
     remove_stale(target, ("tmp",))
     tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         if mode is not None:

@@ -24,7 +24,27 @@ from typing import Any
 
 from .errors import ParameterError
 
-__all__ = ["check_jobs", "check_scheduler", "run_tasks"]
+__all__ = ["check_jobs", "check_scheduler", "local_workers", "run_tasks"]
+
+#: local worker processes of :func:`run_tasks` running at once, as seen inside one of them (1 in
+#: any other process): the memory limits that hold for a whole command are split between them
+_WORKERS = 1
+
+
+def local_workers() -> int:
+    """How many processes of this machine share a command's memory limits: the size of the
+    :func:`run_tasks` pool inside one of its workers, 1 elsewhere (this process, a Dask worker).
+
+    :func:`planner.variance.check_pair_memory` gives each worker this share of
+    :data:`planner.variance.MAX_PAIR_MEMORY`, so ``--jobs`` does not multiply a command's memory.
+    """
+    return _WORKERS
+
+
+def _set_workers(n: int) -> None:
+    """Pool initializer: this worker is one of ``n``."""
+    global _WORKERS
+    _WORKERS = int(n)
 
 
 def check_jobs(jobs: Any, *, parameter: str = "jobs") -> int:
@@ -109,7 +129,8 @@ def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], *, jobs: int = 1, 
             tick()
         return out
     ctx = mp.get_context("spawn") if sys.platform == "win32" else mp.get_context("fork")
-    with cf.ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx) as ex:
+    n = min(jobs, len(tasks))
+    with cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_set_workers, initargs=(n,)) as ex:
         pending = {ex.submit(fn, t): i for i, t in enumerate(tasks)}
         for f in cf.as_completed(pending):
             out[pending[f]] = f.result()

@@ -17,13 +17,17 @@ Missing cells are ``NaN`` and only exist when a matrix was built with
 
 from __future__ import annotations
 
+import io
+import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._atomic import write_atomic
 from ._checks import check_choice
 from .errors import DegenerateDataWarning, InputError, ParameterError
 
@@ -38,6 +42,9 @@ MAX_ABS_SCORE = 1e50
 
 #: topics a notebook view of a matrix shows beside each system's mean
 HTML_TOPICS = 6
+
+#: compression of :meth:`ScoreMatrix.to_csv` by the file's suffix (pandas' ``infer``)
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -406,9 +413,18 @@ class ScoreMatrix:
         return df.dropna(subset=["value"]).reset_index(drop=True)
 
     def to_csv(self, path, *, tidy: bool = False) -> None:
-        """Write as wide CSV (first column ``topic``) or tidy CSV; values in full precision."""
+        """Write as wide CSV (first column ``topic``) or tidy CSV; values in full precision.
+
+        A path is written whole or not at all (:func:`planner._atomic.write_atomic`: the old
+        file stays when the write fails); a file object is written to directly."""
         df = self.to_frame(tidy=tidy)
-        df.to_csv(path, index=not tidy, float_format="%.17g")
+        if isinstance(path, (str, os.PathLike)):
+            buf = io.BytesIO()      # compressed as the name says (.gz, .bz2, .xz, .zip), as pandas does
+            df.to_csv(buf, index=not tidy, float_format="%.17g", lineterminator="\n",
+                      compression=_COMPRESSION.get(Path(path).suffix.lower()))
+            write_atomic(path, buf.getvalue())
+        else:
+            df.to_csv(path, index=not tidy, float_format="%.17g")
 
     @classmethod
     def from_frame(cls, df: pd.DataFrame, *, measure: str | None = None,

@@ -31,6 +31,7 @@ from .simulate import predict
 from .simulate.prediction import DEFAULT_LEVEL, DEFAULT_RESAMPLES, band_reason, check_level, prediction_band
 from .simulate.rates import STATISTICS, plugin_pair_rates, predictive_pair_rates, variance_df
 from .variance import as_matrix, pair_index, pair_moments
+from .variance.pairs import pair_jobs
 
 __all__ = ["MEDIAN_SE_RESAMPLES", "TIE_TOL", "Validation", "median_se", "observed_rates", "tie_sign",
            "validate"]
@@ -487,7 +488,9 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
     grid : int, optional
         Grid points of the ``npmle`` prior.
     jobs : int, optional
-        Repeats run in ``jobs`` local processes.
+        Repeats run in ``jobs`` local processes; fewer, with a warning, when their pair
+        statistics do not fit in :data:`planner.variance.pairs.MAX_PAIR_MEMORY` together
+        (:func:`planner.variance.pairs.pair_jobs`).
     scheduler : str or distributed.Client, optional
         Repeats run on this Dask cluster instead (:mod:`planner.parallel`). The results are
         the same however the repeats run.
@@ -535,9 +538,12 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
                observed={k: np.empty((repeats, t.size)) for k in STATISTICS}, prediction=level,
                prediction_resamples=int(prediction_resamples))
     run.coverage = {k: {m.name: np.empty((repeats, t.size)) for m in run.banded()} for k in STATISTICS}
+    scheduler = check_scheduler(scheduler)
+    # local workers share the pair limit: fewer of them when their pairs do not fit together
+    jobs = check_jobs(jobs) if scheduler is not None else pair_jobs(x.shape[0], check_jobs(jobs))
     with bar(progress, int(repeats), "validate", unit="repeat") as tick:
-        done = run_tasks(_one_repeat, [(run, g) for g in child_streams(rng, int(repeats))], jobs=check_jobs(jobs),
-                         scheduler=check_scheduler(scheduler), progress=tick)
+        done = run_tasks(_one_repeat, [(run, g) for g in child_streams(rng, int(repeats))], jobs=jobs,
+                         scheduler=scheduler, progress=tick)
     for r, (obs, pred, cov) in enumerate(done):
         for k in STATISTICS:
             run.observed[k][r] = obs[k]

@@ -105,6 +105,23 @@ def test_decompression_bomb_refused_while_streaming(tmp_path, monkeypatch, kind)
     assert ei.value.file == str(f)
 
 
+def test_compressed_input_has_its_own_lower_limit(tmp_path, monkeypatch):
+    # a 1.9 MB .gz held 256 MB of valid scores (under the input limit): reading them took over
+    # 5 minutes and 1.3 GB. Compressed content now stops at MAX_DECOMPRESSED_BYTES (64 MB),
+    # here lowered to 1 MB; a plain file of the same bytes is read
+    assert textmod.MAX_DECOMPRESSED_BYTES == 64 << 20 < textmod.MAX_INPUT_BYTES
+    monkeypatch.setattr(textmod, "MAX_DECOMPRESSED_BYTES", 1 << 20)
+    payload = b"".join(f"101 Q0 d{k} {k + 1} 1.0 r\n".encode() for k in range(80_000))     # 2 MB
+    (tmp_path / "run").write_bytes(payload)
+    (tmp_path / "run.gz").write_bytes(gzip.compress(payload))
+    assert len(read_run(tmp_path / "run").frame) == 80_000
+    with pytest.raises(InputError, match=r"larger than the input limit of 1 MB \(after decompression") as ei:
+        read_run(tmp_path / "run.gz")
+    assert ei.value.file == str(tmp_path / "run.gz")
+    monkeypatch.setenv("PLANNER_MAX_INPUT_MB", "3")          # raises both limits
+    assert len(read_run(tmp_path / "run.gz").frame) == 80_000
+
+
 def test_a_line_without_end_is_refused_with_its_line(tmp_path):
     f = tmp_path / "long.xz"
     f.write_bytes(lzma.compress(b"101 Q0 d1 1 1.0 r\n" + b"x" * (textmod.MAX_LINE_BYTES + 10)))
@@ -146,12 +163,12 @@ def test_output_symlink_loop_is_one_line(tmp_path, capsys):
 def test_pair_statistics_over_the_memory_limit_refused_before_allocation():
     # 20,000 systems took 6.3 GB and failed on main; every pair computation starts at pair_index.
     # 4,000 systems ran under the old 2 GB pair limit and peaked over 1 GB (predict's band: 24 GB
-    # on 3,950): the limit is now 256 MB of pair statistics, about 3,200 systems
-    for S in (12_000, 4_000):
+    # on 3,950): the limit is now 128 MB of pair statistics, 2,219 systems
+    for S in (12_000, 3_000):
         x = np.random.default_rng(0).random((S, 3))
         for f in (planner.variance.pair_stats, lambda m: planner.predict(m, topics=[2], method="analytic")):
             t0 = time.perf_counter()
-            with pytest.raises(InputError, match="over the limit of 256 MB"):
+            with pytest.raises(InputError, match="over the limit of 128 MB"):
                 f(x)
             assert time.perf_counter() - t0 < 5
 
@@ -179,6 +196,17 @@ def test_nul_in_doc_id_does_not_score_as_the_relevant_doc(tmp_path):
     with pytest.raises(InputError, match="control character") as ei:
         score_runs(tmp_path / "runs", read_qrels("101 0 d1 1\n"), ["AP"])
     assert ei.value.line == 1
+
+
+def test_nul_in_doc_id_is_not_counted_unjudged_by_pool(tmp_path, capsys):
+    # pool counted `d1\0junk` as one more unjudged document
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "r.run").write_bytes(b"101 Q0 d1 1 2.0 r\n101 Q0 d1\0junk 2 1.0 r\n")
+    (tmp_path / "q.txt").write_text("101 0 d1 1\n")
+    assert cli.main(["pool", "--runs", str(tmp_path / "runs"), "--qrels", str(tmp_path / "q.txt"),
+                     "--quiet"]) == 2
+    err = _one_error(capsys)
+    assert "r.run:2" in err and "control character" in err
 
 
 @pytest.mark.parametrize("name", ["a\x1bb", "a\x00"])
@@ -246,6 +274,23 @@ def test_scores_output_through_a_symlink_writes_its_target(tmp_path, capsys):
     (tmp_path / "dangling.csv").symlink_to(tmp_path / "nowhere" / "x.csv")
     assert cli.main(["scores", str(src), "-o", str(tmp_path / "dangling.csv")]) == 2
     assert "--output" in _one_error(capsys)
+
+
+def test_score_matrix_to_csv_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
+    # ScoreMatrix.to_csv wrote in place: a failed write left half a file where the old one was
+    m = load_scores(_wide(tmp_path))
+    out = tmp_path / "m.csv.gz"
+    m.to_csv(out)
+    before = out.read_bytes()
+    assert load_scores(out).values.tolist() == m.values.tolist()     # compressed by its suffix
+
+    def full(*a, **k):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr("planner._atomic.os.replace", full)
+    with pytest.raises(OSError, match="No space"):
+        m.take(systems=range(2)).to_csv(out)
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.csv.gz", "ok.csv"]
 
 
 RESULTS = {"study": "t", "answer": {"text": "Choose **5 topics**."}}

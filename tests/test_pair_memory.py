@@ -78,3 +78,74 @@ def test_pair_variance_summary_keeps_one_value_a_pair(traced_peak):
         assert s == pair_variance_summary(m, pairs=pair_stats(m))
     assert s["n_pairs"] == K
     assert peak < 30 * K, f"{peak / 1e6:.0f} MB traced for {K:,} pairs"
+
+
+# ------------------------------------------------- --jobs workers share the pair limit
+# Two validate workers on 3,200 systems took 1.4 GB (PSS of the process tree; one: 0.83 GB):
+# each held its own pair statistics (benchmarks/bench_limits.py). The limit is now split.
+
+def _share_limit(monkeypatch, S: int) -> None:
+    """A MAX_PAIR_MEMORY that holds one pair computation on ``S`` systems but not two."""
+    from planner.variance import pairs
+
+    monkeypatch.setattr(pairs, "MAX_PAIR_MEMORY", pairs.pair_memory(S) * 3 // 2)
+
+
+def _check_pairs(S: int) -> int:
+    from planner.variance.pairs import check_pair_memory
+
+    check_pair_memory(S)
+    return S
+
+
+def test_validate_runs_as_many_workers_as_the_pair_limit_holds(monkeypatch):
+    from planner.errors import PlannerWarning
+    from planner.variance.pairs import pair_jobs
+
+    m = _matrix(40, 24)
+    kw = dict(pilot=8, topics=[4, 8], repeats=3, subsets=20, methods="analytic", rng=3,
+              prediction_resamples=10)
+    serial = planner.validate(m, **kw)
+    _share_limit(monkeypatch, 40)
+    assert pair_jobs(40, 1) == 1
+    with pytest.warns(PlannerWarning, match=r"40 systems: their pair statistics need 15 MB a process, and "
+                      r"MAX_PAIR_MEMORY \(23 MB\) holds 1 of them: running 1 of --jobs 2 processes"):
+        assert pair_jobs(40, 2) == 1
+    with pytest.warns(PlannerWarning, match="running 1 of --jobs 2"):
+        two = planner.validate(m, jobs=2, **kw)
+    assert two.rows == serial.rows
+
+
+def test_a_worker_over_its_share_of_the_pair_limit_is_refused(monkeypatch):
+    from planner.errors import InputError
+    from planner.parallel import local_workers, run_tasks
+
+    _share_limit(monkeypatch, 40)
+    assert local_workers() == 1
+    assert run_tasks(_check_pairs, [40, 40], jobs=1) == [40, 40]
+    with pytest.raises(InputError) as e:
+        run_tasks(_check_pairs, [40, 40], jobs=2)
+    assert str(e.value) == ("40 systems make 780 pairs, whose statistics need 15.29 MB in each of --jobs 2 "
+                            "processes, over their share 11 MB of the limit of 23 MB (MAX_PAIR_MEMORY): "
+                            "use --jobs 1 or fewer systems")
+    from planner.variance import pairs
+
+    monkeypatch.setattr(pairs, "MAX_PAIR_MEMORY", pairs.pair_memory(40) * 2)
+    assert run_tasks(_check_pairs, [40, 40], jobs=2) == [40, 40]
+
+
+def test_study_jobs_over_the_pair_limit_is_one_line(monkeypatch, tmp_path, capsys):
+    import yaml
+
+    from planner import cli
+
+    f = tmp_path / "s.csv"
+    _matrix(40, 30).to_csv(f)
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text(yaml.safe_dump({"collection": {"scores": str(f)}, "method": ["analytic", "predictive"],
+                                   "topics": [10, 20], "resamples": 20}))
+    _share_limit(monkeypatch, 40)
+    assert cli.main(["study", str(cfg), "--jobs", "2", "--quiet", "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "40 systems" in err and "use --jobs 1" in err, err
+    assert not (tmp_path / "out").exists()

@@ -1338,3 +1338,69 @@ def test_compare_measures_and_scenarios_streams_are_keyed_on_names():
     s2 = scenarios(a, strata=["uniform"], filters=[{"min_spread": 0.01}, None], **kw)
     name = "strata=uniform; filter=off"
     assert s1.curves[name].rows == s2.curves[name].rows
+
+
+def _scores4(seed, S, T, spread, topic_sd):
+    """Synthetic scores on 4 decimals: system levels, topic effects and noise, in [0, 1]."""
+    rng = np.random.default_rng(seed)
+    return np.round(np.clip(rng.random((S, 1)) * spread + rng.normal(0, topic_sd, (1, T))
+                            + rng.normal(0, 0.1, (S, T)), 0, 1), 4)
+
+
+def _gram_setup(x, n, R, seed=1):
+    from planner.simulate.engine import Setup
+    from planner.simulate.resampling import ResamplingEngine
+
+    setup = Setup.build(x, "bootstrap", topics=(n,), resamples=R, base=np.random.SeedSequence(seed))
+    engine = ResamplingEngine.prepare(setup)
+    return setup, engine, engine.draws(0)
+
+
+@pytest.mark.filterwarnings("ignore:variance component of systems")
+def test_gram_sums_of_squares_match_float64_sums():
+    # T > 8 n: the t-tests' sums of kappa d^2 over each resample's drawn topics come from
+    # each resample's Gram matrix of the drawn (topic-centred, float32) scores; against the
+    # float64 sums over the same draws. Pairs of nearly equal systems (one topic differs by
+    # 0.0001; identical) take the sparse products: no cancellation, identical systems 0.
+    from planner.simulate import resampling
+
+    T, n, R = 300, 12, 700
+    x = _scores4(4, 9, T, 0.5, 0.15)
+    x[5] = x[2]
+    x[7] = x[3]
+    x[7, 17] += 0.0001
+    setup, engine, st = _gram_setup(x, n, R)
+    assert st.gram is not None and st.WTq is None  # the Gram path
+    a, b = setup.a, setup.b
+    near = ((a == 2) & (b == 5)) | ((a == 3) & (b == 7))
+    assert np.array_equal(st.gram.exact, near)
+    Q = st.thresholds(slice(0, a.size)).astype(np.float64)
+    W = resampling.topic_counts(st.gram.idx, T)  # (T, R), float64
+    d = x[a] - x[b]
+    ref = (d * d * st.kappa) @ W
+    np.testing.assert_allclose(Q[~near], ref[~near], rtol=2e-5, atol=1e-6 * ref[~near].max())
+    np.testing.assert_allclose(Q[near], ref[near], rtol=1e-6)
+    assert np.all(Q[(a == 2) & (b == 5)] == 0.0)
+
+
+@pytest.mark.filterwarnings("ignore:variance component of systems")
+def test_gram_path_t_tests_match_float64_tests():
+    # the one-stratum engine with T > 8 n (Gram sums), against the t-tests of draw_stats on
+    # float64 sums of the same draws: equal but for resamples within float32 rounding of the
+    # critical value (at most 2 of R a pair)
+    from planner.simulate import resampling
+
+    T, n, R = 200, 10, 2000
+    x = _scores4(6, 12, T, 0.3, 0.2)
+    setup, engine, st = _gram_setup(x, n, R, seed=3)
+    assert st.gram is not None
+    P = setup.n_pairs
+    got = engine.chunk(0, slice(0, P))
+    WT = resampling.topic_counts(st.gram.idx, T)
+    d = x[setup.a] - x[setup.b]
+    (s1, s2), = kernels.block_sums([WT], [d])
+    crit = stats.t.ppf(0.975, n - 1)
+    ref = kernels.draw_stats(s1 / n, crit * crit * (s2 - s1 * s1 / n) / (n - 1) / n, setup.dbar, 0.05, 0.05)
+    for k in ("power", "significant"):
+        assert np.all(np.abs(got[k] - ref[k]) <= 2 / R), k
+    assert np.any(got["significant"] > 0.2) and np.any(got["power"] < 0.8)  # not all 0 or 1

@@ -11,7 +11,16 @@ import numpy as np
 import pytest
 
 from planner import load_scores
+from planner.collection import tables
 from planner.errors import InputError
+
+
+@pytest.fixture(params=["chunks", "one piece"])
+def piece(request, monkeypatch):
+    """pandas parses in chunks (``low_memory``, few columns) or in one piece (many columns)."""
+    if request.param == "one piece":
+        monkeypatch.setattr(tables, "ONE_PIECE_COLUMNS", 1)
+    return request.param
 
 
 def _reference(text: str, delim: str = ","):
@@ -26,7 +35,7 @@ def _reference(text: str, delim: str = ","):
 @pytest.mark.parametrize("fmt", ["{:.17g}", "{:.6f}", "{:.3e}", " {:.4g} ", "{!r}"])
 @pytest.mark.parametrize("ending,delim,bom", [("\n", ",", ""), ("\r\n", ",", ""), ("\r", ",", ""),
                                               ("\n", "\t", ""), ("\n", ",", "\ufeff")])
-def test_wide_table_numbers_are_pythons_floats(tmp_path, fmt, ending, delim, bom):
+def test_wide_table_numbers_are_pythons_floats(tmp_path, fmt, ending, delim, bom, piece):
     rng = np.random.default_rng(7)
     vals = rng.random((40, 6)) * rng.choice([1e-9, 1e-3, 1, 0.99999], size=(40, 6))
     head = delim.join(["topic"] + [f'"sys {j}"' for j in range(6)])
@@ -51,7 +60,7 @@ def test_wide_table_numbers_are_pythons_floats(tmp_path, fmt, ending, delim, bom
     (" ,0.5,0.25", 4, "empty topic id"),
     ("t3,0.5,NA", 4, "missing cell ('NA') for system 's2', topic 't3'"),
 ])
-def test_wide_table_errors_name_file_and_line(tmp_path, row, line, message):
+def test_wide_table_errors_name_file_and_line(tmp_path, row, line, message, piece):
     p = tmp_path / "w.csv"
     p.write_text("topic,s1,s2\nt1,0.1,0.2\nt2,0.3,0.4\n" + row + "\nt4,0.5,0.6\n")
     with pytest.raises(InputError) as e:

@@ -28,16 +28,22 @@ def is_text(obj: object) -> bool:
 #: largest input accepted, counted after decompression (a 3 KB ``.bz2`` can expand to
 #: gigabytes); the environment variable ``PLANNER_MAX_INPUT_MB`` raises it
 MAX_INPUT_BYTES = 256 << 20
+#: largest content a compressed input may expand to: 64 MB. A file of under 10 MB can hold 256 MB
+#: of valid scores (20,000 systems x 1,780 topics in a 1.9 MB ``.gz``), whose reading took over
+#: 5 minutes and 1.3 GB; 64 MB keeps every reader within about 10 s and 0.6 GB. The runs of a
+#: TREC track decompress to 2-15 MB each. ``PLANNER_MAX_INPUT_MB`` raises it with the other limit
+MAX_DECOMPRESSED_BYTES = 64 << 20
 #: longest line accepted in an input file (a score table of 10,000 systems needs ~100 KB)
 MAX_LINE_BYTES = 1 << 20
 _CHUNK = 1 << 20
 
 
-def max_input_bytes() -> int:
-    """:data:`MAX_INPUT_BYTES`, or ``PLANNER_MAX_INPUT_MB`` megabytes when that is set."""
+def max_input_bytes(compressed: bool = False) -> int:
+    """:data:`MAX_INPUT_BYTES` (:data:`MAX_DECOMPRESSED_BYTES` for a ``compressed`` input), or
+    ``PLANNER_MAX_INPUT_MB`` megabytes for either when that is set."""
     env = os.environ.get("PLANNER_MAX_INPUT_MB", "").strip()
     try:
-        return int(float(env) * (1 << 20)) if env else MAX_INPUT_BYTES
+        return int(float(env) * (1 << 20)) if env else MAX_DECOMPRESSED_BYTES if compressed else MAX_INPUT_BYTES
     except ValueError:
         raise ParameterError(f"expected a number of megabytes, got {env!r}",
                              parameter="PLANNER_MAX_INPUT_MB") from None
@@ -47,7 +53,8 @@ def read_bytes(path_or_text, *, what: str) -> tuple[bytes, str | None]:
     """(content bytes, source name) of a path (gzip/bz2/xz detected) or a text.
 
     The content is read in chunks and refused, naming the file, once it passes
-    :data:`MAX_INPUT_BYTES` decompressed or holds a line longer than :data:`MAX_LINE_BYTES`;
+    :data:`MAX_INPUT_BYTES` (:data:`MAX_DECOMPRESSED_BYTES` decompressed) or holds a line longer
+    than :data:`MAX_LINE_BYTES`;
     special files (FIFO, device, socket) are refused before they are opened; a control
     character (NUL and the other C0 codes but tab and line ends) is an error naming its line.
     """
@@ -115,7 +122,7 @@ def _bounded(raw, source: str | None) -> bytes:
     cls, name, errors = kind
     try:
         with cls(raw) as stream:
-            return _read_limited(stream, source)
+            return _read_limited(stream, source, max_input_bytes(compressed=True))
     except InputError:
         raise
     except errors as exc:
@@ -126,10 +133,11 @@ def is_blank_file(p: Path) -> bool:
     """Whether the regular file ``p`` holds nothing but white space, after decompression (gzip,
     bzip2, xz). Reads only until the first other byte; a file that cannot be read or
     decompressed, or is larger than the input limit, is not blank (its reader says why)."""
-    limit, seen = max_input_bytes(), 0
+    seen = 0
     try:
         with open(p, "rb") as raw:
             kind = _opener(raw.peek(8)[:8])
+            limit = max_input_bytes(compressed=kind is not None)
             stream = raw if kind is None else kind[0](raw)
             while chunk := stream.read(1 << 16):
                 seen += len(chunk)
@@ -140,8 +148,8 @@ def is_blank_file(p: Path) -> bool:
     return True
 
 
-def _read_limited(stream, source: str | None) -> bytes:
-    limit = max_input_bytes()
+def _read_limited(stream, source: str | None, limit: int | None = None) -> bytes:
+    limit = max_input_bytes() if limit is None else limit
     out = io.BytesIO()     # grows in place; getvalue() hands over its buffer without a copy
     total = 0
     run = 0        # bytes of the current line read so far

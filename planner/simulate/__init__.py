@@ -94,13 +94,17 @@ Methods
     pair's resampled sum of differences is the difference of two systems' sums:
     signs exact, and a tie (equal sums, e.g. 0.3 + 0.5 against 0.4 + 0.4) is exactly 0
     and counts half. The t-tests need each pair's
-    resampled sum of squared differences: float32 sparse products per block of 512
-    pairs (``W @ kappa d^2``, see :func:`~planner.simulate.kernels.fast_block`), whose work
-    is ``R n`` per pair whatever the collection's ``T``; float32 moves ``t^2``
-    by a few ``1e-6`` relatively at most, which changes a test's outcome only for
-    resamples within that distance of the critical value (tested against the
-    float64 path: none in 3,000 x 15 pairs; far below the Monte Carlo error
-    ``sqrt(p (1 - p) / R)``). The percentiles are read from the means rounded
+    resampled sum of squared differences, in float32 per block of 512 pairs (see
+    :func:`~planner.simulate.kernels.fast_block`): one dense product ``kappa d^2 @ W.T``
+    while ``T <= 8 n``, else ``SQ_a + SQ_b - 2 sum_i y_a y_b`` from each resample's Gram
+    matrix of its drawn topic-centred scores (batched products, work ``R n`` per pair
+    whatever the collection's ``T``; pairs of nearly equal systems, whose squares would
+    cancel, use sparse products ``W @ kappa d^2``;
+    :class:`~planner.simulate.resampling.GramSums`). Float32 moves ``t^2`` by a few
+    ``1e-6`` relatively (the Gram sums up to about ``1e-5``), which changes a test's
+    outcome only for resamples within that distance of the critical value (tested
+    against the float64 path: at most 2 of ``R`` per pair; far below the Monte Carlo
+    error ``sqrt(p (1 - p) / R)``). The percentiles are read from the means rounded
     to float32 (relative ``6e-8``; exact on a decimal grid). With ``K > 1`` strata,
     the means come from every system's exact resampled sums per stratum (one score
     grid), combined once per ``n`` (:func:`~planner.simulate.kernels.strata_sums`). On a decimal grid the
@@ -169,9 +173,9 @@ With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
     add their fit, ``8 * 2 * 121 * min(P, 20000)``, and blocks of ``6 * 2e6`` float64
     values;
   - bootstrap / subsample, one stratum (``strata="uniform"``):
-    ``40 * R_tot * n + 12 * R_tot * min(T, 4 n) + 12 * S * R_tot + 12 * 512 * R_tot + 32 * S * T
+    ``40 * R_tot * n + 12 * R_tot * min(T, 8 n) + 12 * S * R_tot + 12 * 512 * R_tot + 32 * S * T
     + 4096 * T + 4 MiB``: the drawn topics and their sparse counts (float64 and float32), the
-    dense counts when ``T <= 4 n`` (:data:`~planner.simulate.resampling.DENSE_TOPICS`), every
+    dense counts when ``T <= 8 n`` (:data:`~planner.simulate.resampling.DENSE_TOPICS`), every
     system's resampled sums
     (float64, then float32 when exact), the float32 t-test sums of one block of
     512 pairs (and their 128-pair pieces) and their squared differences, the score

@@ -5,9 +5,11 @@ For every topic count the drawn topics are made once (from the count's own strea
 :func:`~planner.simulate.kernels.count_stream`; :func:`draw_topics`), every system's
 resampled sums follow from one exact sparse product on the score grid, and the pair
 statistics of each aligned block of :data:`~planner.simulate.kernels.BLOCK` pairs are read
-from them (:func:`~planner.simulate.kernels.fast_block`); only the t-tests need sparse
-products per block. The work per resample is proportional to ``n``, not to ``T``. See the
-package docstring for the statistics and the memory bound.
+from them (:func:`~planner.simulate.kernels.fast_block`); only the t-tests need a product
+per block: with the dense draw counts while ``T <= DENSE_TOPICS * n``, else from each
+resample's Gram matrix of its drawn scores (:class:`GramSums`). The work per resample is
+proportional to ``n``, not to ``T``. See the package docstring for the statistics and the
+memory bound.
 
 Examples
 --------
@@ -46,13 +48,19 @@ from .kernels import (
     strata_sums,
 )
 
-__all__ = ["DENSE_TOPICS", "PAIR_COLUMNS", "ResamplingEngine", "draw_matrix", "draw_topics", "topic_counts"]
+__all__ = ["DENSE_TOPICS", "GRAM_RATIO", "PAIR_COLUMNS", "GramSums", "ResamplingEngine", "draw_matrix",
+           "draw_topics", "sparse_sums", "topic_counts"]
 
 #: pairs per sparse product of the t-tests (their squared differences stay in cache)
 PAIR_COLUMNS = 128
 #: up to ``DENSE_TOPICS * n`` topics the t-tests' sums are one dense float32 product with the
-#: draw counts per block (BLAS: faster there than the sparse products, whose work is ``R n``)
-DENSE_TOPICS = 4
+#: draw counts per block (BLAS: faster there than the Gram sums, whose work is ``R n``)
+DENSE_TOPICS = 8
+#: a pair whose squared differences sum to less than ``1 / GRAM_RATIO`` of its systems'
+#: centred squares has its t-test sums from sparse products (:class:`GramSums`)
+GRAM_RATIO = 64.0
+#: gathered scores and Gram entries per tile of resamples in :class:`GramSums` (float32 values)
+GRAM_TILE = 2 ** 18
 
 
 def draw_topics(g_n: np.random.Generator, groups, nk, resamples: int, disjoint: bool) -> list[np.ndarray]:
@@ -94,6 +102,83 @@ def draw_matrix(idx: np.ndarray, size: int, dtype=np.float64) -> sparse.csr_matr
     return m
 
 
+def sparse_sums(draws: sparse.csr_matrix, xg: np.ndarray, aa: np.ndarray, bb: np.ndarray,
+                kappa: float) -> np.ndarray:
+    """Each pair's resampled sums of ``kappa d^2`` (c, R) from float32 sparse products with
+    the draws (``R n`` work per pair; no cancellation: used for the pairs whose Gram sums
+    would lose precision)."""
+    d = xg[aa] - xg[bb]
+    d *= d
+    d *= kappa
+    R = draws.shape[0]
+    Q = np.empty((aa.size, R), dtype=FAST_DTYPE)
+    for c0 in range(0, aa.size, PAIR_COLUMNS):
+        part = draws @ np.ascontiguousarray(d[c0:c0 + PAIR_COLUMNS].T, dtype=FAST_DTYPE)
+        for r0 in range(0, R, 256):  # transposed in tiles (cache-friendly)
+            Q[c0:c0 + PAIR_COLUMNS, r0:r0 + 256] = part[r0:r0 + 256].T
+    return Q
+
+
+class GramSums:
+    """The t-tests' sums ``Q = kappa sum_i d(t_i)^2`` of a block of pairs from each resample's
+    Gram matrix of its drawn scores, when ``T > DENSE_TOPICS * n``.
+
+    ``sum_i (y_a - y_b)^2 = SQ_a + SQ_b - 2 sum_i y_a y_b`` over a resample's drawn topics,
+    ``y`` the scores centred on each topic's mean over the systems (the same differences,
+    smaller squares). Per tile of resamples the drawn rows of the block's systems are
+    gathered (``n`` rows a resample) and one batched float32 product gives the cross sums
+    of every pair of the block: BLAS work ``R n`` per pair, whatever ``T`` (the sparse
+    products' scattered reads ran 3-4x slower per operation). The difference of squares
+    cancels for pairs of nearly equal systems: a pair whose squared differences sum to less
+    than ``1 / GRAM_RATIO`` of its two systems' centred squares (identical systems
+    included) takes the sparse products of :func:`sparse_sums` instead. Negative sums
+    (rounding) are 0.
+    """
+
+    def __init__(self, s: Setup, xg: np.ndarray, idx: np.ndarray, draws: sparse.csr_matrix, kappa: float):
+        xc = xg - xg.mean(axis=0)
+        energy = np.einsum("st,st->s", xc, xc)
+        self.xcT = np.ascontiguousarray(xc.T, dtype=np.float32)  # (T, S): a drawn topic is one row
+        del xc
+        self.a, self.b, self.idx, self.draws, self.xg, self.kappa = s.a, s.b, idx, draws, xg, kappa
+        # kappa SQ of every system and resample (R, S): one sparse product
+        self.sq = np.asarray(draws @ np.square(self.xcT), dtype=np.float32)
+        self.sq *= np.float32(kappa)
+        T = xg.shape[1]
+        dd = s.s2 * (T - 1.0) + T * s.dbar * s.dbar  # each pair's sum of d^2 over the collection
+        self.exact = dd * GRAM_RATIO <= energy[s.a] + energy[s.b]
+
+    def block(self, sl: slice) -> np.ndarray:
+        """``Q`` (c, R) of the pairs ``sl`` (an aligned block, in row-major order)."""
+        aa, bb = self.a[sl], self.b[sl]
+        R, n = self.idx.shape
+        S = self.xcT.shape[1]
+        a0 = int(aa[0])
+        na, ns = int(aa[-1]) - a0 + 1, S - a0
+        Q = np.empty((aa.size, R), dtype=FAST_DTYPE)
+        # runs of equal a: rows i0:i1 of Q are columns j0:j1 of Gram row ia
+        starts = np.flatnonzero(np.r_[True, aa[1:] != aa[:-1]])
+        runs = [(int(i0), int(i1), int(aa[i0]) - a0, int(bb[i0]) - a0, int(bb[i1 - 1]) - a0 + 1)
+                for i0, i1 in zip(starts, np.r_[starts[1:], aa.size])]
+        xs = np.ascontiguousarray(self.xcT[:, a0:])  # contiguous rows gather 2x faster
+        sq = self.sq[:, a0:]
+        tile = max(1, GRAM_TILE // (ns * (n + na)))  # the gathered scores and the Gram pieces
+        m2k = np.float32(-2.0 * self.kappa)
+        for r0 in range(0, R, tile):
+            r1 = min(R, r0 + tile)
+            Y = np.take(xs, self.idx[r0:r1], axis=0)  # (tile, n, ns)
+            G = np.matmul((Y[:, :, :na] * m2k).transpose(0, 2, 1), Y)  # (tile, na, ns)
+            G += sq[r0:r1, None, :]
+            G += sq[r0:r1, :na, None]
+            np.maximum(G, 0.0, out=G)
+            for i0, i1, ia, j0, j1 in runs:
+                Q[i0:i1, r0:r1] = G[:, ia, j0:j1].T
+        ex = np.flatnonzero(self.exact[sl])
+        if ex.size:
+            Q[ex] = sparse_sums(self.draws, self.xg, aa[ex], bb[ex], self.kappa)
+        return Q
+
+
 class _OneStratum:
     """One topic count's draws with one stratum: every system's exact resampled sums
     (from the drawn topics), and per block only the t-tests' sums of squares."""
@@ -109,17 +194,24 @@ class _OneStratum:
         self.Msys = Msys
         dense = self.g.size <= DENSE_TOPICS * n
         self.WTq = topic_counts(idx[0], self.g.size, FAST_DTYPE) if s.t_tests and dense else None
+        self.qbuf: np.ndarray | None = None
         self.draws = draws.astype(FAST_DTYPE) if s.t_tests and not dense else None
         self.xg = s.x[:, self.g] if s.t_tests else None
         self.cprime = crit * crit / (n - 1.0)
         self.scale = unit / n
         self.kappa = self.cprime / (n * (1.0 + self.cprime) * self.scale * self.scale)
         self.sub1 = max(1, SUB_ELEMS // r_tot)
+        del qx  # (memory: the grid goes before the Gram sums' centred scores come)
+        self.gram = None
+        if s.t_tests and not dense:
+            assert self.draws is not None and self.xg is not None
+            self.gram = GramSums(s, self.xg, idx[0], self.draws, self.kappa)
 
     def thresholds(self, sl: slice) -> np.ndarray:
         """The t-tests' ``Q`` (c, R): each resample's sum of ``kappa d^2`` over its drawn
-        topics: a dense product with the counts while ``T <= DENSE_TOPICS * n``, else sparse
-        products (work ``R n`` per pair, whatever ``T``)."""
+        topics: a dense product with the counts while ``T <= DENSE_TOPICS * n``, else from
+        each resample's Gram matrix of the drawn scores (:class:`GramSums`; work ``R n`` per
+        pair, whatever ``T``)."""
         s = self.s
         assert self.xg is not None  # built with the t-tests
         c = sl.stop - sl.start
@@ -128,18 +220,11 @@ class _OneStratum:
             dd[:c] = self.xg[s.a[sl]] - self.xg[s.b[sl]]
             dd *= dd
             dd *= self.kappa
-            return (dd.astype(FAST_DTYPE) @ self.WTq)[:c]
-        assert self.draws is not None
-        d = self.xg[s.a[sl]] - self.xg[s.b[sl]]
-        d *= d
-        d *= self.kappa
-        R = self.draws.shape[0]
-        Q = np.empty((c, R), dtype=FAST_DTYPE)
-        for c0 in range(0, c, PAIR_COLUMNS):
-            part = self.draws @ np.ascontiguousarray(d[c0:c0 + PAIR_COLUMNS].T, dtype=FAST_DTYPE)
-            for r0 in range(0, R, 256):  # transposed in tiles (cache-friendly)
-                Q[c0:c0 + PAIR_COLUMNS, r0:r0 + 256] = part[r0:r0 + 256].T
-        return Q
+            if self.qbuf is None:  # one (BLOCK, R) result for every block: no fresh pages each time
+                self.qbuf = np.empty((BLOCK, self.WTq.shape[1]), dtype=FAST_DTYPE)
+            return np.matmul(dd.astype(FAST_DTYPE), self.WTq, out=self.qbuf)[:c]
+        assert self.gram is not None
+        return self.gram.block(sl)
 
     def block(self, sl: slice) -> dict[str, np.ndarray]:
         s = self.s

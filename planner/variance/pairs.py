@@ -12,8 +12,9 @@ import pandas as pd
 
 from .._checks import check_choice
 from ..collection import as_matrix
-from ..errors import DegenerateDataWarning, InputError, ParameterError
+from ..errors import DegenerateDataWarning, InputError, ParameterError, PlannerWarning
 from ..methods import suggest
+from ..parallel import local_workers
 from ..results import ResultMixin
 from ..scores import ScoreMatrix
 from .common import check_size, label
@@ -26,12 +27,14 @@ PAIR_BLOCK = 2_000_000
 #: two temporaries of 8 bytes)
 PAIR_BYTES = 48
 #: most memory the per-pair arrays of any pair computation may need (``PAIR_BYTES * S (S - 1) / 2``
-#: plus a block of ``8 * PAIR_BLOCK``): 256 MB, about 3,200 systems; :func:`pair_index`, which every
-#: pair computation (fit's pair summary, predict, size, validate) starts from, refuses more before
-#: anything is allocated. A whole command peaks at up to 3.5 times that plus 150 MB (predict with
-#: its prediction band on 3,950 systems: 1.44 GB; without: 0.94 GB), so the limit keeps every
-#: command under 1 GB (docs/robustness.md)
-MAX_PAIR_MEMORY = 256 << 20
+#: plus a block of ``8 * PAIR_BLOCK``): 128 MB, 2,219 systems; :func:`pair_index`, which every
+#: pair computation (fit's pair summary, predict, size, validate, a study's scenarios) starts from,
+#: refuses more before anything is allocated. A whole command peaks at up to 5 times that plus
+#: 150 MB: a two-scenario study on 2,219 systems, 0.74 GB; at the former 256 MB (3,243 systems)
+#: it would be about 1.4 GB, over the 1 GB every command must stay under (docs/robustness.md,
+#: docs/research/known-limits.md). Local ``--jobs`` workers share it (:func:`pair_jobs`): two
+#: ``validate`` workers on 3,200 systems took 1.4 GB before
+MAX_PAIR_MEMORY = 128 << 20
 
 
 @dataclass(frozen=True, repr=False)
@@ -223,15 +226,51 @@ def pair_stats(scores) -> PairStats:
                      var_system=v, n_common=n_common)
 
 
+def pair_memory(n_systems: int) -> int:
+    """Bytes the per-pair arrays of one pair computation on ``n_systems`` systems need
+    (``PAIR_BYTES`` a pair and a block of ``8 * PAIR_BLOCK``)."""
+    return PAIR_BYTES * (n_systems * (n_systems - 1) // 2) + 8 * PAIR_BLOCK
+
+
+def pair_jobs(n_systems: int, jobs: int) -> int:
+    """The most of ``jobs`` local processes whose pair computations on ``n_systems`` systems fit
+    in :data:`MAX_PAIR_MEMORY` together (at least 1), with a warning when that is fewer.
+
+    Each worker of a parallel command (``validate --jobs``) holds its own pair statistics;
+    :func:`check_pair_memory` gives each the share ``MAX_PAIR_MEMORY / jobs``. The results do
+    not depend on ``jobs``, so running fewer keeps the command within its memory.
+
+    Examples
+    --------
+    >>> pair_jobs(500, 2)
+    2
+    """
+    fit_in = max(1, MAX_PAIR_MEMORY // pair_memory(n_systems))
+    if jobs <= fit_in:
+        return jobs
+    warnings.warn(f"{n_systems:,} systems: their pair statistics need {pair_memory(n_systems) / 2**20:,.0f} MB "
+                  f"a process, and MAX_PAIR_MEMORY ({MAX_PAIR_MEMORY / 2**20:,.0f} MB) holds {fit_in} of them: "
+                  f"running {fit_in} of --jobs {jobs} processes (the same results)", PlannerWarning, stacklevel=2)
+    return fit_in
+
+
 def check_pair_memory(n_systems: int, m: ScoreMatrix | None = None) -> None:
     """Refuse, before allocating, per-pair statistics over :data:`MAX_PAIR_MEMORY` (an
-    InputError naming the score file when ``m`` has one)."""
+    InputError naming the score file when ``m`` has one); inside one of ``N`` local worker
+    processes (:func:`planner.parallel.local_workers`), over its share ``MAX_PAIR_MEMORY / N``."""
     n_pairs = n_systems * (n_systems - 1) // 2
-    need = PAIR_BYTES * n_pairs + 8 * PAIR_BLOCK
+    need = pair_memory(n_systems)
+    file = None if m is None else m.source
+    what = f"{n_systems:,} systems make {n_pairs:,} pairs, whose statistics need {need / 2**20:,.2f} MB"
     if need > MAX_PAIR_MEMORY:
-        raise InputError(f"{n_systems:,} systems make {n_pairs:,} pairs, whose statistics need "
-                         f"{need / 2**20:,.0f} MB, over the limit of {MAX_PAIR_MEMORY / 2**20:,.0f} MB "
-                         "(MAX_PAIR_MEMORY): use fewer systems", file=None if m is None else m.source)
+        raise InputError(f"{what}, over the limit of {MAX_PAIR_MEMORY / 2**20:,.0f} MB "
+                         "(MAX_PAIR_MEMORY): use fewer systems", file=file)
+    workers = local_workers()
+    if need * workers > MAX_PAIR_MEMORY:
+        raise InputError(f"{what} in each of --jobs {workers} processes, over their share "
+                         f"{MAX_PAIR_MEMORY / workers / 2**20:,.0f} MB of the limit of "
+                         f"{MAX_PAIR_MEMORY / 2**20:,.0f} MB (MAX_PAIR_MEMORY): use --jobs "
+                         f"{max(1, MAX_PAIR_MEMORY // need)} or fewer systems", file=file)
 
 
 def _pair_cov(xc: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
