@@ -149,3 +149,21 @@ def test_study_jobs_over_the_pair_limit_is_one_line(monkeypatch, tmp_path, capsy
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "40 systems" in err and "use --jobs 1" in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_select_over_its_draw_limit_is_refused_before_drawing(tmp_path, capsys):
+    # 2,220 systems x 30 topics (0.5 MB): 1,000 splits held 2.1 GB of draws; refused in one line
+    # naming the option, with the resamples that fit
+    import time
+
+    from planner.cli import main
+
+    f = tmp_path / "big.csv"
+    _matrix(2220, 30).to_csv(f)
+    t0 = time.process_time()
+    assert main(["select", str(f), "--groups", "regex:^(s)", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert time.process_time() - t0 < 5
+    assert len(err) == 1 and "--n-resamples: " in err[0] and "at most 121 resamples" in err[0]
+    assert main(["select", str(f), "--groups", "regex:^(s)", "--resamples", "121", "--n-dev", "10", "--quiet",
+                 "--seed", "1", "--json"]) == 0

@@ -74,10 +74,10 @@ def as_option(exc: PlannerError, parser: argparse.ArgumentParser | None) -> Plan
     if not isinstance(exc, ParameterError) or not exc.parameter or exc.parameter.startswith("-") \
             or parser is None:
         return exc
-    dest = PARAMETER_OPTION.get(exc.parameter, exc.parameter)
-    for action in parser._actions:  # argparse keeps its actions here (no public accessor)
-        if action.dest == dest and action.option_strings:
-            return ParameterError(exc.message, parameter=max(action.option_strings, key=len))
+    for dest in (PARAMETER_OPTION.get(exc.parameter, exc.parameter), exc.parameter):
+        for action in parser._actions:  # argparse keeps its actions here (no public accessor)
+            if action.dest == dest and action.option_strings:
+                return ParameterError(exc.message, parameter=max(action.option_strings, key=len))
     return exc
 
 

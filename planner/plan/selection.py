@@ -38,7 +38,9 @@ Monte Carlo error: ``optimism_se`` is the standard deviation over resamples divi
 Resamples share topics, so these describe the Monte Carlo error of the estimate on this
 collection, not the error of the collection itself.
 
-Memory: per group ``8 x size x n_resamples x N`` bytes (two cumulative sums).
+Memory: per group ``8 x size x n_resamples x N`` bytes for each of the permuted scores, their
+squares and their two cumulative sums; a group whose draws would pass :data:`MAX_DRAW_MEMORY`
+is refused before any is made (:func:`check_draw_memory`).
 """
 
 from __future__ import annotations
@@ -58,7 +60,31 @@ from ..errors import ParameterError
 from ..results import ResultMixin, short_repr
 from .groups import group_members, resolve_groups
 
-__all__ = ["SelectionBias", "SplitPlan", "check_budget", "plan_split", "selection_bias"]
+__all__ = ["MAX_DRAW_MEMORY", "SelectionBias", "SplitPlan", "check_budget", "check_draw_memory", "plan_split",
+           "selection_bias"]
+
+#: bytes the permuted scores of one group may take (4 arrays of size x n_resamples x (N + 1) float64)
+MAX_DRAW_MEMORY = 256 << 20
+
+
+def check_draw_memory(size: int, n_resamples: int, n_topics: int) -> None:
+    """A ParameterError naming ``n_resamples`` when a group of ``size`` systems would need more than
+    :data:`MAX_DRAW_MEMORY` for its draws.
+
+    Examples
+    --------
+    >>> check_draw_memory(37, 1000, 43)        # DL 2019: 51 MB
+    >>> check_draw_memory(2220, 1000, 30)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    planner.errors.ParameterError: n_resamples: 1,000 resamples of 2,220 systems x 30 topics need 2,100 MB ...
+    """
+    per = 32 * size * (n_topics + 1)
+    if per * n_resamples > MAX_DRAW_MEMORY:
+        raise ParameterError(f"{n_resamples:,} resamples of {size:,} systems x {n_topics:,} topics need "
+                             f"{per * n_resamples / 2**20:,.0f} MB of draws, over the limit of "
+                             f"{MAX_DRAW_MEMORY >> 20} MB (MAX_DRAW_MEMORY); use at most "
+                             f"{MAX_DRAW_MEMORY // per:,} resamples, or smaller groups", parameter="n_resamples")
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -379,6 +405,7 @@ def _run(m: Any, groups: Any, splits: list[tuple[int, int]], k: Any, margin: flo
         raise ParameterError(f"must be >= 0, got {margin!r}", parameter="margin")
     cl = check_open_unit(cl, "confidence_level", what="level")
     R = check_int(R, "n_resamples", minimum=10)
+    check_draw_memory(max(len(v) for v in members.values()), R, m.n_topics)
     rng = seed_to_use(rng)
     gen = as_generator(rng)
     table = _table(m, members, splits, ks, _perms(gen, R, m.n_topics), float(margin), cl, gen)
