@@ -230,3 +230,11 @@ def test_honest_sentences(small_scores, tmp_path):
     assert "beyond the 4.7 times that check reached" in cav2
     d = run_study({**doc, "targets": [{"target": "erho2", "value": 0.9}]}, quiet=True, write=False)
     assert not any(p.startswith("**Intervals on n.**") for p in d.results["honest"]["paragraphs"])
+    # the default method's counts do not run low: one paragraph with the measured coverage and the
+    # largest count, instead of the run-low caveat
+    dec = run_study({**doc, "method": "deconvolved"}, quiet=True, write=False)
+    (t,) = dec.scenario_results[0].targets
+    (cav3,) = [p for p in dec.results["honest"]["paragraphs"] if p.startswith("**Intervals on n.**")]
+    assert "it never lay below" not in cav3 and "83% of draws" in cav3
+    name = dec.scenario_results[0].name
+    assert f"{t.n_topics} topics in {name}, {t.n_topics / T:.1f} times the collection's {T}" in cav3
