@@ -167,3 +167,19 @@ def test_select_over_its_draw_limit_is_refused_before_drawing(tmp_path, capsys):
     assert len(err) == 1 and "--n-resamples: " in err[0] and "at most 121 resamples" in err[0]
     assert main(["select", str(f), "--groups", "regex:^(s)", "--resamples", "121", "--n-dev", "10", "--quiet",
                  "--seed", "1", "--json"]) == 0
+
+
+def test_identical_systems_warning_is_one_short_line():
+    # 20,000 systems in 2 groups of identical ones listed every name (about 300 KB on one line)
+    x = np.repeat(np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]]), [600, 20], axis=0)
+    x = np.vstack([x, np.repeat(np.arange(30)[:, None] / 100, 3, axis=1)[:, :3] + 0.01 * np.arange(3)])
+    names = [f"s{i}" for i in range(x.shape[0])]
+    with pytest.warns(planner.errors.DegenerateDataWarning) as rec:
+        ScoreMatrix.build(x, names, ["a", "b", "c"])
+    (msg,) = [str(w.message) for w in rec if "identical" in str(w.message)]
+    assert len(msg) < 400 and "s0 = s1 = s2 = s3 = s4 = 595 more" in msg and "s600 = " in msg
+    many = np.repeat(np.arange(24, dtype=float)[:, None] / 100, 2, axis=0) + np.zeros((48, 2))
+    with pytest.warns(planner.errors.DegenerateDataWarning) as rec:
+        ScoreMatrix.build(many, [f"r{i}" for i in range(48)], ["a", "b"])
+    (msg,) = [str(w.message) for w in rec if "identical" in str(w.message)]
+    assert msg.count(" = ") == 10 and msg.endswith("; and 14 more groups")
