@@ -483,6 +483,7 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
         pilot's differences)``), ``"analytic"`` (the plug-in normal model with each pair's
         own variance), or a random method, passed to
         ``planner.simulate.predict(pilot_scores, topics=..., method=name, rng=...)``.
+        Default: :data:`planner.methods.DEFAULT_METHOD`, ``"predictive"`` and ``"analytic"``.
     subsets : int, optional
         Random disjoint subset pairs per ``n`` and repeat on the remainder.
     grid : int, optional
@@ -522,7 +523,7 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
     >>> scores = planner.datasets.load("dl19-passage", measure="nDCG@10")
     >>> v = planner.validate(scores, pilot=20, topics=[5, 10], repeats=2, subsets=50, rng=1)
     >>> v.methods, v.topics
-    (('predictive', 'analytic'), (5, 10))
+    (('deconvolved', 'predictive', 'analytic'), (5, 10))
     >>> sorted({r["statistic"] for r in v.rows})
     ['reversal_rate', 'swap_rate']
     """

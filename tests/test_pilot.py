@@ -331,7 +331,8 @@ def test_validate_structure_and_determinism():
     for k in ("swap_rate", "reversal_rate"):
         assert np.array_equal(v1.observed[k][:2], v3.observed[k])
         assert np.array_equal(v1.predicted[k]["predictive"][:2], v3.predicted[k]["predictive"])
-    assert len(v1.rows) == 2 * 2 * 2
+    assert len(v1.rows) == 2 * 3 * 2      # statistics x methods (the default, predictive, analytic) x n
+    assert v1.methods == ("deconvolved", "predictive", "analytic")
     df = v1.to_frame()
     assert set(df.columns) >= {"statistic", "method", "n_topics", "predicted_mean", "observed_mean",
                                "rel_error_median"}
@@ -427,7 +428,7 @@ def test_cli_validate_json_and_errors(tmp_path, capsys):
                  "--repeats", "2", "--subsets", "20", "--seed", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["pilot"] == 10 and out["topics"] == [5, 15] and out["seed"] == 3
-    assert {r["method"] for r in out["rows"]} == {"predictive", "analytic"}
+    assert {r["method"] for r in out["rows"]} == {"deconvolved", "predictive", "analytic"}
     assert main(["validate", "--scores", str(path), "--pilot", "10", "--topics", "5",
                  "--repeats", "3", "--subsets", "20", "--seed", "3"]) == 0
     assert "bias = median over repeats of pred/obs - 1" in capsys.readouterr().out
