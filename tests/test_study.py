@@ -392,7 +392,8 @@ def test_study_writes_every_artifact(tmp_path, small_scores):
     from planner.simulate import filter_informative
 
     m = filter_informative(load_scores(small_scores), min_spread=0.05)[0]
-    assert sw["n_topics"] == size_for_target(m, target="swap_rate", value=0.2, n_resamples=0).n_topics
+    assert sw["n_topics"] == size_for_target(m, target="swap_rate", value=0.2, method="analytic",
+                                             n_resamples=0).n_topics
     assert sw["lower"] <= sw["n_topics"] <= sw["upper"]
     prov = json.loads((out / "provenance.json").read_text())
     import hashlib
