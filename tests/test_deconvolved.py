@@ -99,6 +99,40 @@ def test_future_variance_scale_is_fewer_topics():
         np.testing.assert_allclose(a[key], b[key], rtol=1e-12)
 
 
+def test_pair_rates_with_a_future_scale_are_the_predictive_rates():
+    # the search's cached posterior (PairRates) gives predictive_pair_rates' numbers, future scale included
+    rng = np.random.default_rng(6)
+    dbar, s2 = rng.normal(0, 0.05, 200), rng.uniform(0.005, 0.03, 200)
+    f = rng.uniform(1.0, 4.0, 200)
+    pr = fit_prior(dbar, s2, 25, prior="scale")
+    for key in ("swap_rate", "reversal_rate"):
+        rates = PairRates(dbar, s2, 25, pr, key, future_scale=f)
+        ref = predictive_pair_rates(dbar, s2, 25, [30, 300], prior=pr, future_scale=f)[key]
+        np.testing.assert_allclose(np.stack([rates(30), rates(300)], axis=1), ref, rtol=1e-13, atol=1e-16)
+
+
+def test_rates_sum_every_component_that_matters():
+    # components under NEGLIGIBLE_POSTERIOR are skipped: the swap rate is still the posterior sum
+    # over all twenty, written out here (owens_t per component, as in the module docstring)
+    from scipy import special
+
+    from planner.simulate.rates import NEGLIGIBLE_POSTERIOR
+
+    rng = np.random.default_rng(8)
+    n0, n = 30, 200
+    z = np.concatenate([rng.normal(0, 0.3, 150), rng.normal(0, 3.0, 150)])    # dbar / sigma_d, sigma_d = 1
+    pr = fit_prior(z, np.ones(z.size), n0, prior="scale")
+    got = predictive_pair_rates(z, np.ones(z.size), n0, [n], prior=pr)["swap_rate"][:, 0]
+    s2k, se2 = SCALE_GRID ** 2, 1.0 / n0
+    like = np.exp(-0.5 * z[:, None] ** 2 / (s2k + se2)) / np.sqrt(s2k + se2) * pr.weights
+    post = like / like.sum(axis=1, keepdims=True)
+    m, v = z[:, None] * s2k / (s2k + se2), s2k * se2 / (s2k + se2)
+    h, rho = np.abs(m) / np.sqrt(v + 1.0 / n), v / (v + 1.0 / n)
+    want = np.sum(post * 4.0 * special.owens_t(h, np.sqrt((1 - rho) / (1 + rho))), axis=1)
+    assert (post < NEGLIGIBLE_POSTERIOR).mean() > 0.05         # the case skips components
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-14)
+
+
 @needs_data
 def test_resamples_solved_on_the_histogram_agree_with_the_pairs(tb_ap):
     # the interval's resamples are solved on the prior's histogram of |z|: the mean rate of the

@@ -25,11 +25,11 @@ from .._random import as_generator, seed_of, seed_to_use
 from ..errors import DegenerateDataWarning, InputError, ParameterError
 from ..results import IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
-from ..simulate import fit_prior, pair_variance_model, predictive_pair_rates
+from ..simulate import PairRates, fit_prior, pair_variance_model
 from ..variance import check_alpha, pair_index
 from .checks import as_scores, check_interval_resamples, check_prob, check_quantile
 from .pairs import PairModel, batch_stat
-from .search import interval_quantiles, smallest_n
+from .search import interval_quantiles, smallest_n_vec
 from .targets import check_target_value
 
 __all__ = ["MAX_VARIANTS", "VariantModel", "VariantTrade", "fit_variant_model", "topics_for_variants",
@@ -187,22 +187,23 @@ class _VariantModel:
 
         prior = self.prior
         assert prior is not None        # (fitted with the spec)
+        key = "reversal_rate" if t.name == "reversal_rate" else "swap_rate"
+        rates = PairRates(self.dbar, self.s2m, self.T, prior, key, future_scale=rv)   # posterior once
 
         def pred(n: int) -> float:
-            pr = predictive_pair_rates(self.dbar, self.s2m, self.T, [int(float(n))], prior=prior,
-                                       future_scale=rv)
-            key = "reversal_rate" if t.name == "reversal_rate" else "swap_rate"
-            r = np.where(self.model.identical, 0.5, pr[key][:, 0])
+            r = np.where(self.model.identical, 0.5, rates(int(float(n))))
             return float(1.0 - 2.0 * r.mean()) if t.name == "kendall_tau" else float(r.mean())
         return pred
 
-    def row(self, q: _Question, v: int) -> dict:
-        """The smallest n with ``v`` variants per topic."""
+    def row(self, q: _Question, v: int, start: int | None = None) -> dict:
+        """The smallest n with ``v`` variants per topic (the search starts at ``start``, a guess such
+        as the collection's count when this is a resample of it: same answer, fewer steps)."""
         var_v = self.variance_at(v)
         s2d = self.s2d
         rv = np.where(s2d > 0, var_v / np.where(s2d > 0, s2d, 1.0), 1.0)
         stat = self.statistic(q, var_v, rv)
-        n_star = smallest_n(lambda n: q.met(stat(n)), 2, q.n_max)
+        found = smallest_n_vec(lambda n: np.array([q.met(stat(int(n[0])))]), 1, 2, q.n_max, start=start)[0]
+        n_star = int(found) if np.isfinite(found) else None
         return {"n_variants": v, "n_topics": n_star,
                 "queries": None if n_star is None else int(n_star) * v,
                 "achieved": None if n_star is None else stat(n_star),
@@ -210,9 +211,11 @@ class _VariantModel:
 
 
 def _variant_solve(x: np.ndarray, q: _Question, vs: list[int], source: Any, warn: bool = True,
-                   vm: _VariantModel | None = None) -> tuple[list[dict] | None, float, int]:
+                   vm: _VariantModel | None = None,
+                   starts: list[int | None] | None = None) -> tuple[list[dict] | None, float, int]:
     """The rows of :func:`topics_for_variants` for the ``(S, T, V)`` values ``x`` (their model
-    ``vm`` when fitted already), the median variant share and the number of identical pairs
+    ``vm`` when fitted already; ``starts``: a guess of each row's count, as for
+    :meth:`_VariantModel.row`), the median variant share and the number of identical pairs
     (rows ``None`` when every pair is identical and ``warn`` is off: a topic resample can draw
     such a set)."""
     if vm is None:
@@ -227,7 +230,8 @@ def _variant_solve(x: np.ndarray, q: _Question, vs: list[int], source: Any, warn
         warnings.warn(f"{int(identical.sum())} pair(s) of systems identical on every topic and variant: each "
                       f"counts as a tie in the {q.target.name} target (swap and reversal rate 0.5, power 1, "
                       "interval width 0), as in planner predict", DegenerateDataWarning, stacklevel=3)
-    return [vm.row(q, v) for v in vs], vm.share, int(identical.sum())
+    starts = starts or [None] * len(vs)
+    return [vm.row(q, v, n0) for v, n0 in zip(vs, starts)], vm.share, int(identical.sum())
 
 
 def _variant_method(method: str) -> None:
@@ -346,8 +350,9 @@ def _resampled_rows(x: np.ndarray, q: _Question, vs: list[int], rows: list[dict]
     ns = np.full((resamples, len(vs)), np.inf)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
+        starts = [r["n_topics"] for r in rows]     # the collection's counts: the resamples' vary around them
         for i, g in enumerate(as_generator(rng).spawn(resamples)):
-            rb, _, _ = _variant_solve(x[:, g.integers(0, T, T), :], q, vs, source, warn=False)
+            rb, _, _ = _variant_solve(x[:, g.integers(0, T, T), :], q, vs, source, warn=False, starts=starts)
             for j, r in enumerate(rb or []):
                 if r["n_topics"] is not None:
                     ns[i, j] = r["n_topics"]

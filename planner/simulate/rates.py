@@ -132,6 +132,10 @@ STATISTICS = PAIR_RATES
 # bound on the number of float64 values of one working block (pairs chunk x grid)
 _BLOCK = 2_000_000
 
+#: posterior weight of a mixture component below which its rates are not evaluated: its share of any
+#: pair's rate is under this, far below the tolerance of any count or curve
+NEGLIGIBLE_POSTERIOR = 1e-15
+
 
 def norm_cdf(x):
     """The standard normal distribution function."""
@@ -253,18 +257,7 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
     s2_d = pair_variance_model(s2_d, variance)
     pr = prior if isinstance(prior, Prior) else fit_prior(dbar, s2_d, n0, prior=prior, grid=grid,
                                                             max_fit_pairs=max_fit_pairs)
-    if future_scale is not None:
-        future_scale = np.asarray(future_scale, dtype=np.float64)
-        if future_scale.shape != dbar.shape:
-            raise ParameterError(f"expected one multiplier per pair ({dbar.size} pairs), got shape "
-                                 f"{future_scale.shape}", parameter="future_scale")
-        if not np.all(np.isfinite(future_scale) & (future_scale > 0)):
-            bad = future_scale[~(np.isfinite(future_scale) & (future_scale > 0))]
-            raise ParameterError(f"multipliers must be positive and finite, got {bad[0]!r} "
-                                 f"({bad.size} such)", parameter="future_scale")
-        if pr.kind not in ("normal", "scale") or df is not None:
-            raise ParameterError("a future variance scale needs the normal or scale prior without df "
-                                 "(integrated variances)", parameter="future_scale")
+    future_scale = _check_future_scale(future_scale, dbar, pr, df)
     if df is None:
         return _rates_given_variance(dbar, s2_d, n0, t, pr, future_scale)
     if isinstance(df, VarianceScales):
@@ -281,6 +274,24 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
     for key in out:
         out[key] /= factors.shape[0]
     return out
+
+
+def _check_future_scale(future_scale, dbar: np.ndarray, pr: Prior, df) -> np.ndarray | None:
+    """``future_scale`` of :func:`predictive_pair_rates` as float64, checked (``None`` stays)."""
+    if future_scale is None:
+        return None
+    future_scale = np.asarray(future_scale, dtype=np.float64)
+    if future_scale.shape != dbar.shape:
+        raise ParameterError(f"expected one multiplier per pair ({dbar.size} pairs), got shape "
+                             f"{future_scale.shape}", parameter="future_scale")
+    if not np.all(np.isfinite(future_scale) & (future_scale > 0)):
+        bad = future_scale[~(np.isfinite(future_scale) & (future_scale > 0))]
+        raise ParameterError(f"multipliers must be positive and finite, got {bad[0]!r} "
+                             f"({bad.size} such)", parameter="future_scale")
+    if pr.kind not in ("normal", "scale") or df is not None:
+        raise ParameterError("a future variance scale needs the normal or scale prior without df "
+                             "(integrated variances)", parameter="future_scale")
+    return future_scale
 
 
 @dataclass(frozen=True)
@@ -340,9 +351,17 @@ def _mixture_posterior(d, se2, sds, logw):
 
 
 def _mixture_rates(post, m, v, s2, n, d, want=STATISTICS):
-    """Swap and reversal rates at ``n`` (None where not in ``want``) from :func:`_mixture_posterior`."""
-    swap, rev = _component_rates(m, v, s2[:, None] / n, d[:, None], want)
-    return tuple(None if r is None else np.sum(post * r, axis=1) for r in (swap, rev))
+    """Swap and reversal rates at ``n`` (None where not in ``want``) from :func:`_mixture_posterior`.
+
+    Components whose posterior weight is under :data:`NEGLIGIBLE_POSTERIOR` are not evaluated (their
+    share of a rate is below it); a fitted scale mixture leaves most of them so for each pair.
+    """
+    keep = post >= NEGLIGIBLE_POSTERIOR
+    rows = np.broadcast_to(np.arange(post.shape[0])[:, None], post.shape)[keep]
+    future = np.broadcast_to(s2[:, None] / n, post.shape)[keep]
+    swap, rev = _component_rates(m[keep], v[keep], future, np.broadcast_to(d[:, None], post.shape)[keep], want)
+    w = post[keep]
+    return tuple(None if r is None else np.bincount(rows, w * r, minlength=post.shape[0]) for r in (swap, rev))
 
 
 def _component_rates(m, v, future, d, want):
@@ -455,18 +474,24 @@ class PairRates:
     instead of at every call; the values are those of :func:`predictive_pair_rates`
     (same operations). Normal priors and ``df`` (integrated variances) call it directly.
 
+    ``future_scale``: as in :func:`predictive_pair_rates` (normal and scale priors).
+
     Memory: ``pairs * grid`` float64 values (npmle), ``3 * pairs * components`` (mixture).
     """
 
-    def __init__(self, dbar, s2_d, n0, prior: Prior, statistic: str = "swap_rate", *, df=None):
+    def __init__(self, dbar, s2_d, n0, prior: Prior, statistic: str = "swap_rate", *, df=None,
+                 future_scale=None):
         if statistic not in STATISTICS:
             raise ParameterError(f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}",
                                  parameter="statistic")
         self.dbar, self.s2_d, self.n0, self.prior, self.statistic, self.df = dbar, s2_d, n0, prior, statistic, df
+        self.future_scale = _check_future_scale(future_scale, np.asarray(dbar), prior, df)
         self._cache: tuple[np.ndarray, tuple[Any, ...]] | None = None
+        self._future = s2_d
         if df is None and prior.kind == "scale":
             # standardized pairs: the scale prior is the mixture's formulas in pair SDs
             self.dbar, self.s2_d = _standardize(dbar, s2_d, np.flatnonzero(s2_d > 0))
+            self._future = self.s2_d if self.future_scale is None else self.future_scale
         if df is None and prior.kind in ("mixture", "npmle", "scale"):
             idx = np.flatnonzero(s2_d > 0)
             keep = prior.weights > 0
@@ -482,13 +507,13 @@ class PairRates:
         """Per-pair rate at ``n`` topics, shape ``(pairs,)``."""
         if self._cache is None:
             return predictive_pair_rates(self.dbar, self.s2_d, self.n0, [int(n)], prior=self.prior,
-                                         df=self.df)[self.statistic][:, 0]
+                                         df=self.df, future_scale=self.future_scale)[self.statistic][:, 0]
         idx, post = self._cache
         out = np.zeros(self.dbar.size)
         want = (self.statistic,)
         if self.prior.kind != "npmle":
             weights, mean, var = post
-            swap, rev = _mixture_rates(weights, mean, var, self.s2_d[idx], int(n), self.dbar[idx], want)
+            swap, rev = _mixture_rates(weights, mean, var, self._future[idx], int(n), self.dbar[idx], want)
         else:
             p, grid, sd, sgn = post
             swap, rev = _grid_rates(p, grid, sd, math.sqrt(int(n)), sgn, want)
