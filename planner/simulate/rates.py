@@ -340,12 +340,13 @@ def _normal_rates(m, v, s2, n, d):
 
 
 def _mixture_posterior(d, se2, sds, logw):
-    """Per pair and component: posterior weight, mean and variance ``(post, m, v)``."""
+    """Per pair and component: posterior weight, mean and variance ``(post, m, v)``; with ``logw`` of
+    shape ``(B, J)``, the weights of each of ``B`` priors, ``(B, pairs, J)``."""
     ll, tot = mixture_loglik(d, se2, sds)
-    lp = ll + logw[None, :]
-    lp -= lp.max(axis=1, keepdims=True)
+    lp = ll + logw[..., None, :]
+    lp -= lp.max(axis=-1, keepdims=True)
     post = np.exp(lp)
-    post /= post.sum(axis=1, keepdims=True)
+    post /= post.sum(axis=-1, keepdims=True)
     s2k = sds[None, :] ** 2
     return post, d[:, None] * s2k / tot, s2k * se2[:, None] / tot
 
@@ -545,8 +546,7 @@ def scale_batch_rates(D: np.ndarray, V: np.ndarray, n0: int) -> Callable[[np.nda
     se2 = np.full(d.size, 1.0 / n0)
     with np.errstate(divide="ignore"):
         logw = np.log(w)
-    post = np.stack([_mixture_posterior(d, se2, SCALE_GRID, lw)[0] for lw in logw])   # (B, M, J)
-    _, m, v = _mixture_posterior(d, se2, SCALE_GRID, np.zeros(SCALE_GRID.size))
+    post, m, v = _mixture_posterior(d, se2, SCALE_GRID, logw)   # (B, M, J), and (M, J) twice
     weighted = post * (counts / D.shape[1])[:, :, None]
     ties = 0.5 * tie.mean(axis=1)
     at: dict[tuple[str, int], np.ndarray] = {}
