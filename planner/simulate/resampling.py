@@ -218,15 +218,19 @@ class _OneStratum:
         self.s, self.g, self.halves = s, s.groups[0], s.method.disjoint
         qx, unit = score_grid(s.x[:, self.g], int(nk[0]))  # per n: n's numbers depend on n only
         draws = draw_matrix(idx[0], self.g.size)
-        Msys = np.ascontiguousarray((draws @ qx.T).T)  # exact integers
-        if np.float32 == FAST_DTYPE and float(np.max(np.abs(Msys), initial=0.0)) < 2.0 ** 23:
-            # (decimal grids: sums of at most n * 10^k; the float64 copy is dropped)
-            Msys = Msys.astype(np.float32)  # still exact: differences subtract exactly in float32
+        draws32 = draws.astype(np.float32)
+        if np.float32 == FAST_DTYPE and float(np.max(np.abs(qx), initial=0.0)) * idx[0].shape[1] < 2.0 ** 23:
+            # every partial sum an integer below 2^23: the float32 product is exact (and 2-3x faster)
+            Msys = np.ascontiguousarray((draws32 @ qx.T.astype(np.float32)).T)
+        else:
+            Msys = np.ascontiguousarray((draws @ qx.T).T)  # exact integers
+            if np.float32 == FAST_DTYPE and float(np.max(np.abs(Msys), initial=0.0)) < 2.0 ** 23:
+                Msys = Msys.astype(np.float32)  # still exact: differences subtract exactly in float32
         self.Msys = Msys
         dense = self.g.size <= DENSE_TOPICS * n
         self.WTq = topic_counts(idx[0], self.g.size, FAST_DTYPE) if s.t_tests and dense else None
         self.qbuf: np.ndarray | None = None
-        self.draws = draws.astype(FAST_DTYPE) if s.t_tests and not dense else None
+        self.draws = draws32 if s.t_tests and not dense else None
         self.xg = s.x[:, self.g] if s.t_tests else None
         self.cprime = crit * crit / (n - 1.0)
         self.scale = unit / n
