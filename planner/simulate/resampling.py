@@ -206,8 +206,9 @@ class GramSums:
             left[:, n] = self.sq[r0:r1, a0:a0 + na]
             G = np.matmul(left.transpose(0, 2, 1), right)  # (tile, na, ns): Q of (a0 + i, a0 + j)
             G += self.sq[r0:r1, None, a0:]
+            np.maximum(G, 0.0, out=G)  # (here, contiguous: the transposing copies below are plain)
             for i0, i1, a, b0, b1 in runs:
-                np.maximum(G[:, a - a0, b0 - a0:b1 - a0].T, 0.0, out=Q[i0:i1, r0:r1])
+                Q[i0:i1, r0:r1] = G[:, a - a0, b0 - a0:b1 - a0].T
 
 
 class _OneStratum:
