@@ -7,7 +7,8 @@ resampled sums follow from one exact sparse product on the score grid, and the p
 statistics of each aligned block of :data:`~planner.simulate.kernels.BLOCK` pairs are read
 from them (:func:`~planner.simulate.kernels.fast_block`); only the t-tests need a product
 per block: with the dense draw counts while ``T <= DENSE_TOPICS * n``, else from each
-resample's Gram matrix of its drawn scores (:class:`GramSums`). The work per resample is
+resample's Gram matrix of its drawn scores (:class:`GramSums`, a group of blocks at a time).
+The work per resample is
 proportional to ``n``, not to ``T``. See the package docstring for the statistics and the
 memory bound.
 
