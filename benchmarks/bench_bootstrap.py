@@ -208,7 +208,7 @@ def memory_bound(method: str, S: int, T: int, R: int, K: int, N: int, *, n_max: 
     if meth.engine is Engine.RESAMPLING:
         if K == 1:
             work = (40 * R_tot * n_max + 12 * R_tot * min(T, 8 * n_max) + 12 * S * R_tot + 12 * 512 * R_tot
-                    + 32 * S * T + 4096 * T + 4 * MiB)
+                    + 32 * S * T + 4096 * T + 4 * MiB + 64 * MiB)
         else:
             work = 8 * (2 * R_tot * T + (K + 1) * S * R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 * MiB
     elif meth.engine is Engine.PARAMETRIC:

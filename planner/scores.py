@@ -307,13 +307,31 @@ class ScoreMatrix:
         return np.nanmean(self.topic_scores(), axis=1)
 
     def identical_systems(self) -> list[tuple[str, ...]]:
-        """Groups of systems whose scores are identical on every topic (and variant)."""
-        flat = self.values.reshape(self.n_systems, -1)
-        seen: dict[bytes, list[str]] = {}
-        for name, row in zip(self.systems, flat):
-            key = np.where(np.isnan(row), np.inf, row).tobytes()
-            seen.setdefault(key, []).append(name)
-        return [tuple(g) for g in seen.values() if len(g) > 1]
+        """Groups of systems whose scores are identical on every topic (and variant).
+
+        Rows are compared as bytes (missing cells equal each other; ``0.0`` and ``-0.0``
+        differ). Every row is hashed at once (its 64-bit words times fixed odd weights,
+        summed modulo 2^64) and only rows with equal hashes are compared. Groups come in the order
+        of their first system, each in matrix order.
+        """
+        S = self.n_systems
+        vals = self.values.reshape(S, -1)
+        if not np.isfinite(vals).all():
+            vals = np.where(np.isnan(vals), np.inf, vals)
+        bits = vals.view(np.uint64)
+        weights = np.random.default_rng(_ROW_HASH_SEED).integers(0, 2 ** 63, bits.shape[1], dtype=np.uint64) * 2 + 1
+        h = np.empty(S, dtype=np.uint64)
+        step = max(1, 2 ** 20 // max(1, bits.shape[1]))
+        for r0 in range(0, S, step):  # (in pieces: one temporary of a million words; products wrap)
+            h[r0:r0 + step] = (bits[r0:r0 + step] * weights).sum(axis=1, dtype=np.uint64)
+        _, inverse, counts = np.unique(h, return_inverse=True, return_counts=True)
+        order = np.argsort(inverse.ravel(), kind="stable")  # systems by hash, each hash in matrix order
+        starts = np.cumsum(counts) - counts
+        groups: list[np.ndarray] = []
+        for k in np.flatnonzero(counts > 1):
+            groups += _equal_rows(bits, order[starts[k]:starts[k] + counts[k]])
+        groups.sort(key=lambda g: int(g[0]))
+        return [tuple(self.systems[i] for i in g) for g in groups]
 
     # ----------------------------------------------------------------- subsets
     def take(self, *, systems: Iterable | str | int | None = None,
@@ -571,3 +589,18 @@ def _label_positions(sel, labels: tuple[str, ...], what: str) -> np.ndarray:
             raise ParameterError(f"unknown {what[:-1]} {lab!r}{hint}", parameter=what)
         out.append(pos[str(lab)])
     return np.asarray(out, dtype=np.intp)
+
+
+#: seed of the fixed weights of :meth:`ScoreMatrix.identical_systems`' row hashes
+_ROW_HASH_SEED = 20_240_611
+
+
+def _equal_rows(bits: np.ndarray, members: np.ndarray) -> list[np.ndarray]:
+    """The groups (two or more) of equal rows among ``bits[members]`` (rows with one hash)."""
+    same = np.all(bits[members] == bits[members[0]], axis=1)
+    if same.all():
+        return [members]
+    seen: dict[bytes, list[int]] = {}  # a hash collision: split by the bytes themselves
+    for i in members:
+        seen.setdefault(bits[i].tobytes(), []).append(int(i))
+    return [np.array(g) for g in seen.values() if len(g) > 1]

@@ -200,3 +200,40 @@ def test_layers_reexport_and_scoring_lives_in_score_runs():
     assert not hasattr(ScoreMatrix, "from_runs")
     with pytest.raises(ParameterError, match="missing: unknown missing-cell policy 'nope'; expected one of error"):
         ScoreMatrix.build([[0.1, 0.2], [0.3, 0.4]], ["a", "b"], ["1", "2"], missing="nope")
+
+
+def _identical_by_loop(m: ScoreMatrix) -> list[tuple[str, ...]]:
+    """The plain definition: systems keyed by the bytes of their rows (missing cells alike)."""
+    seen: dict[bytes, list[str]] = {}
+    for name, row in zip(m.systems, m.values.reshape(m.n_systems, -1)):
+        seen.setdefault(np.where(np.isnan(row), np.inf, row).tobytes(), []).append(name)
+    return [tuple(g) for g in seen.values() if len(g) > 1]
+
+
+@pytest.mark.parametrize("variants", [None, ["v1", "v2"]])
+def test_identical_systems_equal_the_plain_loop(variants):
+    # repeated rows (with missing cells, and 0.0 against -0.0, which differ as bytes; two
+    # rows with equal hashes but other bytes) among 300 systems: the same groups in the same
+    # order as keying every row's bytes in a loop
+    rng = np.random.default_rng(3)
+    shape = (300, 7) if variants is None else (300, 7, 2)
+    x = np.round(rng.random(shape), 1)  # one decimal: some rows repeat by chance too
+    x[rng.random(shape) < 0.02] = NAN
+    for src, dst in ((5, 17), (5, 250), (40, 41), (99, 7), (120, 299)):
+        x[dst] = x[src]
+    x[200] = x[201] = 0.0
+    x[202] = 0.0
+    x[202].flat[0] = -0.0
+    x[211] = 0.0  # two signs flipped: the same hash as the zeros (2 * 2^63 w = 0 mod 2^64), other bytes
+    x[211].flat[:2] = -0.0
+    x[212] = x[211]
+    names = [f"s{i}" for i in range(300)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        m = ScoreMatrix.build(x, names, [f"t{i}" for i in range(7)], variants=variants, missing="keep", warn=False)
+    got = m.identical_systems()
+    assert got == _identical_by_loop(m)
+    assert ("s5", "s17", "s250") in got and ("s7", "s99") in got and ("s200", "s201") in got
+    assert not any("s202" in g for g in got) and ("s211", "s212") in got
+    two = m.take(systems=["s0", "s1"])
+    assert two.identical_systems() == []

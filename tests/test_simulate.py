@@ -1404,3 +1404,35 @@ def test_gram_path_t_tests_match_float64_tests():
     for k in ("power", "significant"):
         assert np.all(np.abs(got[k] - ref[k]) <= 2 / R), k
     assert np.any(got["significant"] > 0.2) and np.any(got["power"] < 0.8)  # not all 0 or 1
+
+
+@pytest.mark.filterwarnings("ignore:variance component of systems")
+def test_gram_sums_in_groups_and_bands_match_float64_sums(monkeypatch):
+    # the Gram sums are computed a group of blocks at a time, in bands of systems a; with one
+    # block a group and bands of 4 systems, groups start and end inside a system's row: every
+    # pair's sums still match the float64 sums of the same draws, and equal (to float32
+    # rounding) those of one group and one band; the engine's t-tests agree within 2 of R
+    from planner.simulate import resampling
+
+    T, n, R = 400, 10, 300
+    x = _scores4(7, 40, T, 0.4, 0.15)  # 780 pairs: two blocks
+    setup, engine, st = _gram_setup(x, n, R, seed=5)
+    assert st.gram is not None and st.gram.group >= setup.n_pairs  # one group, one band
+    whole = np.vstack([st.thresholds(slice(b0, min(setup.n_pairs, b0 + 512))) for b0 in (0, 512)])
+    ref_stats = engine.chunk(0, slice(0, setup.n_pairs))
+    monkeypatch.setattr(resampling, "GRAM_CACHE", 4 * 512 * R)
+    monkeypatch.setattr(resampling, "GRAM_BAND", 4)
+    setup, engine, st = _gram_setup(x, n, R, seed=5)
+    assert st.gram.group == 512
+    parts = np.vstack([st.thresholds(slice(b0, min(setup.n_pairs, b0 + 512))) for b0 in (0, 512)])
+    W = resampling.topic_counts(st.gram.idx, T)
+    d = x[setup.a] - x[setup.b]
+    ref = (d * d * st.kappa) @ W
+    for Q in (whole, parts):
+        np.testing.assert_allclose(Q, ref, rtol=2e-5, atol=1e-6 * ref.max())
+    np.testing.assert_allclose(parts, whole, rtol=1e-5, atol=1e-6 * ref.max())
+    got = engine.chunk(0, slice(0, setup.n_pairs))
+    for k in ("swap_rate", "reversal_rate", "ci_width"):
+        assert np.array_equal(got[k], ref_stats[k]), k
+    for k in ("power", "significant"):
+        assert np.all(np.abs(got[k] - ref_stats[k]) <= 2 / R), k

@@ -97,9 +97,9 @@ Methods
     resampled sum of squared differences, in float32 per block of 512 pairs (see
     :func:`~planner.simulate.kernels.fast_block`): one dense product ``kappa d^2 @ W.T``
     while ``T <= 8 n``, else ``SQ_a + SQ_b - 2 sum_i y_a y_b`` from each resample's Gram
-    matrix of its drawn topic-centred scores (batched products, work ``R n`` per pair
-    whatever the collection's ``T``; pairs of nearly equal systems, whose squares would
-    cancel, use sparse products ``W @ kappa d^2``;
+    matrix of its drawn topic-centred scores (batched products over bands of systems, a group
+    of blocks at a time; work ``R n`` per pair whatever the collection's ``T``; pairs of
+    nearly equal systems, whose squares would cancel, use sparse products ``W @ kappa d^2``;
     :class:`~planner.simulate.resampling.GramSums`). Float32 moves ``t^2`` by a few
     ``1e-6`` relatively (the Gram sums up to about ``1e-5``), which changes a test's
     outcome only for resamples within that distance of the critical value (tested
@@ -174,13 +174,14 @@ With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
     values;
   - bootstrap / subsample, one stratum (``strata="uniform"``):
     ``40 * R_tot * n + 12 * R_tot * min(T, 8 n) + 12 * S * R_tot + 12 * 512 * R_tot + 32 * S * T
-    + 4096 * T + 4 MiB``: the drawn topics and their sparse counts (float64 and float32), the
+    + 4096 * T + 4 MiB + 64 MiB``: the drawn topics and their sparse counts (float64 and float32), the
     dense counts when ``T <= 8 n`` (:data:`~planner.simulate.resampling.DENSE_TOPICS`), every
     system's resampled sums
     (float64, then float32 when exact), the float32 t-test sums of one block of
     512 pairs (and their 128-pair pieces) and their squared differences, the score
-    grid and the scores, and the cache-sized pieces being summarised;
-    independent of ``P``;
+    grid and the scores, the cache-sized pieces being summarised, and when ``T > 8 n`` the
+    t-test sums of a group of blocks (:data:`~planner.simulate.resampling.GRAM_CACHE`, or one
+    block when larger); independent of ``P``;
   - bootstrap / subsample, ``K > 1`` strata: ``8 * (2 * R_tot * T + (K + 1) * S *
     R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 MiB``: the draw counts (built
     transposed from the drawn topics, one stratum at a time), every system's resampled sums per stratum and

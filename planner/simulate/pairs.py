@@ -13,6 +13,7 @@ from typing import cast
 
 import numpy as np
 
+from .._blas import one_blas_thread
 from ..errors import DegenerateDataWarning, PlannerError
 from ..scores import ScoreMatrix
 from ..variance import anova_components, fit, parse_selector, within_system
@@ -28,7 +29,7 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *,
     Large problems use the covariance matrix (``s2_d = C_aa + C_bb - 2 C_ab``,
     one matrix product); pairs whose variance is within rounding of 0 are then
     recomputed from their differences, so identical systems give exactly 0.
-    Memory: ``8 * (S^2 + S * T + 5 * P)`` bytes for the covariance way, ``24 *
+    The product runs on one BLAS thread. Memory: ``8 * (S^2 + S * T + 5 * P)`` bytes for the covariance way, ``24 *
     min(P * T, max(T, block))`` for the direct way (differences in blocks of ``block``
     values; the numbers do not depend on ``block``).
     """
@@ -38,7 +39,8 @@ def pair_moments(x: np.ndarray, a: np.ndarray, b: np.ndarray, *,
         return _direct_pair_moments(x, a, b, block=block)
     mean = x.mean(axis=1)
     xc = x - mean[:, None]
-    C = (xc @ xc.T) / (T - 1)
+    with one_blas_thread():  # one product: idle BLAS threads only add CPU time (planner._blas)
+        C = (xc @ xc.T) / (T - 1)
     diag = np.diag(C)
     s2 = diag[a] + diag[b] - 2.0 * C[a, b]
     dbar = mean[a] - mean[b]

@@ -7,7 +7,8 @@ resampled sums follow from one exact sparse product on the score grid, and the p
 statistics of each aligned block of :data:`~planner.simulate.kernels.BLOCK` pairs are read
 from them (:func:`~planner.simulate.kernels.fast_block`); only the t-tests need a product
 per block: with the dense draw counts while ``T <= DENSE_TOPICS * n``, else from each
-resample's Gram matrix of its drawn scores (:class:`GramSums`). The work per resample is
+resample's Gram matrix of its drawn scores (:class:`GramSums`, a group of blocks at a time).
+The work per resample is
 proportional to ``n``, not to ``T``. See the package docstring for the statistics and the
 memory bound.
 
@@ -48,8 +49,8 @@ from .kernels import (
     strata_sums,
 )
 
-__all__ = ["DENSE_TOPICS", "GRAM_RATIO", "PAIR_COLUMNS", "GramSums", "ResamplingEngine", "draw_matrix",
-           "draw_topics", "sparse_sums", "topic_counts"]
+__all__ = ["DENSE_TOPICS", "GRAM_BAND", "GRAM_CACHE", "GRAM_RATIO", "PAIR_COLUMNS", "GramSums", "ResamplingEngine",
+           "draw_matrix", "draw_topics", "sparse_sums", "topic_counts"]
 
 #: pairs per sparse product of the t-tests (their squared differences stay in cache)
 PAIR_COLUMNS = 128
@@ -61,6 +62,10 @@ DENSE_TOPICS = 8
 GRAM_RATIO = 64.0
 #: gathered scores and Gram entries per tile of resamples in :class:`GramSums` (float32 values)
 GRAM_TILE = 2 ** 18
+#: bytes of float32 t-test sums :class:`GramSums` computes at once (a group of aligned blocks)
+GRAM_CACHE = 2 ** 26
+#: systems ``a`` per batched product of :class:`GramSums`
+GRAM_BAND = 48
 
 
 def draw_topics(g_n: np.random.Generator, groups, nk, resamples: int, disjoint: bool) -> list[np.ndarray]:
@@ -125,14 +130,18 @@ class GramSums:
 
     ``sum_i (y_a - y_b)^2 = SQ_a + SQ_b - 2 sum_i y_a y_b`` over a resample's drawn topics,
     ``y`` the scores centred on each topic's mean over the systems (the same differences,
-    smaller squares). Per tile of resamples the drawn rows of the block's systems are
-    gathered (``n`` rows a resample) and one batched float32 product gives the cross sums
-    of every pair of the block: BLAS work ``R n`` per pair, whatever ``T`` (the sparse
-    products' scattered reads ran 3-4x slower per operation). The difference of squares
-    cancels for pairs of nearly equal systems: a pair whose squared differences sum to less
-    than ``1 / GRAM_RATIO`` of its two systems' centred squares (identical systems
-    included) takes the sparse products of :func:`sparse_sums` instead. Negative sums
-    (rounding) are 0.
+    smaller squares). The pairs are summed in groups of aligned blocks (:meth:`group_pairs`,
+    about :data:`GRAM_CACHE` bytes of sums, fixed by ``R``: the same groups for any chunking),
+    each group once when its first block is asked for. A group's systems ``a`` are taken in
+    bands of :data:`GRAM_BAND`; per tile of resamples the drawn rows of the band's systems and
+    of every later system are gathered once (``n`` rows a resample) and one batched float32
+    product gives ``Q`` of every pair of the band (``[-2 kappa y_a, kappa SQ_a] . [y_b, 1]``, then
+    ``kappa SQ_b`` added): BLAS work ``R n``
+    per pair, whatever ``T``, in products large enough to run near BLAS speed. The
+    difference of squares cancels for pairs of nearly equal systems: a pair whose squared
+    differences sum to less than ``1 / GRAM_RATIO`` of its two systems' centred squares
+    (identical systems included) takes the sparse products of :func:`sparse_sums` instead.
+    Negative sums (rounding) are 0.
     """
 
     def __init__(self, s: Setup, xg: np.ndarray, idx: np.ndarray, draws: sparse.csr_matrix, kappa: float):
@@ -147,36 +156,60 @@ class GramSums:
         T = xg.shape[1]
         dd = s.s2 * (T - 1.0) + T * s.dbar * s.dbar  # each pair's sum of d^2 over the collection
         self.exact = dd * GRAM_RATIO <= energy[s.a] + energy[s.b]
+        self.group = self.group_pairs(idx.shape[0])
+        # the drawn topics and topic T (a row of ones in every band's gathered scores)
+        self.idx1 = np.hstack([idx, np.full((idx.shape[0], 1), xg.shape[1], dtype=idx.dtype)])
+        self._cached: tuple[int, np.ndarray] | None = None
+
+    @staticmethod
+    def group_pairs(resamples: int) -> int:
+        """Pairs per group: the most whole blocks whose float32 sums fit :data:`GRAM_CACHE` (one at least)."""
+        return max(1, GRAM_CACHE // (4 * BLOCK * resamples)) * BLOCK
 
     def block(self, sl: slice) -> np.ndarray:
         """``Q`` (c, R) of the pairs ``sl`` (an aligned block, in row-major order)."""
+        g0 = sl.start // self.group * self.group
+        if sl.stop > g0 + self.group:  # (not an aligned block: piece by piece)
+            return np.concatenate([self.block(slice(p, min(sl.stop, p - p % self.group + self.group)))
+                                   for p in range(sl.start, sl.stop) if p == sl.start or p % self.group == 0])
+        if self._cached is None or self._cached[0] != g0:
+            self._cached = None  # (memory: the previous group's sums go first)
+            self._cached = (g0, self._group(slice(g0, min(self.a.size, g0 + self.group))))
+        return self._cached[1][sl.start - g0:sl.stop - g0]
+
+    def _group(self, sl: slice) -> np.ndarray:
         aa, bb = self.a[sl], self.b[sl]
-        R, n = self.idx.shape
-        S = self.xcT.shape[1]
-        a0 = int(aa[0])
-        na, ns = int(aa[-1]) - a0 + 1, S - a0
-        Q = np.empty((aa.size, R), dtype=FAST_DTYPE)
-        # runs of equal a: rows i0:i1 of Q are columns j0:j1 of Gram row ia
+        Q = np.empty((aa.size, self.idx.shape[0]), dtype=FAST_DTYPE)
+        # runs of equal a: rows i0:i1 of Q are the pairs (a, b0:b1)
         starts = np.flatnonzero(np.r_[True, aa[1:] != aa[:-1]])
-        runs = [(int(i0), int(i1), int(aa[i0]) - a0, int(bb[i0]) - a0, int(bb[i1 - 1]) - a0 + 1)
+        runs = [(int(i0), int(i1), int(aa[i0]), int(bb[i0]), int(bb[i1 - 1]) + 1)
                 for i0, i1 in zip(starts, np.r_[starts[1:], aa.size])]
-        xs = np.ascontiguousarray(self.xcT[:, a0:])  # contiguous rows gather 2x faster
-        sq = self.sq[:, a0:]
-        tile = max(1, GRAM_TILE // (ns * (n + na)))  # the gathered scores and the Gram pieces
-        m2k = np.float32(-2.0 * self.kappa)
-        for r0 in range(0, R, tile):
-            r1 = min(R, r0 + tile)
-            Y = np.take(xs, self.idx[r0:r1], axis=0)  # (tile, n, ns)
-            G = np.matmul((Y[:, :, :na] * m2k).transpose(0, 2, 1), Y)  # (tile, na, ns)
-            G += sq[r0:r1, None, :]
-            G += sq[r0:r1, :na, None]
-            np.maximum(G, 0.0, out=G)
-            for i0, i1, ia, j0, j1 in runs:
-                Q[i0:i1, r0:r1] = G[:, ia, j0:j1].T
+        for k in range(0, len(runs), GRAM_BAND):
+            self._band(Q, runs[k:k + GRAM_BAND])
         ex = np.flatnonzero(self.exact[sl])
         if ex.size:
             Q[ex] = sparse_sums(self.draws, self.xg, aa[ex], bb[ex], self.kappa)
         return Q
+
+    def _band(self, Q: np.ndarray, runs: list[tuple[int, int, int, int, int]]) -> None:
+        """Rows of ``Q`` of the runs of one band of systems ``a`` (consecutive), every resample."""
+        R, n = self.idx.shape
+        a0, na = runs[0][2], runs[-1][2] - runs[0][2] + 1
+        # the band's systems and every later one, and a row of ones (drawn as topic T by every resample)
+        xs = np.vstack([self.xcT[:, a0:], np.ones((1, self.xcT.shape[1] - a0), dtype=np.float32)])
+        m2k = np.float32(-2.0 * self.kappa)
+        tile = max(1, GRAM_TILE // (xs.shape[1] * (n + 1 + na)))  # the gathered scores and the Gram pieces
+        for r0 in range(0, R, tile):
+            r1 = min(R, r0 + tile)
+            right = np.take(xs, self.idx1[r0:r1], axis=0)  # (tile, n + 1, ns): [y_b, 1]
+            left = np.empty((r1 - r0, n + 1, na), dtype=np.float32)  # [-2 kappa y_a, kappa SQ_a]
+            np.multiply(right[:, :n, :na], m2k, out=left[:, :n])
+            left[:, n] = self.sq[r0:r1, a0:a0 + na]
+            G = np.matmul(left.transpose(0, 2, 1), right)  # (tile, na, ns): Q of (a0 + i, a0 + j)
+            G += self.sq[r0:r1, None, a0:]
+            np.maximum(G, 0.0, out=G)  # (here, contiguous: the transposing copies below are plain)
+            for i0, i1, a, b0, b1 in runs:
+                Q[i0:i1, r0:r1] = G[:, a - a0, b0 - a0:b1 - a0].T
 
 
 class _OneStratum:
@@ -187,15 +220,19 @@ class _OneStratum:
         self.s, self.g, self.halves = s, s.groups[0], s.method.disjoint
         qx, unit = score_grid(s.x[:, self.g], int(nk[0]))  # per n: n's numbers depend on n only
         draws = draw_matrix(idx[0], self.g.size)
-        Msys = np.ascontiguousarray((draws @ qx.T).T)  # exact integers
-        if np.float32 == FAST_DTYPE and float(np.max(np.abs(Msys), initial=0.0)) < 2.0 ** 23:
-            # (decimal grids: sums of at most n * 10^k; the float64 copy is dropped)
-            Msys = Msys.astype(np.float32)  # still exact: differences subtract exactly in float32
+        draws32 = draws.astype(np.float32)
+        if np.float32 == FAST_DTYPE and float(np.max(np.abs(qx), initial=0.0)) * idx[0].shape[1] < 2.0 ** 23:
+            # every partial sum an integer below 2^23: the float32 product is exact (and 2-3x faster)
+            Msys = np.ascontiguousarray((draws32 @ qx.T.astype(np.float32)).T)
+        else:
+            Msys = np.ascontiguousarray((draws @ qx.T).T)  # exact integers
+            if np.float32 == FAST_DTYPE and float(np.max(np.abs(Msys), initial=0.0)) < 2.0 ** 23:
+                Msys = Msys.astype(np.float32)  # still exact: differences subtract exactly in float32
         self.Msys = Msys
         dense = self.g.size <= DENSE_TOPICS * n
         self.WTq = topic_counts(idx[0], self.g.size, FAST_DTYPE) if s.t_tests and dense else None
         self.qbuf: np.ndarray | None = None
-        self.draws = draws.astype(FAST_DTYPE) if s.t_tests and not dense else None
+        self.draws = draws32 if s.t_tests and not dense else None
         self.xg = s.x[:, self.g] if s.t_tests else None
         self.cprime = crit * crit / (n - 1.0)
         self.scale = unit / n

@@ -152,15 +152,30 @@ def score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
     amax = float(np.max(np.abs(xg))) if xg.size else 0.0
     if amax == 0.0:
         return np.zeros_like(xg), 1.0
+    flat = xg.ravel()
+    sample = flat[::max(1, flat.size // _GRID_SAMPLE)]  # a count of decimals it fails fails on all
     for k in range(10):
         if amax * 10.0 ** k * n_max >= 2.0 ** 50:
             break
-        y = xg * 10.0 ** k
-        q = np.rint(y)
-        if np.max(np.abs(y - q)) <= 1e-6:
-            return q, 10.0 ** -k
+        if not _on_decimals(sample, k):
+            continue
+        if _on_decimals(flat, k):
+            return np.rint(xg * 10.0 ** k), 10.0 ** -k
     k = 50 - math.frexp(amax * n_max)[1]
     return np.rint(np.ldexp(xg, k)), math.ldexp(1.0, -k)
+
+
+#: scores a decimal count is tried on before all of them (:func:`score_grid`)
+_GRID_SAMPLE = 4096
+
+
+def _on_decimals(v: np.ndarray, k: int) -> bool:
+    """Whether every value of ``v`` is within ``1e-6 10^-k`` of a multiple of ``10^-k``."""
+    y = v * 10.0 ** k
+    q = np.rint(y)
+    y -= q
+    np.abs(y, out=y)
+    return bool(np.max(y) <= 1e-6)
 
 
 def exact_dbar(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
