@@ -1121,8 +1121,12 @@ def test_size_for_target_keeps_resampled_counts_and_pairs_measures_by_seed():
     ra = plan.size_for_target(a, method="analytic", target="swap_rate", value=0.05, n_resamples=80, rng=9)
     rb = plan.size_for_target(b, method="analytic", target="swap_rate", value=0.05, n_resamples=80, rng=9)
     assert ra.resampled_n.shape == (80,)
-    # the interval on n is the quantiles of the kept counts
-    assert (ra.interval.low, ra.interval.high) == tuple(int(v) for v in plan.interval_quantiles(ra.resampled_n, 0.95))
+    # the interval on n is the kept counts' percentile interval, moved onto the count (log scale)
+    assert (ra.interval.low, ra.interval.high) == plan.count_interval(ra.resampled_n, ra.n_topics, 0.95)
+    med = np.quantile(ra.resampled_n, 0.5, method="inverted_cdf")
+    lo, hi = plan.interval_quantiles(ra.resampled_n, 0.95)
+    assert ra.interval.low <= ra.n_topics * lo / med < ra.interval.low + 1
+    assert ra.interval.high - 1 < ra.n_topics * hi / med <= ra.interval.high
     assert "resampled_n" not in ra.to_dict()
     # the swap rate is scale-free and the same seed draws the same topics: equal in every resample
     d = plan.paired_difference(ra.resampled_n, rb.resampled_n)

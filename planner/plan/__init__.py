@@ -103,7 +103,7 @@ from .pairs import pair_variances
 from .pool import DepthStudy, GrowthCurve, judgment_growth, pool_depth_study
 from .power import design_power, sakai_initial_n
 from .reusability import Reusability, leave_group_out
-from .search import interval_quantiles, smallest_n
+from .search import count_interval, interval_quantiles, smallest_n
 from .seeds import SeedComponents, SeedPower, SeedTradeoff, fit_seeds, seed_power, seed_topic_tradeoff
 from .selection import SelectionBias, SplitPlan, plan_split, selection_bias
 from .stacked import STACK_TARGETS, StackedPoint, StackedStrata, resampled_n, stratum_counts
@@ -142,6 +142,7 @@ __all__ = [
     "allocate",
     "budget",
     "check_target_value",
+    "count_interval",
     "design_power",
     "fit_seeds",
     "fit_variant_model",

@@ -24,7 +24,7 @@ from ..variance import check_alpha, parse_selector
 from .checks import N_MAX, check_interval_resamples, check_min_diff, check_prob, complete_values
 from .pairs import pair_variances
 from .power import design_power, expected_width, sakai_initial_n
-from .search import ceil_start, interval_quantiles, smallest_n, smallest_n_vec
+from .search import ceil_start, count_interval, smallest_n, smallest_n_vec
 
 __all__ = ["APPROX", "CORRECTIONS", "DESIGNS", "PAIRED_DESIGNS", "SizeResult", "topic_set_size"]
 
@@ -436,9 +436,8 @@ def _with_interval(res: SizeResult, scores: ScoreMatrix, selector: str, resample
         ns[pos] = smallest_n_vec(lambda k: design_power(res.design, k, res.min_diff, v, alpha=res.alpha_per_test,
                                                         systems=res.systems, approx=res.method)
                                  >= res.target_power, v.size)
-    lo, hi = interval_quantiles(ns, level)
-    ivl = Interval(None if not np.isfinite(lo) else int(lo), None if not np.isfinite(hi) else int(hi), level,
-                   IntervalMethod.TOPIC_RESAMPLING, resamples, f"{selector} variance re-estimated")
+    lo, hi = count_interval(ns, res.n_topics, level)
+    ivl = Interval(lo, hi, level, IntervalMethod.TOPIC_RESAMPLING, resamples, f"{selector} variance re-estimated")
     return replace(res, interval=ivl, seed=seed_of(rng))
 
 

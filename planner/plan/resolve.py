@@ -26,10 +26,10 @@ from ..simulate.prediction import resampled_moments
 from ..simulate.rates import scale_batch_rates
 from ..variance import VarianceComponents, pair_index, pair_moments
 from .pairs import PairModel, batch_stat, check_resampled_pairs
-from .search import interval_quantiles, smallest_n_vec
+from .search import smallest_n_vec
 
 __all__ = ["ResampledModels", "dstudy_interval", "predictive_batch", "resample_models", "resolve_analytic",
-           "resolve_predictive", "topic_interval"]
+           "resolve_predictive"]
 
 #: float64 values of one block of resamples in the pilot-aware interval (16 quadrature
 #: scales and a pair mean per pair and resample)
@@ -160,12 +160,6 @@ def resolve_analytic(t: methods.Target, value: float, rs: ResampledModels, n_max
     if tick is not None:
         tick(left[0])
     return ns
-
-
-def topic_interval(ns: np.ndarray, confidence_level: float) -> tuple[int | None, int | None]:
-    """The interval on n of the re-solved counts ``ns`` (``None`` where unbounded)."""
-    lo, hi = interval_quantiles(ns, confidence_level)
-    return (None if not np.isfinite(lo) else int(lo)), (None if not np.isfinite(hi) else int(hi))
 
 
 def dstudy_interval(components: VarianceComponents, target: str, value: float,

@@ -37,9 +37,8 @@ from .resolve import (
     resample_models,
     resolve_analytic,
     resolve_predictive,
-    topic_interval,
 )
-from .search import smallest_n
+from .search import count_interval, smallest_n
 
 __all__ = ["FittedPairs", "TargetRequest", "TargetResult", "check_target_value", "fit_pairs",
            "size_for_target", "solve_target", "target_request"]
@@ -335,7 +334,8 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
             ns = resolve_predictive(t, req.value, rs, data.vals.shape[1], spec, req.n_max, start=n_star, tick=tick)
         else:
             ns = resolve_analytic(t, req.value, rs, req.n_max, **req.options, tick=tick)
-    lower, upper = topic_interval(ns, level)
+    assert n_star is not None       # (no interval without a point, above)
+    lower, upper = count_interval(ns, n_star, level)
     note = f"{m.name if spec is not None else 'analytic'} re-solve"
     return Interval(lower, upper, level, IntervalMethod.TOPIC_RESAMPLING, req.n_resamples, note), ns
 

@@ -29,7 +29,7 @@ from ..simulate import PairRates, fit_prior, pair_variance_model
 from ..variance import check_alpha, pair_index
 from .checks import as_scores, check_interval_resamples, check_prob, check_quantile
 from .pairs import PairModel, batch_stat
-from .search import interval_quantiles, smallest_n_vec
+from .search import count_interval, smallest_n_vec
 from .targets import check_target_value
 
 __all__ = ["MAX_VARIANTS", "VariantModel", "VariantTrade", "fit_variant_model", "topics_for_variants",
@@ -359,8 +359,8 @@ def _resampled_rows(x: np.ndarray, q: _Question, vs: list[int], rows: list[dict]
     for j, r in enumerate(rows):
         if r["n_topics"] is None:       # no interval for a count the collection does not reach
             continue
-        lo, hi = interval_quantiles(ns[:, j], level)
-        r.update(n_lower=int(lo) if np.isfinite(lo) else None, n_upper=int(hi) if np.isfinite(hi) else None)
+        lo, hi = count_interval(ns[:, j], r["n_topics"], level)
+        r.update(n_lower=lo, n_upper=hi)
 
 
 def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: Any = None,

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import methods
-from ..plan import StackedStrata, interval_quantiles, paired_bootstrap, resampled_n
+from ..plan import StackedStrata, count_interval, paired_bootstrap, resampled_n
 from ..results import Interval, IntervalMethod
 from ..simulate import predict
 from ..variance import fit
@@ -133,9 +133,9 @@ def _target(st: StackedStrata, tg: dict, ns: np.ndarray | None, no_interval: str
     if n_found is None or ns is None:
         return ScenarioTarget(t, v, None, _NONE, how + "; no interval on n (the target is not reached on "
                               "the collection itself)", SolveKind.STACKED)
-    lo, hi = interval_quantiles(ns, 0.95)
-    ivl = Interval(int(lo) if np.isfinite(lo) else None, int(hi) if np.isfinite(hi) else None, 0.95,
-                   IntervalMethod.TOPIC_RESAMPLING, INTERVAL_RESAMPLES, "within each stratum, per-stratum ANOVA re-fit")
+    lo, hi = count_interval(ns, n_found, 0.95)
+    ivl = Interval(lo, hi, 0.95, IntervalMethod.TOPIC_RESAMPLING, INTERVAL_RESAMPLES,
+                   "within each stratum, per-stratum ANOVA re-fit")
     return ScenarioTarget(t, v, n_found, ivl,
                           how + f"; 95% interval on n: topic resampling within each stratum ({INTERVAL_RESAMPLES} "
                                 "resamples, per-stratum ANOVA re-fit)",
