@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     no_band = _no_band(args, m, strata)
     if m.random or no_band is None:
         draw_seed(args)
-    with options({"strata": "--allocation", "prediction": "--prediction"}):
+    with options({"strata": "--allocation", "prediction": "--prediction", "prediction_resamples": "--prediction"}):
         curve = predict(scores, topics=topics, method=m.name, variance=args.variance,
                         min_diff=args.min_diff, alpha=args.alpha, n_resamples=args.resamples,
                         strata=strata, rng=args.seed, bins=edges, progress=args.progress, keep_pairs=False,

@@ -184,7 +184,8 @@ def _check_cost(o: Options) -> None:
     check_pair_memory(o.matrix.n_systems, o.matrix)
     if o.prediction is not None:
         check_work(lambda c, r: estimate_work(o, c, r), o.topics, o.prediction_resamples,
-                   what=f"{o.method.name} with its prediction band", parameter="prediction_resamples")
+                   what=f"{o.method.name} with its prediction band", parameter="prediction_resamples",
+                   also="no prediction band")
         return
     check_work(lambda c, r: estimate_work(o, c, r), o.topics, o.resamples if o.method.random else None,
                what=o.method.name)

@@ -85,10 +85,11 @@ def _largest(fits: Callable[[int], bool], hi: int, lo: int = 2) -> int | None:
 
 
 def check_work(estimate: Callable[[Sequence[int], int], Work], counts: Sequence[int], resamples: int | None,
-               *, what: str, parameter: str = "n_resamples") -> None:
+               *, what: str, parameter: str = "n_resamples", also: str | None = None) -> None:
     """Refuse a computation whose ``estimate(counts, resamples)`` is over :data:`MAX_WORK` or
     :data:`MAX_HELD`: a ParameterError naming ``parameter`` (the resamples) when fewer would fit
-    (``resamples`` None: the work does not depend on them), else ``topics``, giving what fits.
+    (``resamples`` None: the work does not depend on them), else ``topics``, giving what fits
+    (and ``also``, one more remedy).
 
     Examples
     --------
@@ -115,7 +116,8 @@ def check_work(estimate: Callable[[Sequence[int], int], Work], counts: Sequence[
     n_fit = _largest(lambda n: ok(estimate([c for c in counts if c <= n] or [n], resamples or 0)), top - 1)
     r_fit = None if resamples is None else _largest(lambda r: ok(estimate(counts, r)), resamples - 1)
     fixes = ([f"at most {r_fit:,} resamples"] if r_fit else []) + \
-        ([f"topic counts up to {n_fit:,}"] if n_fit else []) + ["fewer topic counts or systems"]
+        ([f"topic counts up to {n_fit:,}"] if n_fit else []) + ([also] if also else []) + \
+        ["fewer topic counts or systems"]
     runs = f" with {resamples:,} resamples" if resamples else ""
     several = f" ({len(counts):,} topic counts)" if len(counts) > 1 else ""
     raise ParameterError(f"{what} at up to {top:,} topics{runs}{several} needs "
