@@ -13,6 +13,7 @@ Usage::
     python benchmarks/bench_limits.py --case validate-jobs    # validate/study near the pair limit, jobs 1 vs 2
     python benchmarks/bench_limits.py --case edges            # every command just under and over its limits
     python benchmarks/bench_limits.py --case edges --only fit,size
+    python benchmarks/bench_limits.py --case work             # predict at its work and memory limits
 
 Figures: docs/research/known-limits.md ("Inputs at the limits").
 """
@@ -221,9 +222,39 @@ def edges(work: Path, poll: float, only: set[str], timeout: float) -> list[Measu
     return out
 
 
+def work_cases(work: Path, poll: float, only: set[str], timeout: float) -> list[Measure]:
+    """``predict`` just under and over the simulation's limits (planner.simulate.work: MAX_WORK,
+    MAX_HELD): huge topic counts, many topic counts, the prediction band at the pair limit."""
+    small = wide_csv(work / "w5x20.csv", 5, 20)
+    big = work / "w2219.csv"
+    if not big.exists():
+        wide_csv(big, 2219, 30)
+    P = [sys.executable, "-m", "planner", "predict"]
+    q = ["--quiet"]
+    many = ",".join(str(n) for n in range(2, 20_002))
+    cases = [
+        ("bootstrap 10^6 topics", "over", [*P, str(small), "--topics", "1000000", "--method", "bootstrap", *q]),
+        ("bootstrap 10,058 topics", "under", [*P, str(small), "--topics", "10058", "--method", "bootstrap", *q]),
+        ("band 10^7 topics", "over", [*P, str(small), "--topics", "10000000", *q]),
+        ("band 10^6 topics", "under", [*P, str(small), "--topics", "1000000", *q]),
+        ("analytic 20,000 counts", "over", [*P, str(big), "--topics", many, "--method", "analytic", *q]),
+        ("parametric", "over", [*P, str(big), "--topics", "10", "--method", "parametric", *q]),
+        ("band", "under", [*P, str(big), "--topics", "10", *q]),
+        ("band 3 counts", "under", [*P, str(big), "--topics", "10,20,50", *q]),
+        ("bootstrap 3 counts", "under", [*P, str(big), "--topics", "10,20,50", "--method", "bootstrap", *q]),
+    ]
+    out = []
+    for what, side, argv in cases:
+        if only and what not in only and side not in only:
+            continue
+        out.append(measure(f"predict {what} {side}", argv, poll=poll, timeout=timeout))
+        print(json.dumps(asdict(out[-1])), flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--case", choices=("validate-jobs", "edges"), default="validate-jobs")
+    ap.add_argument("--case", choices=("validate-jobs", "edges", "work"), default="validate-jobs")
     ap.add_argument("--systems", default="2219,3200", help="system counts (validate-jobs)")
     ap.add_argument("--band-resamples", type=int, default=4)
     ap.add_argument("--poll", type=float, default=0.05)
@@ -235,6 +266,8 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     if args.case == "validate-jobs":
         validate_jobs(work, [int(v) for v in args.systems.split(",")], args.poll, args.band_resamples)
+    elif args.case == "work":
+        work_cases(work, args.poll, {c for c in args.only.split(",") if c}, args.timeout)
     else:
         edges(work, args.poll, {c for c in args.only.split(",") if c}, args.timeout)
 

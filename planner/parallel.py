@@ -20,11 +20,12 @@ import concurrent.futures as cf
 import multiprocessing as mp
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import ParameterError
 
-__all__ = ["check_jobs", "check_scheduler", "local_workers", "run_tasks"]
+__all__ = ["Overshare", "check_jobs", "check_scheduler", "local_workers", "over_share", "run_tasks"]
 
 #: local worker processes of :func:`run_tasks` running at once, as seen inside one of them (1 in
 #: any other process): the memory limits that hold for a whole command are split between them
@@ -35,10 +36,54 @@ def local_workers() -> int:
     """How many processes of this machine share a command's memory limits: the size of the
     :func:`run_tasks` pool inside one of its workers, 1 elsewhere (this process, a Dask worker).
 
-    :func:`planner.variance.check_pair_memory` gives each worker this share of
-    :data:`planner.variance.MAX_PAIR_MEMORY`, so ``--jobs`` does not multiply a command's memory.
+    :func:`over_share` gives each worker this share of a command's memory limits
+    (:data:`planner.variance.MAX_PAIR_MEMORY`, :data:`planner.plan.MAX_RESAMPLED_PAIR_BYTES`), so
+    ``--jobs`` does not multiply a command's memory.
     """
     return _WORKERS
+
+
+@dataclass(frozen=True)
+class Overshare:
+    """Why a need passes this process's share of a memory limit (:func:`over_share`).
+
+    Attributes
+    ----------
+    clause : str
+        The end of the error's first part: ``", over the limit of L MB (NAME)"``, or in one of
+        ``N`` local workers ``" in each of --jobs N processes, over their share S MB of the
+        limit of L MB (NAME)"``.
+    share : int
+        The bytes this process may take (the limit, or its share ``limit / N``).
+    jobs : int or None
+        The ``--jobs`` that would hold the need (None: one process alone is over the limit).
+    """
+
+    clause: str
+    share: int
+    jobs: int | None
+
+
+def over_share(need: int, limit: int, name: str) -> Overshare | None:
+    """None when ``need`` bytes fit in this process's share of a command's memory limit ``limit``
+    (called ``name``): the whole limit in one process, ``limit / N`` in each of ``N`` local
+    workers (:func:`local_workers`); else why not.
+
+    Examples
+    --------
+    >>> over_share(100 << 20, 128 << 20, "MAX_PAIR_MEMORY") is None
+    True
+    >>> over_share(200 << 20, 128 << 20, "MAX_PAIR_MEMORY").clause
+    ', over the limit of 128 MB (MAX_PAIR_MEMORY)'
+    """
+    workers = local_workers()
+    whole = f"the limit of {limit / 2**20:,.0f} MB ({name})"
+    if need > limit:
+        return Overshare(f", over {whole}", limit, None)
+    if need * workers > limit:
+        return Overshare(f" in each of --jobs {workers} processes, over their share "
+                         f"{limit / workers / 2**20:,.0f} MB of {whole}", limit // workers, max(1, limit // need))
+    return None
 
 
 def _set_workers(n: int) -> None:

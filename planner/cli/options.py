@@ -193,6 +193,7 @@ def parse_int_list(text: str, *, option: str, minimum: int = 1) -> list[int]:
     [25, 50, 100]
     """
     out: list[int] = []
+    seen: set[int] = set()     # (a list's `in` made 300,000 counts quadratic: hours)
     for item in text.split(","):
         item = item.strip()
         try:
@@ -202,8 +203,9 @@ def parse_int_list(text: str, *, option: str, minimum: int = 1) -> list[int]:
                                  parameter=option) from None
         if v < minimum:
             raise ParameterError(f"values must be >= {minimum}, got {v}", parameter=option)
-        if v in out:
+        if v in seen:
             raise ParameterError(f"{v} is listed more than once", parameter=option)
+        seen.add(v)
         out.append(v)
     if not out:
         raise ParameterError("empty list", parameter=option)

@@ -50,7 +50,9 @@ def add(subparsers: Subparsers) -> None:
                    help="analytic: pair (default) | pooled | within-system | percentile:q")
     p.add_argument("--min-diff", type=float, default=0.05, metavar="D", help="difference for the power (0.05)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="A", help="test level; intervals 1-A (0.05)")
-    p.add_argument("--resamples", type=int, default=1000, metavar="R", help="resamples of random methods (1000)")
+    p.add_argument("--resamples", type=int, default=1000, metavar="R",
+                   help="resamples of random methods (1000); with the topic counts, bounded before any work "
+                        "(planner.simulate.MAX_WORK, MAX_HELD: docs/robustness.md)")
     p.add_argument("--seed", type=seed_type, default=None, metavar="N", help="random seed")
     p.add_argument("--strata", default=None, metavar="FILE", help="topic metadata CSV (topic, stratum)")
     p.add_argument("--allocation", default=None, choices=["uniform", "stratified", "proportional", "optimal"],
@@ -230,10 +232,10 @@ def run(args: argparse.Namespace) -> int:
     no_band = _no_band(args, m, strata)
     if m.random or no_band is None:
         draw_seed(args)
-    with options({"strata": "--allocation", "prediction": "--prediction"}):
+    with options({"strata": "--allocation", "prediction": "--prediction", "prediction_resamples": "--prediction"}):
         curve = predict(scores, topics=topics, method=m.name, variance=args.variance,
                         min_diff=args.min_diff, alpha=args.alpha, n_resamples=args.resamples,
-                        strata=strata, rng=args.seed, bins=edges, progress=args.progress,
+                        strata=strata, rng=args.seed, bins=edges, progress=args.progress, keep_pairs=False,
                         prediction=(args.prediction or PREDICTION_LEVEL) if no_band is None else None)
     out = curve.to_dict()
     first = None

@@ -18,6 +18,7 @@ from scipy import stats
 
 from .. import methods
 from ..errors import ParameterError
+from ..parallel import over_share
 from ..scores import ScoreMatrix
 from ..simulate.analytic import t_power
 from ..variance import anova_components as _variance_anova
@@ -38,16 +39,19 @@ RESAMPLED_PAIR_BYTES = 40
 def check_resampled_pairs(n_systems: int, n_resamples: int) -> None:
     """Refuse, before any is drawn, ``n_resamples`` pair models of ``n_systems`` systems over
     :data:`MAX_RESAMPLED_PAIR_BYTES` (a ParameterError of ``n_resamples``, giving the most
-    resamples that fit)."""
+    resamples that fit); inside one of ``N`` local worker processes (a study's ``--jobs``), over
+    its share ``MAX_RESAMPLED_PAIR_BYTES / N`` (:func:`planner.parallel.over_share`)."""
     K = n_systems * (n_systems - 1) // 2
     need = RESAMPLED_PAIR_BYTES * K * n_resamples
-    if need > MAX_RESAMPLED_PAIR_BYTES:
-        most = MAX_RESAMPLED_PAIR_BYTES // (RESAMPLED_PAIR_BYTES * max(K, 1))
-        fewer = f"at most {most} resamples, " if most >= 2 else ""
-        raise ParameterError(f"{n_resamples} topic resamples of {n_systems:,} systems ({K:,} pairs) need "
-                             f"{need / 2**30:.1f} GB for the interval on n, over the limit of "
-                             f"{MAX_RESAMPLED_PAIR_BYTES >> 20} MB (MAX_RESAMPLED_PAIR_BYTES): use "
-                             f"{fewer}0 for no interval, or fewer systems", parameter="n_resamples")
+    over = over_share(need, MAX_RESAMPLED_PAIR_BYTES, "MAX_RESAMPLED_PAIR_BYTES")
+    if over is None:
+        return
+    most = over.share // (RESAMPLED_PAIR_BYTES * max(K, 1))
+    fixes = ([f"at most {most} resamples"] if most >= 2 else []) + \
+        ([f"--jobs {over.jobs}"] if over.jobs else []) + ["0 for no interval", "or fewer systems"]
+    raise ParameterError(f"{n_resamples} topic resamples of {n_systems:,} systems ({K:,} pairs) need "
+                         f"{need / 2**30:.1f} GB for the interval on n{over.clause}: use " + ", ".join(fixes),
+                         parameter="n_resamples")
 
 
 def anova_components(vals: np.ndarray) -> dict[str, float]:

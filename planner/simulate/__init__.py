@@ -233,9 +233,10 @@ from .rates import (
 )
 from .scenarios import ScenarioTable, compare_measures, default_grid, scenarios, topics_needed
 from .strata import STRATA_MODES, allocate_counts
+from .work import MAX_HELD, MAX_WORK
 
 __all__ = [
-    "DEFAULT_BINS", "ENGINES", "MAX_RESAMPLES", "MAX_TOPICS",
+    "DEFAULT_BINS", "ENGINES", "MAX_HELD", "MAX_RESAMPLES", "MAX_TOPICS", "MAX_WORK",
     "MIN_DF", "PAIR_STATS", "PRIORS", "STATISTICS", "STRATA_MODES", "VARIANCES",
     "Curve", "FirstSetBins", "PairEngine", "PairRates", "Prior", "ScenarioTable", "Setup", "VarianceScales",
     "allocate_counts", "compare_measures", "default_grid", "filter_informative", "first_set_bins", "fit_model",

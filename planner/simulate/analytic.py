@@ -27,6 +27,7 @@ from scipy import interpolate, special, stats
 
 from .engine import PairEngine, Setup
 from .pairs import pair_moments, select_variance
+from .work import Shape, Work
 
 __all__ = ["NCT_STEP", "AnalyticEngine", "analytic_stats", "t_power"]
 
@@ -105,6 +106,12 @@ class AnalyticEngine(PairEngine):
     def memory(setup: Setup) -> tuple[int, int]:
         # about 12 + 6 K float64 values per pair (measured by benchmarks/bench_bootstrap.py)
         return 8 * (12 + 6 * max(1, setup.n_strata)), 0
+
+    @staticmethod
+    def work(shape: Shape) -> Work:
+        # about 32 units a pair and topic count (the noncentral t's spline; measured,
+        # docs/research/known-limits.md); nothing drawn
+        return Work(32.0 * shape.pairs * len(shape.counts) * shape.strata, 0)
 
     def per_chunk(self, pairs: slice):
         """Work done once per chunk and reused at every n (here the variances ``(C, K)``)."""

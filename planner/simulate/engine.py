@@ -39,8 +39,10 @@ import numpy as np
 from ..methods import Method
 from ..methods import method as _registered
 from ..variance import pair_index, pair_moments
+from .kernels import BLOCK
+from .work import Shape, Work
 
-__all__ = ["PAIR_STATS", "PairEngine", "Setup"]
+__all__ = ["PAIR_STATS", "PairEngine", "Setup", "pairs_per_chunk"]
 
 #: the per-pair statistics every engine computes, in this order
 PAIR_STATS = ("swap_rate", "reversal_rate", "ci_width", "power", "significant")
@@ -132,6 +134,12 @@ class Setup:
                    ns, [np.array([n]) for n in ns], **options)
 
 
+def pairs_per_chunk(per: int, fixed: int, max_memory: int) -> int:
+    """Pairs per chunk: the most within ``max_memory`` at ``per`` bytes a pair beside ``fixed``, a
+    multiple of :data:`~planner.simulate.kernels.BLOCK` (at least one block)."""
+    return max(BLOCK, (max_memory - fixed) // per // BLOCK * BLOCK)
+
+
 class PairEngine(ABC):
     """How one family of methods computes the pair statistics (:data:`PAIR_STATS`).
 
@@ -156,6 +164,12 @@ class PairEngine(ABC):
     def memory(setup: Setup) -> tuple[int, int]:
         """``(per, fixed)``: bytes per pair of a chunk and bytes independent of the chunk
         (:func:`planner.simulate.predict.chunk_size` fits the chunks in ``max_memory``)."""
+
+    @staticmethod
+    @abstractmethod
+    def work(shape: Shape) -> Work:
+        """The work of one call on ``shape`` and the bytes it holds beside its chunks (its draws),
+        estimated before it starts (:mod:`planner.simulate.work`)."""
 
     def context(self) -> contextlib.AbstractContextManager[object]:
         """A context the whole computation runs in (none by default)."""

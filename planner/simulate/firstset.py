@@ -29,6 +29,7 @@ from ..errors import InputError, ParameterError
 from ..variance import pair_index, score_grid
 from .curve import DEFAULT_BINS
 from .summary import bin_index
+from .work import Work, check_work
 
 __all__ = ["FirstSetBins", "first_set_bins"]
 
@@ -102,6 +103,14 @@ def _check(x: np.ndarray, topics: Sequence[int], bins: Sequence[float]) -> tuple
     return ns, edges
 
 
+def first_set_work(S: int, T: int, counts: Sequence[int], R: int) -> Work:
+    """The work of :func:`first_set_bins` (:mod:`planner.simulate.work`): per count, ``R`` random
+    permutations of the ``T`` topics and the sums of two sets, ``R (T (S / 4 + 8) + 2 P)`` units;
+    held: the permutations and the draw weights, ``32 R T`` bytes."""
+    P = S * (S - 1) // 2
+    return Work(sum(R * (T * (S / 4.0 + 8.0) + 2.0 * P) for _ in counts), 32 * R * T)
+
+
 def _seed_sequence(rng) -> np.random.SeedSequence:
     """The SeedSequence behind ``rng`` (a Generator's own, else one made from the seed)."""
     if isinstance(rng, np.random.Generator):
@@ -150,6 +159,7 @@ def first_set_bins(scores, *, topics: Sequence[int], bins: Sequence[float] = DEF
     ns, edges = _check(x, topics, bins)
     R = check_int(n_resamples, "n_resamples", minimum=1)
     S, T = x.shape
+    check_work(lambda c, r: first_set_work(S, T, c, r), ns, R, what="first-set binning")
     a, b = pair_index(S)
     base = _seed_sequence(rng)
     B = edges.size - 1

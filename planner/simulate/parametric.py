@@ -28,12 +28,18 @@ from collections.abc import Iterator
 import numpy as np
 from scipy import stats
 
-from .engine import PairEngine, Setup
+from .engine import PairEngine, Setup, pairs_per_chunk
 from .kernels import count_stream, draw_stats
+from .work import Shape, Work
 
 __all__ = ["PARAM_BLOCK", "ParametricEngine"]
 
 PARAM_BLOCK = 16  # replicates per block in the parametric method
+
+
+def _block_bytes(S: int, n: int) -> int:
+    """Bytes of one block's normal draws and Gram matrices, ``8 * PARAM_BLOCK * S * (S + n)``."""
+    return 8 * PARAM_BLOCK * S * (S + n)
 
 
 class ParametricEngine(PairEngine):
@@ -47,7 +53,19 @@ class ParametricEngine(PairEngine):
     @staticmethod
     def memory(setup: Setup) -> tuple[int, int]:
         S = setup.x.shape[0]
-        return 8 * 6 * setup.resamples, 8 * PARAM_BLOCK * S * (S + max(setup.topics))
+        return 8 * 6 * setup.resamples, _block_bytes(S, max(setup.topics))
+
+    @staticmethod
+    def work(shape: Shape) -> Work:
+        """Per count ``n``: each chunk of pairs draws its ``R S n`` normals again and their Gram
+        matrices, ``R (chunks S n (1 + S / 16) + P)`` units (measured,
+        docs/research/known-limits.md); held: a block's draws and Gram matrices,
+        ``8 * 16 S (S + n)`` bytes."""
+        S, P, R = shape.systems, shape.pairs, shape.resamples
+        top = max(shape.counts)
+        chunks = -(-P // pairs_per_chunk(8 * 6 * R, _block_bytes(S, top), shape.max_memory))
+        units = sum(R * (chunks * S * n * (1.0 + S / 16.0) + P) for n in shape.counts)
+        return Work(units, _block_bytes(S, top))
 
     def pieces(self, chunk: int) -> Iterator[tuple[int, slice]]:
         """Topic counts outer, chunks of ``chunk`` pairs inner."""

@@ -25,20 +25,22 @@ from ..methods import DEFAULT_METHOD, Engine, Method
 from ..progress import Progress, bar
 from ..scores import ScoreMatrix
 from ..variance import check_alpha, exact_dbar, pair_index, parse_selector
+from ..variance.pairs import check_pair_memory
 from .analytic import AnalyticEngine
 from .checks import MAX_RESAMPLES, check_method, complete_matrix, seed_to_use, topic_counts
 from .curve import DEFAULT_BINS, Curve
-from .engine import PairEngine, Setup
+from .engine import PairEngine, Setup, pairs_per_chunk
 from .extrapolation import extrapolate
 from .kernels import BLOCK
 from .pairs import components, pair_moments
 from .parametric import ParametricEngine
-from .prediction import DEFAULT_RESAMPLES, PredictionBand, band_reason, check_level, prediction_band
+from .prediction import DEFAULT_RESAMPLES, PredictionBand, band_reason, band_work, check_level, prediction_band
 from .predictive import PredictiveEngine
 from .priors import Prior
 from .resampling import ResamplingEngine
 from .strata import allocation, strata_plan
 from .summary import PairSums, bin_rows, prediction_columns, rows
+from .work import Shape, Work, check_work
 
 __all__ = ["ENGINES", "Options", "fit_model", "predict", "predict_iv"]
 
@@ -154,9 +156,39 @@ def predict_iv(scores, *, topics, method, variance, min_diff, alpha, n_resamples
     level = _check_prediction(prediction, prediction_resamples, meth, variance, strata)
     if level is not None and rng is None:
         rng = draw_seed()       # recorded in Curve.seed, so that the interval can be repeated
-    return Options(m, ns, meth, rng, variance, min_diff, alpha, resamples, strata, costs, edges,
-                   keep_pairs, chunk_pairs, max_memory, t_tests, model, level,
-                   int(prediction_resamples))
+    o = Options(m, ns, meth, rng, variance, min_diff, alpha, resamples, strata, costs, edges,
+                keep_pairs, chunk_pairs, max_memory, t_tests, model, level, int(prediction_resamples))
+    _check_cost(o)
+    return o
+
+
+def estimate_work(o: Options, counts: Sequence[int], resamples: int) -> Work:
+    """The work and memory :func:`predict` with ``o`` will take at ``counts`` with ``resamples``
+    (the method's, or the prediction band's for a closed form), before it starts: the engine's
+    (:meth:`PairEngine.work`), the per-pair results kept (``8 P N (k + 1) + 64 P`` bytes, the
+    package docstring's "Memory") and the prediction band's (:func:`band_work`)."""
+    m = o.matrix
+    K = len(m.stratum_labels()) if o.strata != "uniform" and m.strata is not None else 1
+    band = o.prediction is not None
+    shape = Shape(m.n_systems, m.n_topics, tuple(counts), resamples, K,
+                  bool(o.t_tests), int(o.max_memory), o.method.disjoint)
+    P = shape.pairs
+    kept = Work(0.0, 8 * P * len(counts) * ((5 if o.keep_pairs else 1) + 1) + 64 * P)
+    work = ENGINES[o.method.engine].work(shape) + kept
+    return work + band_work(shape) if band else work
+
+
+def _check_cost(o: Options) -> None:
+    """Refuse, before anything is drawn, a call over the work limits (:mod:`planner.simulate.work`);
+    the pair limit, which the pairs' statistics reach first, is named first."""
+    check_pair_memory(o.matrix.n_systems, o.matrix)
+    if o.prediction is not None:
+        check_work(lambda c, r: estimate_work(o, c, r), o.topics, o.prediction_resamples,
+                   what=f"{o.method.name} with its prediction band", parameter="prediction_resamples",
+                   also="no prediction band")
+        return
+    check_work(lambda c, r: estimate_work(o, c, r), o.topics, o.resamples if o.method.random else None,
+               what=o.method.name)
 
 
 def _allocations(o: Options, x: np.ndarray, groups, W, labels) -> list[np.ndarray | None]:
@@ -210,8 +242,7 @@ def chunk_size(engine: PairEngine, s: Setup, chunk_pairs: int | None, max_memory
     :data:`~planner.simulate.kernels.BLOCK` either way."""
     if chunk_pairs is not None:
         return -(-int(chunk_pairs) // BLOCK) * BLOCK
-    per, fixed = engine.memory(s)
-    return max(BLOCK, (max_memory - fixed) // per // BLOCK * BLOCK)
+    return pairs_per_chunk(*engine.memory(s), max_memory)
 
 
 def _curve(o: Options, s: Setup, sums: PairSums, engine: PairEngine) -> Curve:

@@ -57,6 +57,7 @@ from ..results import ResultMixin
 from ..variance import pair_index, pair_moments, score_grid
 from .kernels import decimal_unit
 from .rates import plugin_pair_rates, predictive_pair_rates, scale_batch_rates, variance_df
+from .work import Shape, Work
 
 __all__ = [
     "DEFAULT_LEVEL",
@@ -65,6 +66,7 @@ __all__ = [
     "MomentContext",
     "PredictionBand",
     "band_reason",
+    "band_work",
     "moment_context",
     "prediction_band",
     "resampled_moments",
@@ -225,6 +227,16 @@ def method_rates(method: Method, dbar: np.ndarray, s2: np.ndarray, n0: int, topi
         r = predictive_pair_rates(dbar, s2, n0, topics, prior=spec.prior, variance=spec.variance, df=df)
     tie = (dbar == 0) & (s2 == 0)
     return {k: np.where(tie[:, None], 0.5, v).mean(axis=0) for k, v in r.items()}
+
+
+def band_work(shape: Shape) -> Work:
+    """The work of :func:`prediction_band` with ``shape.resamples`` resamples: each resample's
+    pair moments and method rates, ``P (T / 4 + 16 N)`` units, and its two new sets at each
+    count, ``5 n`` units a count (measured, docs/research/known-limits.md); held: the two sets'
+    drawn topics and their indices, ``48 n`` bytes at the largest count (the pairs' values are
+    held in blocks of :data:`_BAND_BLOCK`: nothing grows with the resamples)."""
+    P, T, N = shape.pairs, shape.n_topics, len(shape.counts)
+    return Work(shape.resamples * (P * (T / 4.0 + 16.0 * N) + 5.0 * sum(shape.counts)), 48 * max(shape.counts))
 
 
 def _disagree(u: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -29,6 +29,7 @@ from .analytic import AnalyticEngine
 from .engine import Setup
 from .priors import Prior, fit_prior
 from .rates import VarianceScales, pair_variance_model, predictive_pair_rates, variance_df, variance_scales
+from .work import Shape, Work
 
 __all__ = ["PredictiveEngine", "prior_summary"]
 
@@ -67,6 +68,12 @@ class PredictiveEngine(AnalyticEngine):
         # 32 more with the variance integrated (its 16 quadrature scales)
         integrate = setup.method.spec is not None and setup.method.spec.integrate
         return 8 * (12 + 6 * max(1, setup.n_strata) + (32 if integrate else 16)), 0
+
+    @staticmethod
+    def work(shape: Shape) -> Work:
+        # about 320 units a pair and topic count (the posterior predictive rates of the
+        # deconvolved method; measured, docs/research/known-limits.md) beside the analytic ones
+        return Work(352.0 * shape.pairs * len(shape.counts) * shape.strata, 0)
 
     def per_chunk(self, pairs: slice) -> tuple[np.ndarray, VarianceScales | None]:
         # the quadrature over each pair's variance: once per chunk, for every n

@@ -48,6 +48,7 @@ from .kernels import (
     pair_diff,
     strata_sums,
 )
+from .work import Shape, Work
 
 __all__ = ["DENSE_TOPICS", "GRAM_BAND", "GRAM_CACHE", "GRAM_RATIO", "PAIR_COLUMNS", "GramSums", "ResamplingEngine",
            "draw_matrix", "draw_topics", "sparse_sums", "topic_counts"]
@@ -350,6 +351,20 @@ class ResamplingEngine(PairEngine):
         r_tot = (2 if setup.method.disjoint else 1) * setup.resamples
         K, S, T = setup.n_strata, setup.x.shape[0], setup.x.shape[1]
         return 8 * (6 * r_tot + 2 * T), 8 * r_tot * (T + (K * S if K > 1 else 0))
+
+    @staticmethod
+    def work(shape: Shape) -> Work:
+        """Per simulated count ``n`` (subsample: ``n <= T / 2``), ``R_tot (n (S + 4) + P (1 + min(T, n) /
+        64))`` units (the draws and every system's sums; each pair's statistics and its t-tests;
+        measured, docs/research/known-limits.md); held: one count's drawn topics and sparse and
+        dense counts, ``R_tot (40 n + 12 min(T, 8 n) + 12 S)`` bytes (the package docstring)."""
+        r_tot = (2 if shape.disjoint else 1) * shape.resamples
+        S, T, P = shape.systems, shape.n_topics, shape.pairs
+        ns = [n for n in shape.counts if not shape.disjoint or 2 * n <= T]
+        tt = 1.0 / 64 if shape.t_tests else 0.0
+        units = sum(r_tot * (n * (S + 4.0) + P * (1.0 + tt * min(T, n))) for n in ns)
+        held = max((r_tot * (40 * n + 12 * min(T, 8 * n) + 12 * S) for n in ns), default=0)
+        return Work(units, held)
 
     def context(self) -> contextlib.AbstractContextManager[object]:
         return one_blas_thread()

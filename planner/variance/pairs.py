@@ -14,7 +14,7 @@ from .._checks import check_choice
 from ..collection import as_matrix
 from ..errors import DegenerateDataWarning, InputError, ParameterError, PlannerWarning
 from ..methods import suggest
-from ..parallel import local_workers
+from ..parallel import over_share
 from ..results import ResultMixin
 from ..scores import ScoreMatrix
 from .common import check_size, label
@@ -272,20 +272,16 @@ def pair_jobs(n_systems: int, jobs: int) -> int:
 def check_pair_memory(n_systems: int, m: ScoreMatrix | None = None) -> None:
     """Refuse, before allocating, per-pair statistics over :data:`MAX_PAIR_MEMORY` (an
     InputError naming the score file when ``m`` has one); inside one of ``N`` local worker
-    processes (:func:`planner.parallel.local_workers`), over its share ``MAX_PAIR_MEMORY / N``."""
+    processes (:func:`planner.parallel.local_workers`), over its share ``MAX_PAIR_MEMORY / N``
+    (:func:`planner.parallel.over_share`)."""
     n_pairs = n_systems * (n_systems - 1) // 2
     need = pair_memory(n_systems)
-    file = None if m is None else m.source
-    what = f"{n_systems:,} systems make {n_pairs:,} pairs, whose statistics need {need / 2**20:,.2f} MB"
-    if need > MAX_PAIR_MEMORY:
-        raise InputError(f"{what}, over the limit of {MAX_PAIR_MEMORY / 2**20:,.0f} MB "
-                         "(MAX_PAIR_MEMORY): use fewer systems", file=file)
-    workers = local_workers()
-    if need * workers > MAX_PAIR_MEMORY:
-        raise InputError(f"{what} in each of --jobs {workers} processes, over their share "
-                         f"{MAX_PAIR_MEMORY / workers / 2**20:,.0f} MB of the limit of "
-                         f"{MAX_PAIR_MEMORY / 2**20:,.0f} MB (MAX_PAIR_MEMORY): use --jobs "
-                         f"{max(1, MAX_PAIR_MEMORY // need)} or fewer systems", file=file)
+    over = over_share(need, MAX_PAIR_MEMORY, "MAX_PAIR_MEMORY")
+    if over is None:
+        return
+    jobs = f"--jobs {over.jobs} or " if over.jobs else ""
+    raise InputError(f"{n_systems:,} systems make {n_pairs:,} pairs, whose statistics need {need / 2**20:,.2f} MB"
+                     f"{over.clause}: use {jobs}fewer systems", file=None if m is None else m.source)
 
 
 def _pair_cov(xc: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
