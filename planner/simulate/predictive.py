@@ -73,7 +73,7 @@ class PredictiveEngine(AnalyticEngine):
     def work(shape: Shape) -> Work:
         # about 320 units a pair and topic count (the posterior predictive rates of the
         # deconvolved method; measured, docs/research/known-limits.md) beside the analytic ones
-        return Work(352.0 * shape.pairs * len(shape.counts) * shape.strata, 0)
+        return AnalyticEngine.work(shape) + Work(320.0 * shape.pairs * len(shape.counts) * shape.strata, 0)
 
     def per_chunk(self, pairs: slice) -> tuple[np.ndarray, VarianceScales | None]:
         # the quadrature over each pair's variance: once per chunk, for every n

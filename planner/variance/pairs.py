@@ -157,10 +157,11 @@ def score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
     for k in range(10):
         if amax * 10.0 ** k * n_max >= 2.0 ** 50:
             break
-        if not _on_decimals(sample, k):
+        if _on_decimals(sample, k) is None:
             continue
-        if _on_decimals(flat, k):
-            return np.rint(xg * 10.0 ** k), 10.0 ** -k
+        q = _on_decimals(xg, k)
+        if q is not None:
+            return q, 10.0 ** -k
     k = 50 - math.frexp(amax * n_max)[1]
     return np.rint(np.ldexp(xg, k)), math.ldexp(1.0, -k)
 
@@ -169,13 +170,14 @@ def score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
 _GRID_SAMPLE = 4096
 
 
-def _on_decimals(v: np.ndarray, k: int) -> bool:
-    """Whether every value of ``v`` is within ``1e-6 10^-k`` of a multiple of ``10^-k``."""
+def _on_decimals(v: np.ndarray, k: int) -> np.ndarray | None:
+    """``v`` in units of ``10^-k``, rounded, when every value is within ``1e-6 10^-k`` of a
+    multiple of ``10^-k``; else None."""
     y = v * 10.0 ** k
     q = np.rint(y)
     y -= q
     np.abs(y, out=y)
-    return bool(np.max(y) <= 1e-6)
+    return q if np.max(y) <= 1e-6 else None
 
 
 def exact_dbar(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
