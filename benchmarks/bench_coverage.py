@@ -5,6 +5,8 @@
 
 Full run (issue 27; hours on 2 cores):
     /work/venv/bin/python benchmarks/bench_coverage.py --draws 200 --resamples 200 --jobs 2
+The counts alone, with enough draws to tell a biased row from a noisy one (25 min on 2 cores):
+    /work/venv/bin/python benchmarks/bench_coverage.py --resamples 0 --draws 60 --jobs 2
 
 For every matrix in ../shared/data big enough to draw from (TREC 2006 Terabyte AP and nDCG,
 149 topics, drawn at 25, 43 and 50 topics; the TREC-5/6/7 ad hoc and TREC 2010/2011 Web
@@ -57,11 +59,16 @@ def _load(path: str) -> np.ndarray:
 
 
 def _answers(x: np.ndarray, rng: np.random.Generator, args: argparse.Namespace) -> list[tuple]:
-    """Per target: (baseline n, lo, hi, method n, lo, hi); None where unbounded."""
+    """Per target: (baseline n, lo, hi, method n, lo, hi); None where unbounded. With no resamples,
+    the method's count alone: (n,)."""
     from planner import plan
     out = []
     seeds = rng.spawn(len(TARGETS))       # one stream per target, so each target is repeatable alone
     for (t, v), g in zip(TARGETS, seeds):
+        if args.resamples == 0:
+            out.append((plan.size_for_target(x, target=t, value=v, method=args.method, variance="pair",
+                                             n_resamples=0).n_topics,))
+            continue
         r = plan.size_for_target(x, target=t, value=v, method=args.method, variance="pair",
                                  n_resamples=args.resamples, rng=copy.deepcopy(g))
         if args.baseline == PERCENTILE:     # the same resamples' plain percentile interval
@@ -106,12 +113,41 @@ def _row(path: str, n0: int, k: int, full: list, draws: list) -> dict:
                 cov_p=cov_p, cov_c=cov_c, rp=rp, rc=rc, wr=wr)
 
 
+def _count_row(path: str, n0: int, k: int, full: list, draws: list, seed: int) -> dict:
+    """A row of counts only (``--resamples 0``): the median ratio of draw count to full count, with a
+    95% percentile interval from 2,000 resamples of the draws (the median's own noise)."""
+    t = TARGETS[k]
+    f = full[k][0]
+    r = np.array([np.inf if a[k][0] is None or not f else a[k][0] / f for a in draws])
+    idx = np.random.default_rng([seed, 2]).integers(0, r.size, (2000, r.size))
+    lo, hi = np.quantile(np.median(r[idx], axis=1), [0.025, 0.975])
+    q10, q90 = np.quantile(r, [0.1, 0.9])
+    return dict(name=f"{Path(path).stem} n0={n0} {t[0]}:{t[1]:g}", full=f, med=float(np.median(r)),
+                lo=float(lo), hi=float(hi), q10=float(q10), q90=float(q90))
+
+
+def _print_counts(rows: list[dict], args: argparse.Namespace) -> None:
+    print(f"{args.draws} draws per row without replacement, counts only, method {args.method}, seed {args.seed}")
+    print(f"{'matrix, draw size, target':44s} {'full n':>6s} {'median draw/full [95% CI]':>26s} "
+          f"{'10%-90% of draws':>17s}")
+    for r in rows:
+        print(f"{r['name']:44s} {r['full']!s:>6s} {r['med']:8.2f} [{r['lo']:5.2f}, {r['hi']:5.2f}] "
+              f"{r['q10']:8.2f}-{r['q90']:.2f}")
+    off = [r for r in rows if not abs(r["med"] - 1) <= 0.10]
+    sure = [r for r in off if r["hi"] < 0.90 or r["lo"] > 1.10]
+    print(f"verdict: goal {'MET' if not off else 'NOT met'}: median draw/full {min(r['med'] for r in rows):.2f}-"
+          f"{max(r['med'] for r in rows):.2f}, {len(off)} of {len(rows)} rows off by more than 10% "
+          f"({len(sure)} whose 95% CI lies wholly outside 0.90-1.10)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--draws", type=int, default=6, help="draws per matrix and size (default 6)")
-    ap.add_argument("--resamples", type=int, default=100, help="topic resamples of each interval (default 100)")
+    ap.add_argument("--resamples", type=int, default=100,
+                    help="topic resamples of each interval (default 100); 0: counts only, the median ratio with "
+                         "its 95%% interval over the draws")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (results do not depend on it)")
     ap.add_argument("--method", default="deconvolved", help="size_for_target method (default deconvolved)")
@@ -131,6 +167,10 @@ def main() -> None:
             print(f"\r{k + 1}/{len(jobs)} answers ({time.perf_counter() - t0:.0f} s)", end="", file=sys.stderr,
                   flush=True)
     print(file=sys.stderr)
+    if args.resamples == 0:
+        _print_counts([_count_row(p, n0, k, res[(i, p, n0, -1)], [res[(i, p, n0, d)] for d in range(args.draws)],
+                                  args.seed) for i, p, n0 in mats for k in range(len(TARGETS))], args)
+        return
     rows = [_row(p, n0, k, res[(i, p, n0, -1)], [res[(i, p, n0, d)] for d in range(args.draws)])
             for i, p, n0 in mats for k in range(len(TARGETS))]
     print(f"{args.draws} draws per row without replacement, {args.resamples} resamples, seed {args.seed}; "
