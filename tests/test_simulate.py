@@ -1407,6 +1407,37 @@ def test_gram_path_t_tests_match_float64_tests():
 
 
 @pytest.mark.filterwarnings("ignore:variance component of systems")
+@pytest.mark.filterwarnings("ignore:.*identical on every topic")
+@pytest.mark.parametrize("method", ["bootstrap", "subsample"])
+@pytest.mark.parametrize("grid", ["decimals", "raw"])
+def test_compiled_t_tests_give_the_numpy_paths_bytes(monkeypatch, method, grid):
+    # the compiled loops (planner.simulate.compiled) count the t-tests of the dense path
+    # (n = 40: T <= 8 n) and of the Gram path (n = 5, 10: T > 8 n), with two identical systems
+    # (their pair takes the sparse sums) and groups of one block and bands of 4 systems (a
+    # group starts inside a system's row): every per-pair number is the numpy path's, bit for
+    # bit, on 4 decimals and on raw floats (float64 sums)
+    from planner.simulate import kernels, resampling
+
+    assert kernels.compiled_loops()
+    x = _scores4(11, 40, 200, 0.4, 0.15)  # 780 pairs: two blocks
+    x[7] = x[3]
+    if grid == "raw":
+        x = x * (1 + 1e-3 * np.random.default_rng(2).random(x.shape)) / 1.0007
+        x[7] = x[3]
+    kw = {"topics": [5, 10, 40], "method": method, "n_resamples": 300, "rng": 4, "keep_pairs": True}
+    monkeypatch.setattr(resampling, "COMPILED_WORK", 10 ** 18)
+    ref = simulate.predict(x, **kw).per_pair
+    monkeypatch.setattr(resampling, "COMPILED_WORK", 0)
+    monkeypatch.setattr(resampling, "GRAM_CACHE", 16 * 512)
+    monkeypatch.setattr(resampling, "GRAM_BAND", 4)
+    got = simulate.predict(x, **kw).per_pair
+    for k in ref:
+        assert np.array_equal(got[k], ref[k], equal_nan=True), k
+    sig = ref["significant"]
+    assert np.any((sig > 0.05) & (sig < 0.95)) and np.any((ref["power"] > 0.05) & (ref["power"] < 0.95))
+
+
+@pytest.mark.filterwarnings("ignore:variance component of systems")
 def test_gram_sums_in_groups_and_bands_match_float64_sums(monkeypatch):
     # the Gram sums are computed a group of blocks at a time, in bands of systems a; with one
     # block a group and bands of 4 systems, groups start and end inside a system's row: every

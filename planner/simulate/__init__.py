@@ -100,7 +100,10 @@ Methods
     matrix of its drawn topic-centred scores (batched products over bands of systems, a group
     of blocks at a time; work ``R n`` per pair whatever the collection's ``T``; pairs of
     nearly equal systems, whose squares would cancel, use sparse products ``W @ kappa d^2``;
-    :class:`~planner.simulate.resampling.GramSums`). Float32 moves ``t^2`` by a few
+    :class:`~planner.simulate.resampling.GramSums`); from
+    :data:`~planner.simulate.resampling.COMPILED_WORK` pairs x resamples on, the tests are
+    counted by the compiled loops of :mod:`planner.simulate.compiled` (one pass, read from the
+    Gram products themselves: the same float32 operations, the same numbers). Float32 moves ``t^2`` by a few
     ``1e-6`` relatively (the Gram sums up to about ``1e-5``), which changes a test's
     outcome only for resamples within that distance of the critical value (tested
     against the float64 path: at most 2 of ``R`` per pair; far below the Monte Carlo
@@ -181,7 +184,8 @@ With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
     512 pairs (and their 128-pair pieces) and their squared differences, the score
     grid and the scores, the cache-sized pieces being summarised, and when ``T > 8 n`` the
     t-test sums of a group of blocks (:data:`~planner.simulate.resampling.GRAM_CACHE`, or one
-    block when larger); independent of ``P``;
+    block when larger; with the compiled loops, the two int64 counts of a group of up to
+    ``GRAM_CACHE / 16`` pairs); independent of ``P``;
   - bootstrap / subsample, ``K > 1`` strata: ``8 * (2 * R_tot * T + (K + 1) * S *
     R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 MiB``: the draw counts (built
     transposed from the drawn topics, one stratum at a time), every system's resampled sums per stratum and

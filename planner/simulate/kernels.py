@@ -7,6 +7,7 @@ engines decide which blocks (see the package docstring, "Memory" and "Randomness
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
@@ -17,9 +18,9 @@ from .._blas import one_blas_thread
 from ..variance import score_grid
 
 __all__ = [
-    "BLOCK", "FAST_DTYPE", "SUB_ELEMS", "block_sums", "count_stream", "count_true", "decimal_unit",
+    "BLOCK", "FAST_DTYPE", "SUB_ELEMS", "block_sums", "compiled_loops", "count_stream", "count_true", "decimal_unit",
     "draw_stats", "exact_small", "fast_block", "linear_quantiles", "one_blas_thread", "order_rates",
-    "pair_diff", "strata_sums", "swap_distinct",
+    "pair_diff", "shift_terms", "strata_sums", "swap_distinct", "test_counts",
 ]
 
 BLOCK = 512  # pairs per matrix product (fixed and aligned: results independent of chunking)
@@ -248,7 +249,45 @@ def exact_small(M: np.ndarray) -> np.ndarray:
     return M
 
 
-def fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, dtype):
+def shift_terms(dbar, min_diff, cprime, scale, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The power test's per-pair terms ``(delta', c' delta'^2)`` in ``dtype`` (see :func:`fast_block`)."""
+    with np.errstate(over="ignore"):    # a shift that overflows is rejected: power 1
+        dprime = (min_diff - dbar) / ((1.0 + cprime) * scale)
+        return dprime.astype(dtype), (cprime * dprime * dprime).astype(dtype)
+
+
+@functools.cache
+def compiled_loops() -> bool:
+    """Whether the compiled loops of :mod:`planner.simulate.compiled` can run here (numba
+    imports and can cache its code); without them the numpy path gives the same numbers."""
+    try:
+        from . import compiled  # noqa: F401
+    except (ImportError, RuntimeError):  # numba absent, or no writable cache location
+        return False
+    return True
+
+
+def test_counts(u: np.ndarray, Q: np.ndarray, dp: np.ndarray, g: np.ndarray,
+                compiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the resamples with ``u^2 > Q`` (significant) and with ``(u + dp)^2 + g > Q``
+    (power), every operation in ``u``'s precision; ``compiled``: the same counts from one
+    compiled pass (:mod:`planner.simulate.compiled`)."""
+    if compiled:
+        from .compiled import test_counts as counts
+
+        sig, pw = np.empty(u.shape[0], dtype=np.int64), np.empty(u.shape[0], dtype=np.int64)
+        counts(u, Q, dp, g, sig, pw)
+        return sig, pw
+    v = u * u
+    sig = count_true(v > Q)
+    with np.errstate(over="ignore"):
+        np.add(u, dp[:, None], out=v)
+        v *= v
+        v += g[:, None]
+    return sig, count_true(v > Q)
+
+
+def fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, dtype, compiled=False, counts=None):
     """Per-pair statistics of one stratum for a few pairs, from the systems' sums.
 
     ``Msys`` (S, R): every system's resampled sum of its scores on the integer
@@ -263,24 +302,19 @@ def fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, dt
     drawn differences), i.e. ``u^2 > Q``; with every difference shifted by
     ``delta = min_diff - dbar`` (power) when ``(u + delta')^2 + g > Q``,
     ``delta' = delta / ((1 + c') scale)``, ``g = c' (delta' )^2`` (the same
-    inequality, rearranged).
+    inequality, rearranged; :func:`test_counts`, ``compiled`` as there). ``counts``: the
+    two counts already made (:class:`~planner.simulate.resampling.GramSums`), instead of ``Q``.
     """
     c = aa.size
     R = Msys.shape[1]
     u = pair_diff(Msys, aa, bb, np.empty((c, R), dtype=dtype))
     swap, rev = order_rates(u, dbar, halves, count_true)
-    if Q is None:
+    if counts is None and Q is not None:
+        counts = test_counts(u, Q, *shift_terms(dbar, min_diff, cprime, scale, dtype), compiled=compiled)
+    if counts is None:
         sig = power = np.full(c, np.nan)
     else:
-        v = u * u
-        sig = count_true(v > Q) / R
-        with np.errstate(over="ignore"):    # a shift that overflows is rejected: power 1
-            dprime = (min_diff - dbar) / ((1.0 + cprime) * scale)
-            np.add(u, dprime.astype(dtype)[:, None], out=v)
-            v *= v
-            v += (cprime * dprime * dprime).astype(dtype)[:, None]
-        power = count_true(v > Q) / R
-        del v
+        sig, power = counts[0] / R, counts[1] / R
     # float32 sums are integers below 2^23 (exact_small): their differences' order statistics
     # are selected among int32 copies (numpy partitions int32 2-3x faster than float32)
     lo, hi = linear_quantiles(u.astype(np.int32) if Msys.dtype == np.float32 else u, (alpha / 2, 1 - alpha / 2))

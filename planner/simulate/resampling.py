@@ -8,7 +8,9 @@ statistics of each aligned block of :data:`~planner.simulate.kernels.BLOCK` pair
 from them (:func:`~planner.simulate.kernels.fast_block`); only the t-tests need a product
 per block: with the dense draw counts while ``T <= DENSE_TOPICS * n``, else from each
 resample's Gram matrix of its drawn scores (:class:`GramSums`, a group of blocks at a time).
-The work per resample is
+From :data:`COMPILED_WORK` pairs x resamples on, the t-tests are counted by the compiled
+loops of :mod:`~planner.simulate.compiled` (the same numbers; with the Gram sums, read from
+each tile's products without the ``(pairs, R)`` sums). The work per resample is
 proportional to ``n``, not to ``T``. See the package docstring for the statistics and the
 memory bound.
 
@@ -42,15 +44,19 @@ from .kernels import (
     FAST_DTYPE,
     SUB_ELEMS,
     block_sums,
+    compiled_loops,
     count_stream,
     fast_block,
     one_blas_thread,
     pair_diff,
+    shift_terms,
     strata_sums,
+    test_counts,
 )
 from .work import Shape, Work
 
-__all__ = ["DENSE_TOPICS", "GRAM_BAND", "GRAM_CACHE", "GRAM_RATIO", "PAIR_COLUMNS", "GramSums", "ResamplingEngine",
+__all__ = ["COMPILED_WORK", "DENSE_TOPICS", "GRAM_BAND", "GRAM_CACHE", "GRAM_RATIO", "PAIR_COLUMNS", "GramSums",
+           "ResamplingEngine",
            "draw_matrix", "draw_topics", "sparse_sums", "topic_counts"]
 
 #: pairs per sparse product of the t-tests (their squared differences stay in cache)
@@ -67,6 +73,10 @@ GRAM_TILE = 2 ** 18
 GRAM_CACHE = 2 ** 26
 #: systems ``a`` per batched product of :class:`GramSums`
 GRAM_BAND = 48
+#: pairs x resamples (``P R_tot``) from which the t-tests are counted by the compiled loops of
+#: :mod:`planner.simulate.compiled` (the same counts; below it numba's import and the load of
+#: its cached code, about 0.7 s CPU once per process, would cost more than they save)
+COMPILED_WORK = 2 ** 24
 
 
 def draw_topics(g_n: np.random.Generator, groups, nk, resamples: int, disjoint: bool) -> list[np.ndarray]:
@@ -143,9 +153,16 @@ class GramSums:
     differences sum to less than ``1 / GRAM_RATIO`` of its two systems' centred squares
     (identical systems included) takes the sparse products of :func:`sparse_sums` instead.
     Negative sums (rounding) are 0.
+
+    With ``tests`` (every system's resampled sums ``Msys`` and the pairs' power terms of
+    :func:`~planner.simulate.kernels.shift_terms`), :meth:`counts` gives the t-tests' two
+    counts instead (:func:`planner.simulate.compiled.gram_counts`, read from each tile's
+    products in one compiled pass: no ``(pairs, R)`` sums; groups of up to
+    ``GRAM_CACHE / 16`` pairs): the counts ``fast_block`` would make from :meth:`block`.
     """
 
-    def __init__(self, s: Setup, xg: np.ndarray, idx: np.ndarray, draws: sparse.csr_matrix, kappa: float):
+    def __init__(self, s: Setup, xg: np.ndarray, idx: np.ndarray, draws: sparse.csr_matrix, kappa: float,
+                 tests: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
         xc = xg - xg.mean(axis=0)
         energy = np.einsum("st,st->s", xc, xc)
         self.xcT = np.ascontiguousarray(xc.T, dtype=np.float32)  # (T, S): a drawn topic is one row
@@ -157,10 +174,11 @@ class GramSums:
         T = xg.shape[1]
         dd = s.s2 * (T - 1.0) + T * s.dbar * s.dbar  # each pair's sum of d^2 over the collection
         self.exact = dd * GRAM_RATIO <= energy[s.a] + energy[s.b]
-        self.group = self.group_pairs(idx.shape[0])
+        self.tests = tests
+        self.group = self.group_pairs(idx.shape[0]) if tests is None else max(1, GRAM_CACHE // (16 * BLOCK)) * BLOCK
         # the drawn topics and topic T (a row of ones in every band's gathered scores)
         self.idx1 = np.hstack([idx, np.full((idx.shape[0], 1), xg.shape[1], dtype=idx.dtype)])
-        self._cached: tuple[int, np.ndarray] | None = None
+        self._cached: tuple[int, tuple[np.ndarray, ...]] | None = None
 
     @staticmethod
     def group_pairs(resamples: int) -> int:
@@ -169,22 +187,37 @@ class GramSums:
 
     def block(self, sl: slice) -> np.ndarray:
         """``Q`` (c, R) of the pairs ``sl`` (an aligned block, in row-major order)."""
+        return self._of_group(sl)[0]
+
+    def counts(self, sl: slice) -> tuple[np.ndarray, np.ndarray]:
+        """The resamples whose t-test rejects, and whose shifted test (power) rejects, of the pairs ``sl``."""
+        sig, pw = self._of_group(sl)
+        return sig, pw
+
+    def _of_group(self, sl: slice) -> tuple[np.ndarray, ...]:
+        """``(Q,)`` or, with ``tests``, the two counts of the pairs ``sl`` (made a group at a time)."""
         g0 = sl.start // self.group * self.group
         if sl.stop > g0 + self.group:  # (not an aligned block: piece by piece)
-            return np.concatenate([self.block(slice(p, min(sl.stop, p - p % self.group + self.group)))
-                                   for p in range(sl.start, sl.stop) if p == sl.start or p % self.group == 0])
+            parts = [self._of_group(slice(p, min(sl.stop, p - p % self.group + self.group)))
+                     for p in range(sl.start, sl.stop) if p == sl.start or p % self.group == 0]
+            return tuple(np.concatenate([part[k] for part in parts]) for k in range(len(parts[0])))
         if self._cached is None or self._cached[0] != g0:
             self._cached = None  # (memory: the previous group's sums go first)
-            self._cached = (g0, self._group(slice(g0, min(self.a.size, g0 + self.group))))
-        return self._cached[1][sl.start - g0:sl.stop - g0]
+            gsl = slice(g0, min(self.a.size, g0 + self.group))
+            self._cached = (g0, (self._group(gsl),) if self.tests is None else self._group_counts(gsl))
+        return tuple(v[sl.start - g0:sl.stop - g0] for v in self._cached[1])
+
+    @staticmethod
+    def _runs(aa: np.ndarray, bb: np.ndarray) -> list[tuple[int, int, int, int, int]]:
+        """Runs of equal ``a``: rows ``i0:i1`` are the pairs ``(a, b0:b1)``."""
+        starts = np.flatnonzero(np.r_[True, aa[1:] != aa[:-1]])
+        return [(int(i0), int(i1), int(aa[i0]), int(bb[i0]), int(bb[i1 - 1]) + 1)
+                for i0, i1 in zip(starts, np.r_[starts[1:], aa.size])]
 
     def _group(self, sl: slice) -> np.ndarray:
         aa, bb = self.a[sl], self.b[sl]
         Q = np.empty((aa.size, self.idx.shape[0]), dtype=FAST_DTYPE)
-        # runs of equal a: rows i0:i1 of Q are the pairs (a, b0:b1)
-        starts = np.flatnonzero(np.r_[True, aa[1:] != aa[:-1]])
-        runs = [(int(i0), int(i1), int(aa[i0]), int(bb[i0]), int(bb[i1 - 1]) + 1)
-                for i0, i1 in zip(starts, np.r_[starts[1:], aa.size])]
+        runs = self._runs(aa, bb)
         for k in range(0, len(runs), GRAM_BAND):
             self._band(Q, runs[k:k + GRAM_BAND])
         ex = np.flatnonzero(self.exact[sl])
@@ -192,8 +225,33 @@ class GramSums:
             Q[ex] = sparse_sums(self.draws, self.xg, aa[ex], bb[ex], self.kappa)
         return Q
 
-    def _band(self, Q: np.ndarray, runs: list[tuple[int, int, int, int, int]]) -> None:
-        """Rows of ``Q`` of the runs of one band of systems ``a`` (consecutive), every resample."""
+    def _group_counts(self, sl: slice) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`counts` of one group: the compiled pass over every tile's products."""
+        from .compiled import gram_counts
+
+        assert self.tests is not None
+        Msys, dp, g = self.tests[0], self.tests[1][sl], self.tests[2][sl]
+        aa, bb = self.a[sl], self.b[sl]
+        sig, pw = np.zeros(aa.size, dtype=np.int64), np.zeros(aa.size, dtype=np.int64)
+        runs = self._runs(aa, bb)
+        for k in range(0, len(runs), GRAM_BAND):
+            band = runs[k:k + GRAM_BAND]
+            a0, rows = band[0][2], np.array([(i0, a, b0, b1) for i0, _, a, b0, b1 in band], dtype=np.int64)
+            for r0, r1, G in self._products(band):
+                gram_counts(G, np.ascontiguousarray(self.sq[r0:r1, a0:]), np.ascontiguousarray(Msys[a0:, r0:r1].T),
+                            a0, rows, dp, g, sig, pw)
+        ex = np.flatnonzero(self.exact[sl])
+        for e0 in range(0, ex.size, BLOCK):
+            e = ex[e0:e0 + BLOCK]
+            Q = sparse_sums(self.draws, self.xg, aa[e], bb[e], self.kappa)
+            u = pair_diff(Msys, aa[e], bb[e], np.empty(Q.shape, dtype=FAST_DTYPE))
+            sig[e], pw[e] = test_counts(u, Q, dp[e], g[e], compiled=True)
+        return sig, pw
+
+    def _products(self, runs: list[tuple[int, int, int, int, int]]) -> Iterator[tuple[int, int, np.ndarray]]:
+        """Per tile of resamples ``r0:r1`` of one band of systems ``a`` (consecutive), the
+        batched products ``G`` (tile, na, ns): ``kappa SQ_a - 2 kappa sum_i y_a y_b`` of the
+        band's systems and every later one (``kappa SQ_b`` not yet added)."""
         R, n = self.idx.shape
         a0, na = runs[0][2], runs[-1][2] - runs[0][2] + 1
         # the band's systems and every later one, and a row of ones (drawn as topic T by every resample)
@@ -206,7 +264,12 @@ class GramSums:
             left = np.empty((r1 - r0, n + 1, na), dtype=np.float32)  # [-2 kappa y_a, kappa SQ_a]
             np.multiply(right[:, :n, :na], m2k, out=left[:, :n])
             left[:, n] = self.sq[r0:r1, a0:a0 + na]
-            G = np.matmul(left.transpose(0, 2, 1), right)  # (tile, na, ns): Q of (a0 + i, a0 + j)
+            yield r0, r1, np.matmul(left.transpose(0, 2, 1), right)  # (tile, na, ns): (a0 + i, a0 + j)
+
+    def _band(self, Q: np.ndarray, runs: list[tuple[int, int, int, int, int]]) -> None:
+        """Rows of ``Q`` of the runs of one band of systems ``a`` (consecutive), every resample."""
+        a0 = runs[0][2]
+        for r0, r1, G in self._products(runs):
             G += self.sq[r0:r1, None, a0:]
             np.maximum(G, 0.0, out=G)  # (here, contiguous: the transposing copies below are plain)
             for i0, i1, a, b0, b1 in runs:
@@ -240,10 +303,13 @@ class _OneStratum:
         self.kappa = self.cprime / (n * (1.0 + self.cprime) * self.scale * self.scale)
         self.sub1 = max(1, SUB_ELEMS // r_tot)
         del qx  # (memory: the grid goes before the Gram sums' centred scores come)
+        self.compiled = s.n_pairs * r_tot >= COMPILED_WORK and compiled_loops()
         self.gram = None
         if s.t_tests and not dense:
             assert self.draws is not None and self.xg is not None
-            self.gram = GramSums(s, self.xg, idx[0], self.draws, self.kappa)
+            tests = (Msys, *shift_terms(s.dbar, s.min_diff, self.cprime, self.scale, FAST_DTYPE)) \
+                if self.compiled else None
+            self.gram = GramSums(s, self.xg, idx[0], self.draws, self.kappa, tests)
 
     def thresholds(self, sl: slice) -> np.ndarray:
         """The t-tests' ``Q`` (c, R): each resample's sum of ``kappa d^2`` over its drawn
@@ -267,13 +333,15 @@ class _OneStratum:
     def block(self, sl: slice) -> dict[str, np.ndarray]:
         s = self.s
         c = sl.stop - sl.start
-        Q = self.thresholds(sl) if s.t_tests else None
+        counts = self.gram.counts(sl) if self.gram is not None and self.gram.tests is not None else None
+        Q = self.thresholds(sl) if s.t_tests and counts is None else None
         res = {k: np.empty(c) for k in PAIR_STATS}
         for r0 in range(0, c, self.sub1):
             r1 = min(c, r0 + self.sub1)
             part = fast_block(self.Msys, self.scale, s.a[sl][r0:r1], s.b[sl][r0:r1],
                               None if Q is None else Q[r0:r1], s.dbar[sl][r0:r1], s.alpha,
-                              s.min_diff, self.cprime, self.halves, FAST_DTYPE)
+                              s.min_diff, self.cprime, self.halves, FAST_DTYPE, self.compiled,
+                              None if counts is None else (counts[0][r0:r1], counts[1][r0:r1]))
             for k, v in part.items():
                 res[k][r0:r1] = v
         return res
@@ -295,6 +363,7 @@ class _Strata:
         self.cq = [(crit * W[k] / self.mscale) ** 2 / (nk[k] * (nk[k] - 1.0)) for k in range(len(WT))]
         self.cd = [unit * unit / nk[k] for k in range(len(WT))]
         self.sub1 = max(1, SUB_ELEMS // r_tot)
+        self.compiled = s.n_pairs * r_tot >= COMPILED_WORK and compiled_loops()
         self.buf = np.empty((self.sub1, r_tot))
         # the t-tests' work arrays, reused block after block (fresh ones cost page faults)
         self.ss = [np.empty((BLOCK, r_tot)) for _ in WT] if s.t_tests else None
@@ -331,7 +400,7 @@ class _Strata:
             a_, b_ = aa[r0:r1], bb[r0:r1]
             Q = None if SS is None else self.thresholds(SS, a_, b_, r0)
             part = fast_block(self.Mcomb, self.mscale, a_, b_, Q, s.dbar[sl][r0:r1], s.alpha, s.min_diff,
-                              0.0, self.halves, FAST_DTYPE)
+                              0.0, self.halves, FAST_DTYPE, self.compiled)
             for k, v in part.items():
                 res[k][r0:r1] = v
         return res

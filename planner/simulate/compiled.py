@@ -1,0 +1,80 @@
+"""Compiled loops of the resampling engines' t-tests (numba; compiled once, cached on disk).
+
+The paired t-tests of every resample are counts of comparisons between two float32
+arrays of one block of pairs: numpy needs about eight passes over the ``(pairs, R)``
+values for them (and, with the Gram sums of
+:class:`~planner.simulate.resampling.GramSums`, a transposition into that layout first);
+these loops make one. They perform the same float32 operations in the same order as
+the numpy path (:func:`~planner.simulate.kernels.test_counts`; numba adds no fused
+multiply-adds without ``fastmath``), so the counts are the same, bit for bit (tested).
+
+Importing this module imports numba (about 0.25 s CPU) and its first call in a process
+loads the cached machine code (about 0.45 s more; the very first calls on a machine compile
+it, 0.7-1.1 s a kernel and type, about 2.7 s for all, and write the cache next to this file
+or in numba's user cache): the resampling engine uses it only for work of at least
+:data:`~planner.simulate.resampling.COMPILED_WORK` pair-resamples a topic count
+(:func:`~planner.simulate.kernels.compiled_loops` says whether it can run at all).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["gram_counts", "test_counts"]
+
+
+@numba.njit(cache=True, nogil=True)
+def test_counts(u, Q, dp, g, sig, pw):  # pragma: no cover (compiled)
+    """Per pair ``i`` (a row of ``u`` and ``Q``, float32), the resamples with ``u^2 > Q``
+    into ``sig[i]`` and those with ``(u + dp[i])^2 + g[i] > Q`` into ``pw[i]``."""
+    for i in range(u.shape[0]):
+        s = 0
+        p = 0
+        d = dp[i]
+        gi = g[i]
+        for r in range(u.shape[1]):
+            uu = u[i, r]
+            q = Q[i, r]
+            s += uu * uu > q
+            v = uu + d
+            v = v * v
+            v = v + gi
+            p += v > q
+        sig[i] = s
+        pw[i] = p
+
+
+@numba.njit(cache=True, nogil=True)
+def _gram_row(G, sq, M, ma, dp, g, sig, pw):  # pragma: no cover (compiled)
+    """One resample, the pairs ``(a, b)`` of one run: ``Q = max(G + sq_b, 0)``, ``u = M_a - M_b``."""
+    zero = np.float32(0.0)
+    for j in range(G.size):
+        q = G[j] + sq[j]
+        if q < zero:  # (numpy's maximum(q, 0): the same comparisons, 0 and -0 alike)
+            q = zero
+        uu = np.float32(ma - M[j])
+        sig[j] += np.int32(uu * uu > q)
+        v = uu + dp[j]
+        v = v * v
+        v = v + g[j]
+        pw[j] += np.int32(v > q)
+
+
+@numba.njit(cache=True, nogil=True)
+def gram_counts(G, sq, M, a0, runs, dp, g, sig, pw):  # pragma: no cover (compiled)
+    """The t-test counts of a tile of resamples from its Gram products.
+
+    ``G`` (tile, na, ns): ``kappa SQ_a - 2 kappa sum_i y_a y_b`` of the band's systems
+    ``a0 + i`` and ``a0 + j``; ``sq`` (tile, ns): ``kappa SQ_b``; ``M`` (tile, ns): the
+    systems' resampled sums; ``runs`` (k, 4): rows ``i0``, system ``a``, systems ``b0:b1``
+    (pairs ``i0 + b - b0``, positions in ``dp``, ``g``, ``sig``, ``pw``). Adds one to
+    ``sig`` where ``u^2 > Q`` and to ``pw`` where ``(u + dp)^2 + g > Q``.
+    """
+    for t in range(G.shape[0]):
+        for k in range(runs.shape[0]):
+            i0, a, b0, b1 = runs[k, 0], runs[k, 1], runs[k, 2], runs[k, 3]
+            p1 = i0 + b1 - b0
+            _gram_row(G[t, a - a0, b0 - a0:b1 - a0], sq[t, b0 - a0:b1 - a0], M[t, b0 - a0:b1 - a0],
+                      M[t, a - a0], dp[i0:p1], g[i0:p1], sig[i0:p1], pw[i0:p1])
+
