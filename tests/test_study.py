@@ -1418,7 +1418,7 @@ def test_honest_statement_says_what_the_interval_on_n_is(small_scores):
     # beyond the multiple the coverage check reached: its miss rate is unmeasured
     far = run_study({**doc, "targets": [{"target": "swap_rate", "value": 0.01}]}, quiet=True, write=False)
     (ft,) = far.scenario_results[0].targets
-    assert ft.resampled_interval and ft.n_topics / T > COVERAGE_CHECKED == 4.7
+    assert ft.resampled_interval and ft.n_topics / T > COVERAGE_CHECKED == 8.2
     # a D-study target has no resampling interval: no such caveat
     d = run_study({**doc, "targets": [{"target": "erho2", "value": 0.9}]}, quiet=True, write=False)
     assert not d.scenario_results[0].targets[0].resampled_interval
