@@ -18,12 +18,14 @@ Missing cells are ``NaN`` and only exist when a matrix was built with
 from __future__ import annotations
 
 import io
+import math
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -110,7 +112,7 @@ class ScoreMatrix:
         if self.variants is not None:
             object.__setattr__(self, "variants", tuple(str(v) for v in self.variants))
         self._check_labels(vals)
-        if np.isinf(vals).any():
+        if math.isinf(self._extent.lo) or math.isinf(self._extent.hi):
             s, t = np.argwhere(np.isinf(vals))[0][:2]
             raise InputError(f"infinite score for system {self.systems[s]!r}, topic {self.topics[t]!r}",
                              file=self.source)
@@ -187,8 +189,9 @@ class ScoreMatrix:
         topics = [str(t) for t in topics]
         strata_l = None if strata is None else [str(k) for k in strata]
         if vals.ndim in (2, 3):
-            _check_magnitude(vals, systems, topics, source)
-            if vals.shape[:2] == (len(systems), len(topics)):
+            ext = _extent_of(vals)
+            _check_magnitude(vals, ext, systems, topics, source)
+            if ext.nan and vals.shape[:2] == (len(systems), len(topics)):
                 vals, systems, topics, strata_l = _apply_missing(vals, systems, topics, strata_l,
                                                                  missing, source)
             if vals.shape[0] < 2:
@@ -208,9 +211,8 @@ class ScoreMatrix:
         """Warn (:class:`DegenerateDataWarning`) for values outside [0, 1] and for systems
         identical on every topic (what :meth:`build` does with ``warn=True``)."""
         v = self.values
-        some = v.size and not np.isnan(v).all()
-        lo, hi = (np.nanmin(v), np.nanmax(v)) if some else (0.0, 1.0)
-        if lo < 0 or hi > 1:
+        if self._extent.lo < 0 or self._extent.hi > 1:        # (False when no cell is a number)
+            lo, hi = np.nanmin(v), np.nanmax(v)
             out = [s for s, row in zip(self.systems, v) if np.any((row < 0) | (row > 1))]
             hint = ""
             if len(out) == 1 and len(self.systems) > 1:
@@ -256,7 +258,12 @@ class ScoreMatrix:
 
     @property
     def has_missing(self) -> bool:
-        return bool(np.isnan(self.values).any())
+        return self._extent.nan
+
+    @cached_property
+    def _extent(self) -> _Extent:
+        """The values' range and whether any is missing (the values are read-only: computed once)."""
+        return _extent_of(self.values)
 
     def __repr__(self) -> str:
         extra = f" x {self.n_variants} variants" if self.has_variants else ""
@@ -316,7 +323,7 @@ class ScoreMatrix:
         """
         S = self.n_systems
         vals = self.values.reshape(S, -1)
-        if not np.isfinite(vals).all():
+        if self._extent.nan:
             vals = np.where(np.isnan(vals), np.inf, vals)
         bits = vals.view(np.uint64)
         weights = np.random.default_rng(_ROW_HASH_SEED).integers(0, 2 ** 63, bits.shape[1], dtype=np.uint64) * 2 + 1
@@ -519,12 +526,32 @@ def _check_unique(labels: tuple[str, ...], what: str) -> None:
             seen.add(lab)
 
 
-def _check_magnitude(vals: np.ndarray, systems: list[str], topics: list[str], source: str | None) -> None:
+class _Extent(NamedTuple):
+    """The smallest and largest value (missing cells ignored; NaN when no cell is a number) and
+    whether any cell is missing (NaN)."""
+    lo: float
+    hi: float
+    nan: bool
+
+
+def _extent_of(vals: np.ndarray) -> _Extent:
+    """The :class:`_Extent` of ``vals``: two passes (reductions, no temporary of the matrix' size)
+    when no cell is missing, as ``min`` and ``max`` propagate NaN; two more when one is."""
+    if not vals.size:
+        return _Extent(math.nan, math.nan, False)
+    lo = float(vals.min())
+    if not math.isnan(lo):
+        return _Extent(lo, float(vals.max()), False)
+    return _Extent(float(np.fmin.reduce(vals, axis=None)), float(np.fmax.reduce(vals, axis=None)), True)
+
+
+def _check_magnitude(vals: np.ndarray, ext: _Extent, systems: list[str], topics: list[str],
+                     source: str | None) -> None:
     """InputError naming the first infinite score or score beyond ``MAX_ABS_SCORE``."""
-    if not vals.size or np.isnan(vals).all():
+    lo, hi = ext.lo, ext.hi
+    if math.isnan(lo):              # no cells, or every one missing
         return
-    lo, hi = np.nanmin(vals), np.nanmax(vals)      # reductions, no temporary of the matrix' size
-    if np.isinf(lo) or np.isinf(hi):
+    if math.isinf(lo) or math.isinf(hi):
         s, t = np.argwhere(np.isinf(vals))[0][:2]
         raise InputError(f"infinite score for system {systems[s]!r}, topic {topics[t]!r}", file=source)
     if max(-lo, hi) > MAX_ABS_SCORE:

@@ -69,6 +69,24 @@ def test_wide_table_errors_name_file_and_line(tmp_path, row, line, message, piec
     assert message in str(e.value)
 
 
+@pytest.mark.parametrize("text,found", [
+    ("topic,s1,s2\nt1,0.1,0.2,0.3\nt2,0.3,0.4,0.5\n", "expected 3 fields like the header, found 4"),
+    ("topic,s1,s2\nt1,0.1,0.2,0.3,0.4\nt2,0.3,0.4,0.5,0.6\n", "expected 3 fields like the header, found 5"),
+    ("s1,s2\n0.1,0.2,0.3\n0.3,0.4,0.5\n", "expected 2 fields like the header, found 3"),
+])
+def test_wide_table_rows_all_longer_than_the_header_are_an_error(tmp_path, text, found, piece):
+    # pandas takes the extra first fields as an index (or drops the last ones with a warning):
+    # the matrix came out shifted, or 'need at least 2 topics' for one row; now the row's error
+    p = tmp_path / "w.csv"
+    p.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError) as e:
+            load_scores(p)
+    assert (e.value.file, e.value.line) == (str(p), 2)
+    assert found in str(e.value)
+
+
 def test_wide_table_with_missing_cells_follows_the_policy(tmp_path):
     p = tmp_path / "w.csv"
     p.write_text("\ntopic,s1,s2\nt1,0.1,0.2\n,,\nt2,,0.4\nt3,0.5,0.6\n")     # blank lines, empty cell
