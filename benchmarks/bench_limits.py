@@ -14,6 +14,7 @@ Usage::
     python benchmarks/bench_limits.py --case edges            # every command just under and over its limits
     python benchmarks/bench_limits.py --case edges --only fit,size
     python benchmarks/bench_limits.py --case work             # predict at its work and memory limits
+    python benchmarks/bench_limits.py --case commands         # validate, size, budget, pool at extremes
 
 Figures: docs/research/known-limits.md ("Inputs at the limits").
 """
@@ -252,9 +253,59 @@ def work_cases(work: Path, poll: float, only: set[str], timeout: float) -> list[
     return out
 
 
+#: the DL 2019 passage runs and qrels (docs/inputs.md), for pool
+DL19 = "/work/shared/data/trec-dl2019-passage"
+
+
+def command_cases(work: Path, poll: float, only: set[str], timeout: float) -> list[Measure]:
+    """The commands around the simulation with extreme options (issue 23, after ``--case work``):
+    ``validate`` with huge ``--repeats`` / ``--subsets``, ``size --target`` whose search runs far
+    (``--resamples 0``, the pair limit, a target never met), ``budget`` with many depths, ``pool``
+    with a huge depth. ``only``: labels."""
+    small = str(wide_csv(work / "w37x43.csv", 37, 43))
+    big = work / "w2219.csv"
+    if not big.exists():
+        wide_csv(big, 2219, 30)
+    mid = str(wide_csv(work / "w300x30.csv", 300, 30))
+    P = [sys.executable, "-m", "planner"]
+    q = ["--quiet", "--seed", "1"]
+    depths = ",".join(str(d) for d in range(1, 1001))
+    dl19 = ["--dataset", "dl19-passage"]
+    cases = [
+        ("validate --repeats 100000", [*P, "validate", small, "--pilot", "20", "--topics", "5,10", "--repeats",
+                                       "100000", *q]),
+        ("validate --repeats 2000", [*P, "validate", small, "--pilot", "20", "--topics", "5,10", "--repeats",
+                                     "2000", *q]),
+        ("validate --subsets 100000", [*P, "validate", small, "--pilot", "20", "--topics", "5,10", "--subsets",
+                                       "100000", *q]),
+        ("validate 300 systems", [*P, "validate", mid, "--pilot", "10", "--topics", "5,10", *q]),
+        ("size --resamples 0 2219", [*P, "size", "--scores", str(big), "--target", "swap_rate:0.05", "--resamples",
+                                     "0", "--quiet"]),
+        ("size --resamples 0 never met", [*P, "size", "--scores", str(big), "--target", "swap_rate:0.0001",
+                                          "--resamples", "0", "--quiet"]),
+        ("size bootstrap 2219", [*P, "size", "--scores", str(big), "--target", "swap_rate:0.05", "--method",
+                                 "bootstrap", *q]),
+        ("size bootstrap 300 never met", [*P, "size", "--scores", mid, "--target", "swap_rate:0.0001", "--method",
+                                          "bootstrap", *q]),
+        ("size 300 default", [*P, "size", "--scores", mid, "--target", "swap_rate:0.05", *q]),
+        ("budget 1000 depths", [*P, "budget", *dl19, "--depths", depths, *q]),
+        ("pool depth 10^9", [*P, "pool", "--runs", f"{DL19}/runs", "--qrels", f"{DL19}/qrels.txt", "--depth",
+                             "1000000000", "--quiet"]),
+        ("pool 1000 depths", [*P, "pool", "--runs", f"{DL19}/runs", "--qrels", f"{DL19}/qrels.txt", "--depth",
+                              depths, "--quiet"]),
+    ]
+    out = []
+    for label, argv in cases:
+        if only and label not in only:
+            continue
+        out.append(measure(label, argv, poll=poll, timeout=timeout))
+        print(json.dumps(asdict(out[-1])), flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--case", choices=("validate-jobs", "edges", "work"), default="validate-jobs")
+    ap.add_argument("--case", choices=("validate-jobs", "edges", "work", "commands"), default="validate-jobs")
     ap.add_argument("--systems", default="2219,3200", help="system counts (validate-jobs)")
     ap.add_argument("--band-resamples", type=int, default=4)
     ap.add_argument("--poll", type=float, default=0.05)
@@ -268,6 +319,8 @@ def main() -> None:
         validate_jobs(work, [int(v) for v in args.systems.split(",")], args.poll, args.band_resamples)
     elif args.case == "work":
         work_cases(work, args.poll, {c for c in args.only.split(",") if c}, args.timeout)
+    elif args.case == "commands":
+        command_cases(work, args.poll, {c for c in args.only.split(",") if c}, args.timeout)
     else:
         edges(work, args.poll, {c for c in args.only.split(",") if c}, args.timeout)
 

@@ -28,13 +28,22 @@ from .progress import Progress, bar
 from .results import ResultMixin
 from .scores import ScoreMatrix
 from .simulate import predict
-from .simulate.prediction import DEFAULT_LEVEL, DEFAULT_RESAMPLES, band_reason, check_level, prediction_band
+from .simulate.predict import ENGINES
+from .simulate.prediction import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    band_reason,
+    band_work,
+    check_level,
+    prediction_band,
+)
 from .simulate.rates import STATISTICS, plugin_pair_rates, predictive_pair_rates, variance_df
+from .simulate.work import Knob, Shape, Work, check_limits, fits
 from .variance import as_matrix, pair_index, pair_moments
 from .variance.pairs import pair_jobs
 
 __all__ = ["MEDIAN_SE_RESAMPLES", "TIE_TOL", "Validation", "median_se", "observed_rates", "tie_sign",
-           "validate"]
+           "validate", "validate_work"]
 
 # bound on the number of float64 values of one working block (permutations x scores)
 BLOCK = 2_000_000
@@ -325,6 +334,67 @@ def _validate_iv(scores, pilot, topics, repeats, subsets, methods):
     return sm, x, t, _check_methods(methods)
 
 
+#: the default ``repeats`` and ``subsets`` of :func:`validate` (the option furthest above its default
+#: is the one a refusal over the work limits names first)
+DEFAULT_REPEATS, DEFAULT_SUBSETS = 20, 500
+
+
+def _held_out_work(S: int, N: int, counts: Sequence[int], subsets: int) -> Work:
+    """One repeat's :func:`observed_rates` on ``N`` held-out topics: ``subsets (4 P c + S N / 2)``
+    units (c counts; measured, docs/research/known-limits.md); held: the permutations and the
+    realised rates, ``16 subsets N + 24 subsets c`` bytes, and a working block of about ten
+    arrays of ``min(subsets, chunk) max(S N, P)`` float64 values."""
+    P, c = S * (S - 1) // 2, len(counts)
+    chunk = min(subsets, max(1, BLOCK // max(S * N, P)))
+    return Work(subsets * (4.0 * P * c + S * N / 2.0),
+                16 * subsets * N + 24 * subsets * c + 80 * chunk * max(S * N, P))
+
+
+def validate_work(S: int, T: int, pilot: int, counts: Sequence[int], methods: Sequence[Method], *,
+                  repeats: int, subsets: int, banded: int = 0, band_resamples: int = DEFAULT_RESAMPLES,
+                  jobs: int = 1) -> Work:
+    """The work and memory of :func:`validate` on ``S`` systems x ``T`` topics, estimated before it
+    starts (the limits: :mod:`planner.simulate.work`).
+
+    Each repeat: the held-out rates (:func:`_held_out_work`), each method's prediction from the
+    pilot (its engine's :meth:`~planner.simulate.engine.PairEngine.work` on ``S x pilot``; a random
+    method's :func:`planner.simulate.predict` call with its 1,000 resamples and kept results) and
+    the prediction bands of the ``banded`` methods (:func:`planner.simulate.prediction.band_work`);
+    ``jobs`` processes each hold one repeat. After the repeats: every repeat's tables (``16
+    repeats c`` bytes per statistic and column) and each row's median standard error
+    (:func:`median_se`: ``MEDIAN_SE_RESAMPLES x repeats`` draws, 2 units and 24 bytes each).
+    """
+    P, c = S * (S - 1) // 2, len(counts)
+    one = _held_out_work(S, T - pilot, counts, subsets) + Work(float(P * pilot), 0)
+    for m in methods:
+        shape = Shape(S, pilot, tuple(counts), 1000 if m.random else 0, disjoint=m.disjoint)
+        one += ENGINES[m.engine].work(shape) + Work(0, 56 * P * c + 64 * P if m.random else 0)
+    band = band_work(Shape(S, pilot, tuple(counts), band_resamples))
+    one += Work(banded * band.units, band.held)
+    columns = 2 * (2 * len(methods) + banded + 1)
+    rows = 2 * len(methods) * c
+    return Work(repeats * one.units + 2.0 * rows * MEDIAN_SE_RESAMPLES * repeats,
+                jobs * one.held + 16 * repeats * c * columns + 24 * MEDIAN_SE_RESAMPLES * repeats)
+
+
+def _check_work(S: int, T: int, run: _Run, repeats: int, jobs: int) -> None:
+    """Refuse, before any repeat, a validation over the work limits (:func:`validate_work`),
+    naming ``repeats`` or ``subsets`` (the one furthest above its default first), ``topics``
+    or ``--jobs 1``."""
+    def estimate(counts: Sequence[int], v: tuple[int, ...], j: int = jobs) -> Work:
+        return validate_work(S, T, run.pilot, counts, run.methods, repeats=v[0], subsets=v[1],
+                             banded=len(run.banded()), band_resamples=run.prediction_resamples, jobs=j)
+
+    knobs = [Knob("repeats", repeats, "{:,} repeats", "at most {:,} repeats"),
+             Knob("subsets", run.subsets, "{:,} held-out subset pairs", "at most {:,} subset pairs")]
+    if run.subsets / DEFAULT_SUBSETS > repeats / DEFAULT_REPEATS:
+        knobs.reverse()
+    values = (repeats, run.subsets)
+    one = jobs > 1 and fits(estimate(run.topics.tolist(), values, 1))
+    check_limits(lambda cs, v: estimate(cs, v if knobs[0].parameter == "repeats" else v[::-1]),
+                 run.topics.tolist(), knobs, what="validate", also="--jobs 1" if one else None)
+
+
 @dataclass
 class _Run:
     """One validation's fixed inputs and its (repeats, topics) tables, filled repeat by repeat."""
@@ -446,8 +516,9 @@ def _rows(run: _Run) -> list[dict]:
     return rows
 
 
-def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rng=None,
-             methods: str | Sequence[str] = (DEFAULT_METHOD, "predictive", "analytic"), subsets: int = 500,
+def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = DEFAULT_REPEATS, rng=None,
+             methods: str | Sequence[str] = (DEFAULT_METHOD, "predictive", "analytic"),
+             subsets: int = DEFAULT_SUBSETS,
              grid: int = 121, jobs: int = 1, scheduler=None, progress: Progress = False,
              prediction: float | None = DEFAULT_LEVEL, prediction_resamples: int = DEFAULT_RESAMPLES) -> Validation:
     """Check pilot-based predictions against disjoint held-out topic sets.
@@ -542,6 +613,7 @@ def validate(scores, *, pilot: int, topics: Sequence[int], repeats: int = 20, rn
     scheduler = check_scheduler(scheduler)
     # local workers share the pair limit: fewer of them when their pairs do not fit together
     jobs = check_jobs(jobs) if scheduler is not None else pair_jobs(x.shape[0], check_jobs(jobs))
+    _check_work(x.shape[0], x.shape[1], run, int(repeats), 1 if scheduler is not None else jobs)
     with bar(progress, int(repeats), "validate", unit="repeat") as tick:
         done = run_tasks(_one_repeat, [(run, g) for g in child_streams(rng, int(repeats))], jobs=jobs,
                          scheduler=scheduler, progress=tick)

@@ -4,6 +4,7 @@ resampled pair models of an interval on n share their limit between --jobs worke
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -147,3 +148,136 @@ def test_first_set_binning_resamples_are_bounded(tmp_path, capsys):
     assert line.startswith("planner predict: error: --resamples: first-set binning at up to 5 topics with "
                            "1,000,000 resamples needs 610 MB"), line
     assert "use at most 629,145 resamples" in line
+
+
+# ----------------------------------------- validate as a whole (planner.validation.validate_work)
+def _dl19(tmp_path) -> str:
+    f = tmp_path / "dl19.csv"
+    planner.datasets.load("dl19-passage", measure="nDCG@10").to_csv(f)
+    return str(f)
+
+
+def test_validate_with_huge_repeats_is_refused_before_any_repeat(tmp_path, capsys):
+    # 100,000 repeats of the default methods (each with its prediction band) on 37 systems: about
+    # 0.2 s of CPU a repeat, hours in all; the results' median errors alone drew 10^8 indices a row
+    f = _dl19(tmp_path)
+    assert main(["validate", f, "--pilot", "20", "--topics", "5,10", "--repeats", "100000", "--quiet"]) == 2
+    line = _one_line(capsys)
+    assert line.startswith("planner validate: error: --repeats: validate at up to 10 topics with 100,000 repeats"), line
+    assert "over MAX_WORK" in line and "use at most " in line
+
+
+def test_validate_refusal_offers_repeats_and_subsets_that_fit(tmp_path, monkeypatch):
+    # with a lower MAX_WORK: 20 repeats are over, the repeats offered run, one more is refused
+    m = planner.datasets.load("dl19-passage", measure="nDCG@10")
+    kw = {"pilot": 20, "topics": [5, 10], "methods": "analytic", "subsets": 50, "rng": 1, "prediction": None}
+    monkeypatch.setattr(work, "MAX_WORK", 2e6)
+    with pytest.raises(ParameterError) as e:
+        planner.validate(m, repeats=20, **kw)
+    assert e.value.parameter == "repeats"
+    most = int(str(e.value).split("at most ")[1].split(" repeats")[0].replace(",", ""))
+    assert 2 <= most < 20
+    assert planner.validate(m, repeats=most, **kw).repeats == most
+    with pytest.raises(ParameterError):
+        planner.validate(m, repeats=most + 1, **kw)
+    # subsets far above their default (500) are named first
+    with pytest.raises(ParameterError) as e:
+        planner.validate(m, **{**kw, "subsets": 100_000}, repeats=2)
+    assert e.value.parameter == "subsets"
+    assert "subset pairs" in str(e.value)
+
+
+def test_validate_jobs_share_its_memory_limit(tmp_path, monkeypatch, capsys):
+    # each --jobs worker holds one repeat's permutations (16 subsets N bytes): MAX_HELD is split
+    # between them, so a validation that fits in one process is refused with --jobs 2
+    from planner.methods import METHODS
+    from planner.validation import validate_work
+
+    f = _dl19(tmp_path)
+    argv = ["validate", f, "--pilot", "20", "--topics", "5", "--methods", "analytic", "--repeats", "2",
+            "--subsets", "2000", "--seed", "1", "--quiet", "--json"]
+    one = validate_work(37, 43, 20, [5], [METHODS["analytic"]], repeats=2, subsets=2000, banded=1)
+    two = validate_work(37, 43, 20, [5], [METHODS["analytic"]], repeats=2, subsets=2000, banded=1, jobs=2)
+    assert two.held > one.held
+    monkeypatch.setattr(work, "MAX_HELD", (one.held + two.held) // 2)
+    assert main([*argv, "--jobs", "1"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--jobs", "2"]) == 2
+    line = _one_line(capsys)
+    assert line.startswith("planner validate: error: --subsets: ") and "MAX_HELD" in line, line
+    assert line.endswith("or --jobs 1, or fewer topic counts or systems"), line
+
+
+# ----------------------------------------- a study's --jobs workers share MAX_HELD
+def test_study_jobs_share_the_simulation_memory_limit(tmp_path, monkeypatch, capsys):
+    # a scenario's bootstrap holds R (40 n + ...) bytes of draws; in each of --jobs 2 workers it
+    # may hold half of MAX_HELD (planner.parallel.over_share): the same study that runs in one
+    # process is refused in two, with the --jobs that fits
+    doc = {"collection": {"dataset": "dl19-passage"}, "measure": "nDCG@10", "method": "bootstrap",
+           "topics": [100], "resamples": 200, "min_diff": [0.05, 0.1], "seed": 1}
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text(json.dumps(doc))
+    # the draws at 100 topics: 200 (40 x 100 + 12 x 43 + 12 x 37) = 992,000 bytes (ResamplingEngine.work)
+    monkeypatch.setattr(work, "MAX_HELD", 1_500_000)
+    assert main(["study", str(cfg), "-o", str(tmp_path / "one"), "--quiet", "--jobs", "1"]) == 0
+    capsys.readouterr()
+    assert main(["study", str(cfg), "-o", str(tmp_path / "two"), "--quiet", "--jobs", "2"]) == 2
+    line = _one_line(capsys)
+    assert "resamples" in line and "in each of --jobs 2 processes, over their share 1 MB of MAX_HELD" in line, line
+    assert "or --jobs 1," in line, line
+    assert not (tmp_path / "two").exists()
+
+
+# ----------------------------------------- size --target: the search of a simulated curve
+def test_size_search_is_bounded_by_the_work_limits(tmp_path, monkeypatch, capsys):
+    # the deconvolved search doubles n up to n_max (100,000: 34 predict calls on every pair); under
+    # a lower MAX_WORK it goes as far as its work fits: a target met within is answered as before,
+    # one beyond is an error naming --target after one call at the bound (not "none up to the
+    # search limit")
+    m = _matrix(30, 40)
+    f = tmp_path / "m.csv"
+    m.to_csv(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        before = planner.plan.size_for_target(m, target="swap_rate", value=0.1, n_resamples=0).n_topics
+        monkeypatch.setattr(work, "MAX_WORK", 3e6)
+        after = planner.plan.size_for_target(m, target="swap_rate", value=0.1, n_resamples=0).n_topics
+    assert after == before and before is not None and before < 512
+    assert main(["size", "--scores", str(f), "--target", "swap_rate:0.0001", "--resamples", "0", "--quiet"]) == 2
+    line = _one_line(capsys)
+    assert line.startswith("planner size: error: --target: no count up to 512 meets swap_rate 0.0001"), line
+    assert "over MAX_WORK" in line and "a target met within 512 topics" in line
+
+
+def test_size_search_of_a_random_method_names_its_resamples(tmp_path, monkeypatch, capsys):
+    # the bootstrap's draws grow with n (52 R n bytes): its search is bounded by MAX_HELD, and the
+    # error offers fewer resamples
+    f = tmp_path / "m.csv"
+    _matrix(30, 40).to_csv(f)
+    monkeypatch.setattr(work, "MAX_HELD", 20 << 20)
+    argv = ["size", "--scores", str(f), "--target", "swap_rate:0.0001", "--seed", "1", "--quiet"]
+    assert main([*argv, "--method", "bootstrap"]) == 2
+    line = _one_line(capsys)
+    assert line.startswith("planner size: error: --resamples: no count up to "), line
+    assert "over MAX_HELD 20 MB" in line and "use at most " in line
+    # a search whose first steps are already over is refused before any call, naming --method
+    monkeypatch.setattr(work, "MAX_WORK", 1e5)
+    assert main([*argv, "--method", "parametric"]) == 2
+    line = _one_line(capsys)
+    assert line.startswith("planner size: error: --method: the search of parametric's curve"), line
+
+
+def test_planner_max_work_sets_the_work_limit(monkeypatch):
+    # runs meant to be long (benchmarks/bench_validate.py --repeats 300) set PLANNER_MAX_WORK
+    m = planner.datasets.load("dl19-passage", measure="nDCG@10")
+    kw = {"pilot": 20, "topics": [5, 10], "methods": "analytic", "subsets": 50, "rng": 1, "prediction": None,
+          "repeats": 20}
+    monkeypatch.setattr(work, "MAX_WORK", 2e6)
+    with pytest.raises(ParameterError):
+        planner.validate(m, **kw)
+    monkeypatch.setenv("PLANNER_MAX_WORK", "1e9")
+    assert planner.validate(m, **kw).repeats == 20
+    monkeypatch.setenv("PLANNER_MAX_WORK", "lots")
+    with pytest.raises(ParameterError) as e:
+        planner.validate(m, **kw)
+    assert e.value.parameter == "PLANNER_MAX_WORK"

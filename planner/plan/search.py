@@ -8,6 +8,7 @@ re-solve every topic resample of an interval on n together).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from .checks import N_MAX
 
-__all__ = ["count_interval", "interval_quantiles", "smallest_n", "smallest_n_vec"]
+__all__ = ["count_interval", "interval_quantiles", "search_points", "smallest_n", "smallest_n_vec"]
 
 
 def interval_quantiles(ns: np.ndarray, interval: float) -> tuple[float, float]:
@@ -102,6 +103,25 @@ def smallest_n(ok: Callable[[int], bool], n_min: int, n_max: int = N_MAX) -> int
         else:
             lo = mid
     return hi
+
+
+def search_points(n_min: int, top: int) -> tuple[list[int], int]:
+    """What :func:`smallest_n` over ``[n_min, top]`` may evaluate at most: its doubling points
+    (``n_min``, then doubling up to ``top``) and the most bisection steps after one of them (each
+    at a count below ``top``) (what the work of a search is bounded by: ``planner size --target``).
+
+    Examples
+    --------
+    >>> search_points(2, 100)
+    ([2, 4, 8, 16, 32, 64, 100], 6)
+    """
+    points = [n_min]
+    hi = min(max(n_min + 1, 2 * n_min), top)
+    while top > points[-1]:
+        points.append(hi)
+        hi = min(2 * hi, top)
+    gap = max((b - a for a, b in itertools.pairwise(points)), default=1)
+    return points, math.ceil(math.log2(gap))
 
 
 def _grow(ok: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray, n_max: int) -> np.ndarray:

@@ -22,6 +22,8 @@ from ..progress import Progress, bar
 from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate import fit_model, predict
+from ..simulate.predict import ENGINES
+from ..simulate.work import Knob, Shape, Work, check_limits, fits, largest_fitting
 from ..variance import VarianceComponents, check_alpha, fit
 from .checks import (
     as_scores,
@@ -38,9 +40,9 @@ from .resolve import (
     resolve_analytic,
     resolve_predictive,
 )
-from .search import count_interval, smallest_n
+from .search import count_interval, search_points, smallest_n
 
-__all__ = ["FittedPairs", "TargetRequest", "TargetResult", "check_target_value", "fit_pairs",
+__all__ = ["FittedPairs", "TargetRequest", "TargetResult", "check_target_value", "fit_pairs", "search_work",
            "size_for_target", "solve_target", "target_request"]
 
 @dataclass(frozen=True, repr=False)
@@ -270,9 +272,54 @@ def _predict_stat(data: FittedPairs, req: TargetRequest, seed: int,
     return stat
 
 
+def search_work(data: FittedPairs, req: TargetRequest, top: int, resamples: int | None = None) -> Work:
+    """The most work and memory the search of ``req.method``'s curve over ``[2, top]`` takes: one
+    :func:`planner.simulate.predict` call (its engine's :meth:`~planner.simulate.engine.PairEngine.work`
+    and ``80 P`` bytes of kept results) at each count :func:`~planner.plan.search.smallest_n` may
+    visit (:func:`~planner.plan.search.search_points`), at the count below the answer and at
+    ``top`` first (when the search is bounded below ``n_max``); held: the largest call's."""
+    S, T = data.vals.shape
+    m = req.method
+    R = (req.method_resamples if resamples is None else resamples) if m.random else 0
+    engine = ENGINES[m.engine]
+
+    def call(n: int) -> Work:
+        shape = Shape(S, T, (n,), R, disjoint=m.disjoint)
+        return engine.work(shape) + Work(0.0, 80 * shape.pairs)
+
+    points, steps = search_points(2, top)
+    last = call(top)
+    units = sum(call(n).units for n in points) + (steps + 2) * last.units
+    return Work(units, max(call(n).held for n in points))
+
+
+def _search_limits(data: FittedPairs, req: TargetRequest, top: int, *, what: str, parameter: str) -> None:
+    """Refuse a search over ``[2, top]`` over the work limits (:mod:`planner.simulate.work`), naming
+    the simulation's resamples (a random method, when fewer fit) or ``parameter``, with what fits."""
+    knobs = [Knob("method_resamples", req.method_resamples)] if req.method.random else []
+    plain = methods.method_names(lambda m: m.engine is methods.Engine.ANALYTIC)
+    check_limits(lambda c, v: search_work(data, req, max(c), v[0] if v else None), [top], knobs, what=what,
+                 also=None if req.method.name in plain else f"method {plain[0]}", parameter=parameter,
+                 n_fix="a target met within {:,} topics")
+
+
+def _search_top(data: FittedPairs, req: TargetRequest, top: int) -> int:
+    """The largest count the search may reach within the work limits: ``top`` when the whole search
+    fits, else the largest that does; a search whose first steps are already over is refused
+    before it starts."""
+    if fits(search_work(data, req, top)):
+        return top
+    bound = largest_fitting(lambda t: search_work(data, req, t), top - 1)
+    if bound is None:
+        _search_limits(data, req, top, what=f"the search of {req.method.name}'s curve", parameter="method")
+    return bound or top
+
+
 def _simulated_point(data: FittedPairs, req: TargetRequest, seed: int,
                      tick: Callable[..., None]) -> tuple[int | None, Callable[[int], float]]:
-    """The smallest n on a :func:`planner.simulate.predict` curve, and the curve."""
+    """The smallest n on a :func:`planner.simulate.predict` curve, and the curve. The search goes
+    as far as the work limits allow (:func:`search_work`); a target not met there is an error
+    that says what would let it go further."""
     stat_at = _predict_stat(data, req, seed, tick)
     top = req.n_max
     T = data.vals.shape[1]
@@ -282,7 +329,15 @@ def _simulated_point(data: FittedPairs, req: TargetRequest, seed: int,
         if top < 2:
             raise InputError(f"method {req.method.name!r} needs at least 4 topics (two disjoint sets of 2), "
                              f"got {T}", file=getattr(data.scores, "source", None))
-    n_star = smallest_n(lambda n: req.met(stat_at(n)), 2, top)
+    bound = _search_top(data, req, top)
+    # a bounded search looks at its bound first: a target not met there is an error after one call
+    met = bound == top or req.met(stat_at(bound))
+    n_star = smallest_n(lambda n: req.met(stat_at(n)), 2, bound) if met else None
+    if n_star is None and bound < top:
+        t = req.target.name
+        _search_limits(data, req, top, what=f"no count up to {bound:,} meets {t} {req.value:g} on the curve of "
+                       f"{req.method.name} ({t} {stat_at(bound):.4g} there); searching further",
+                       parameter="value")
     if n_star is None and top < req.n_max:
         t = req.target.name
         raise ParameterError(

@@ -21,16 +21,20 @@ Work(units=3000000.0, held=2097152)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import ParameterError
+from ..parallel import local_workers, over_share
 
-__all__ = ["MAX_HELD", "MAX_WORK", "UNIT_NS", "Shape", "Work", "check_work"]
+__all__ = ["MAX_HELD", "MAX_WORK", "UNIT_NS", "Knob", "Shape", "Work", "check_limits", "check_work", "fits",
+           "largest_fitting", "max_work"]
 
 #: most work units one simulation call may take: 2e10, about 5 minutes of CPU at
 #: :data:`UNIT_NS` (a bootstrap with 1,000 resamples of 2,219 systems, the pair limit, at
-#: 8 topic counts of 50; the default method at about 25 counts there)
+#: 8 topic counts of 50; the default method at about 25 counts there); the environment variable
+#: ``PLANNER_MAX_WORK`` (units) sets another, for runs meant to be long (``benchmarks/bench_validate.py``)
 MAX_WORK = 2e10
 #: nanoseconds of CPU a work unit takes on the reference machine (docs/research/known-limits.md)
 UNIT_NS = 16
@@ -84,12 +88,96 @@ def _largest(fits: Callable[[int], bool], hi: int, lo: int = 2) -> int | None:
     return lo
 
 
+def max_work() -> float:
+    """:data:`MAX_WORK`, or ``PLANNER_MAX_WORK`` units when that is set."""
+    env = os.environ.get("PLANNER_MAX_WORK", "").strip()
+    try:
+        return float(env) if env else MAX_WORK
+    except ValueError:
+        raise ParameterError(f"expected a number of work units, got {env!r}", parameter="PLANNER_MAX_WORK") from None
+
+
+def fits(w: Work) -> bool:
+    """True when ``w`` is within :func:`max_work` and this process's share of :data:`MAX_HELD` (the
+    whole of it, or ``MAX_HELD / N`` in each of ``N`` local ``--jobs`` workers:
+    :func:`planner.parallel.over_share`)."""
+    return w.units <= max_work() and over_share(w.held, MAX_HELD, "MAX_HELD") is None
+
+
+def largest_fitting(cost: Callable[[int], Work], hi: int, lo: int = 2) -> int | None:
+    """The largest ``v`` in ``[lo, hi]`` whose ``cost(v)`` :func:`fits` (``cost`` grows with ``v``),
+    or None: how far a search may go within the limits (``planner size --target``)."""
+    return _largest(lambda v: fits(cost(v)), hi, lo)
+
+
+@dataclass(frozen=True)
+class Knob:
+    """An option a computation's work grows with: its ``parameter`` (named in the error), its
+    ``value``, how it reads in the error (``shown``, formatted with the value) and the remedy
+    (``fix``, formatted with the largest value that fits)."""
+
+    parameter: str
+    value: int
+    shown: str = "{:,} resamples"
+    fix: str = "at most {:,} resamples"
+
+
+def _over(w: Work) -> list[str]:
+    """Why ``w`` does not :func:`fits`, in words."""
+    over = []
+    limit = max_work()
+    if w.units > limit:
+        over.append(f"about {w.units:.1e} units of work ({w.units * UNIT_NS / 6e10:,.0f} min of CPU), over "
+                    f"MAX_WORK {limit:.0e} (PLANNER_MAX_WORK sets it)")
+    share = over_share(w.held, MAX_HELD, "MAX_HELD")
+    if share is not None and share.jobs is None:
+        over.append(f"{w.held / 2**20:,.0f} MB of draws and results, over MAX_HELD {MAX_HELD >> 20} MB")
+    elif share is not None:
+        over.append(f"{w.held / 2**20:,.0f} MB of draws and results in each of --jobs "
+                    f"{local_workers()} processes, over their share {share.share / 2**20:,.0f} MB of "
+                    f"MAX_HELD {MAX_HELD >> 20} MB")
+    return over
+
+
+def check_limits(estimate: Callable[[Sequence[int], tuple[int, ...]], Work], counts: Sequence[int],
+                 knobs: Sequence[Knob] = (), *, what: str, also: str | None = None,
+                 parameter: str = "topics", n_fix: str = "topic counts up to {:,}") -> None:
+    """Refuse a computation whose ``estimate(counts, knob values)`` does not :func:`fits`: a
+    ParameterError naming the first of ``knobs`` whose smaller values would fit (else ``parameter``),
+    giving for each knob and for the topic counts (``n_fix``) the largest value that fits (and ``also``, one
+    more remedy; in a ``--jobs`` worker over its share of MAX_HELD, the ``--jobs`` that fits).
+    Each knob's value is lowered alone, the others kept."""
+    values = tuple(k.value for k in knobs)
+    w = estimate(counts, values)
+    if fits(w):
+        return
+    top = max(counts)
+    n_fit = _largest(lambda n: fits(estimate([c for c in counts if c <= n] or [n], values)), top - 1)
+    fixes, named = [], None
+    def fits_with(i: int) -> Callable[[int], bool]:
+        return lambda v: fits(estimate(counts, values[:i] + (v,) + values[i + 1:]))
+
+    for i, k in enumerate(knobs):
+        got = _largest(fits_with(i), k.value - 1)
+        if got:
+            fixes.append(k.fix.format(got))
+            named = named or k.parameter
+    share = over_share(w.held, MAX_HELD, "MAX_HELD")
+    fixes += ([n_fix.format(n_fit)] if n_fit else []) + ([also] if also else []) + \
+        ([f"--jobs {share.jobs}"] if share is not None and share.jobs else []) + ["fewer topic counts or systems"]
+    runs = " and ".join(k.shown.format(k.value) for k in knobs if k.value)
+    several = f" ({len(counts):,} topic counts)" if len(counts) > 1 else ""
+    raise ParameterError(f"{what} at up to {top:,} topics{' with ' + runs if runs else ''}{several} needs "
+                         + " and ".join(_over(w)) + ": use " + ", or ".join(fixes),
+                         parameter=named or parameter)
+
+
 def check_work(estimate: Callable[[Sequence[int], int], Work], counts: Sequence[int], resamples: int | None,
                *, what: str, parameter: str = "n_resamples", also: str | None = None) -> None:
     """Refuse a computation whose ``estimate(counts, resamples)`` is over :data:`MAX_WORK` or
     :data:`MAX_HELD`: a ParameterError naming ``parameter`` (the resamples) when fewer would fit
     (``resamples`` None: the work does not depend on them), else ``topics``, giving what fits
-    (and ``also``, one more remedy).
+    (and ``also``, one more remedy): :func:`check_limits` with one knob.
 
     Examples
     --------
@@ -99,27 +187,5 @@ def check_work(estimate: Callable[[Sequence[int], int], Work], counts: Sequence[
     ...
     planner.errors.ParameterError: n_resamples: bootstrap at up to 1,000,000 topics with 1,000 resamples ...
     """
-    w = estimate(counts, resamples or 0)
-
-    def ok(v: Work) -> bool:
-        return v.units <= MAX_WORK and v.held <= MAX_HELD
-
-    if ok(w):
-        return
-    over = []
-    if w.units > MAX_WORK:
-        over.append(f"about {w.units:.1e} units of work ({w.units * UNIT_NS / 6e10:,.0f} min of CPU), over "
-                     f"MAX_WORK {MAX_WORK:.0e}")
-    if w.held > MAX_HELD:
-        over.append(f"{w.held / 2**20:,.0f} MB of draws and results, over MAX_HELD {MAX_HELD >> 20} MB")
-    top = max(counts)
-    n_fit = _largest(lambda n: ok(estimate([c for c in counts if c <= n] or [n], resamples or 0)), top - 1)
-    r_fit = None if resamples is None else _largest(lambda r: ok(estimate(counts, r)), resamples - 1)
-    fixes = ([f"at most {r_fit:,} resamples"] if r_fit else []) + \
-        ([f"topic counts up to {n_fit:,}"] if n_fit else []) + ([also] if also else []) + \
-        ["fewer topic counts or systems"]
-    runs = f" with {resamples:,} resamples" if resamples else ""
-    several = f" ({len(counts):,} topic counts)" if len(counts) > 1 else ""
-    raise ParameterError(f"{what} at up to {top:,} topics{runs}{several} needs "
-                         + " and ".join(over) + ": use " + ", or ".join(fixes),
-                         parameter=parameter if r_fit else "topics")
+    knobs = () if resamples is None else (Knob(parameter, resamples),)
+    check_limits(lambda c, v: estimate(c, v[0] if v else 0), counts, knobs, what=what, also=also)
