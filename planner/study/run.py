@@ -16,6 +16,7 @@ from ..parallel import check_jobs, check_scheduler, run_tasks
 from ..progress import Progress, Share, bar, check_progress
 from ..report import check_target, jsonable, versions, write_report
 from .config import StudyConfig, load_config
+from .estimate import StudyWork, check_study_work
 from .honest import honest_paragraphs
 from .inputs import sha256_file
 from .narrative import answer
@@ -100,6 +101,13 @@ def _unique(items) -> list:
     return out
 
 
+def _say_long(name: str, work: StudyWork, quiet: bool) -> None:
+    """A study estimated over :data:`~planner.study.estimate.LONG_SECONDS` says so before it starts."""
+    if not quiet and work.long:
+        print(f"study {name}: {work.describe()} estimated ({len(work.per_scenario):,} scenarios)",
+              file=sys.stderr, flush=True)
+
+
 def _check_args(jobs, write: bool, out) -> None:
     check_jobs(jobs)
     if not write and out is not None:
@@ -156,11 +164,17 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
         The command line, recorded in the provenance.
     max_scenarios : int, optional
         Raise (or lower) the scenario limit (:data:`planner.study.config.MAX_SCENARIOS`).
+        The whole study's work is estimated before its first scenario
+        (:func:`planner.study.estimate.study_work`, said on standard error when over
+        :data:`~planner.study.estimate.LONG_SECONDS` of CPU unless ``quiet``); over
+        :data:`planner.simulate.MAX_WORK` it is refused, unless the environment variable
+        ``PLANNER_MAX_WORK`` raises that limit.
 
     Returns
     -------
     StudyResult
-        Raises :class:`~planner.errors.ConfigError` (key path) for a bad study,
+        Raises :class:`~planner.errors.ConfigError` (key path) for a bad study or one over the
+        work limit,
         :class:`~planner.errors.InputError` for missing files or an existing report folder.
 
     Examples
@@ -177,6 +191,7 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     _check_args(jobs, write, out)
     progress = False if quiet else "auto" if progress is None else check_progress(progress)
     cfg = load_config(config, seed=seed, max_scenarios=max_scenarios)
+    _say_long(cfg.name, check_study_work(cfg), quiet)
     target = None
     if write:
         target = Path(out) if out is not None else Path("reports") / cfg.name
