@@ -118,6 +118,19 @@ def wide_csv(path: Path, S: int, T: int, seed: int = 1) -> Path:
     return path
 
 
+def missing_csv(path: Path, S: int, T: int, share: float = 0.05, seed: int = 1) -> Path:
+    """:func:`wide_csv` with a seeded ``share`` of its cells left empty (missing)."""
+    wide_csv(path, S, T, seed)
+    rng = np.random.default_rng(seed + 1)
+    lines = path.read_text().splitlines()
+    out = [lines[0]]
+    for line in lines[1:]:
+        cells = line.split(",")
+        out.append(",".join([cells[0]] + ["" if rng.random() < share else c for c in cells[1:]]))
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
 def _planner() -> list[str]:
     return [sys.executable, "-m", "planner"]
 
@@ -271,6 +284,8 @@ def command_cases(work: Path, poll: float, only: set[str], timeout: float) -> li
     q = ["--quiet", "--seed", "1"]
     depths = ",".join(str(d) for d in range(1, 1001))
     dl19 = ["--dataset", "dl19-passage"]
+    reml = ["--method", "reml", "--missing", "keep", "--reml-engine"]
+    gaps = {S: str(missing_csv(work / f"gaps{S}x30.csv", S, 30)) for S in (100, 300, 1000)}
     cases = [
         ("validate --repeats 100000", [*P, "validate", small, "--pilot", "20", "--topics", "5,10", "--repeats",
                                        "100000", *q]),
@@ -293,6 +308,14 @@ def command_cases(work: Path, poll: float, only: set[str], timeout: float) -> li
                              "1000000000", "--quiet"]),
         ("pool 1000 depths", [*P, "pool", "--runs", f"{DL19}/runs", "--qrels", f"{DL19}/qrels.txt", "--depth",
                               depths, "--quiet"]),
+        ("pool 200 depths", [*P, "pool", "--runs", f"{DL19}/runs", "--qrels", f"{DL19}/qrels.txt", "--depth",
+                             ",".join(str(d) for d in range(1, 201)), "--quiet"]),
+        ("budget --runs 1000 depths", [*P, "budget", "--runs", f"{DL19}/runs", "--qrels", f"{DL19}/qrels.txt",
+                                       "--depths", depths, *q]),
+        ("budget --runs 20 depths", [*P, "budget", "--runs", f"{DL19}/runs", "--qrels", f"{DL19}/qrels.txt",
+                                     "--depths", ",".join(str(d) for d in range(10, 201, 10)), *q]),
+        *[(f"fit statsmodels {S}", [*P, "fit", "--scores", gaps[S], *reml, "statsmodels"]) for S in gaps],
+        ("fit direct 1000", [*P, "fit", "--scores", gaps[1000], *reml, "direct"]),
     ]
     out = []
     for label, argv in cases:

@@ -65,6 +65,7 @@ from .policies import DUPLICATE_POLICIES
 from .progress import Progress, bar
 from .results import ResultMixin
 from .scores import MISSING_POLICIES, ScoreMatrix
+from .simulate.work import Work, check_fits, fits, largest_fitting
 
 __all__ = [
     "PoolStats",
@@ -600,6 +601,8 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
     g = _grades(allr["query_id"].to_numpy(dtype=object), allr["doc_id"].to_numpy(dtype=object), qrels)
     allr["judged"] = g >= 0
     allr["relevant"] = g >= 1
+    check_depth_work(lambda rows_at: pool_work(rows_at, len(allr), len(all_names), len(topics)),
+                     allr["rank"].to_numpy(), depths, what=f"pool statistics of {len(all_names):,} runs")
     in_pool = allr["run"].isin(names).to_numpy()
     topic_rows: list[dict] = []
     run_rows: list[dict] = []
@@ -613,6 +616,38 @@ def pool_stats(runs, qrels, *, depths=(10, 20, 50, 100), pool_runs: Sequence[str
     return PoolStats(depths=depths, pool_runs=tuple(names), topics=pd.DataFrame(topic_rows),
                      runs=pd.DataFrame(run_rows), per_run_topic=pd.concat(rt_rows, ignore_index=True),
                      qrels_judgments=qrels.n_judgments, read=read)
+
+
+def pool_work(rows_at: Sequence[int], rows: int, runs: int, topics: int) -> Work:
+    """The work and memory of :func:`pool_stats` over depths whose pools hold ``rows_at`` ranked
+    documents (each run's, each topic's), of ``rows`` ranked to the deepest, for ``runs`` runs and
+    ``topics`` topics (:mod:`planner.simulate.work`): about 0.7 us of CPU a document within a depth,
+    0.1 ms a run and a topic, 25 ms a depth; kept: ``200 runs topics + 700 (runs + topics)`` bytes a
+    depth (measured in docs/research/known-limits.md).
+
+    Examples
+    --------
+    >>> pool_work([100, 1000], 1000, runs=10, topics=10).held
+    68000
+    """
+    D = len(rows_at)
+    units = D * (1.6e6 + 6.3e3 * (runs + topics) + 0.25 * rows) + 45.0 * float(np.sum(rows_at))
+    return Work(units, D * (200 * runs * topics + 700 * (runs + topics)))
+
+
+def check_depth_work(cost, ranks: np.ndarray, depths: Sequence[int], *, what: str) -> None:
+    """Refuse, before the first depth, pool ``depths`` (sorted) whose ``cost(rows_at)`` is over the
+    work limits (:func:`planner.simulate.work.check_fits`), ``rows_at`` being the ranked documents
+    (0-based ``ranks``) within each depth: a ParameterError naming ``depths``, with the most of the
+    shallowest depths that fit."""
+    rows_at = np.searchsorted(np.sort(ranks), np.asarray(depths), side="left")
+    whole = cost(rows_at)
+    if fits(whole):
+        return
+    m = largest_fitting(lambda i: cost(rows_at[:i]), len(depths) - 1, lo=1)
+    fixes = [f"the first {m:,} of these depths (up to {depths[m - 1]:,})"] if m else []
+    check_fits(whole, what=f"{what} at {len(depths):,} depths (up to {depths[-1]:,})", parameter="depths",
+               fixes=[*fixes, "fewer depths"])
 
 
 def _pool_topics(pooled: pd.DataFrame, topics: list[str], k: int) -> list[dict]:

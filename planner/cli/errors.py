@@ -29,7 +29,7 @@ PROG = "planner"
 PARAMETER_OPTION = {"rng": "seed", "n_topics": "topics", "topics_needed": "topics", "divisor": "variant_divisor",
                     "n_resamples": "resamples", "method_resamples": "resamples",
                     "n0": "pilot", "value": "target", "n_runs": "project_runs",
-                    "name": "dataset", "measures": "measure"}
+                    "name": "dataset", "measures": "measure", "depths": "depth"}
 
 
 @contextmanager

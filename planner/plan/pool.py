@@ -16,15 +16,16 @@ from .. import methods
 from .._random import as_generator, seed_of, seed_to_use
 from ..collection import Qrels, read_qrels
 from ..errors import DegenerateDataWarning, InputError, ParameterError
-from ..measures import as_runs, rank_frame, score_runs
+from ..measures import as_runs, check_depth_work, rank_frame, score_runs
 from ..progress import Progress, bar
 from ..results import ResultMixin
 from ..scores import ScoreMatrix
+from ..simulate.work import Work
 from ..variance import fit
 from .checks import check_cost, check_interval_resamples, plain
 from .targets import TargetRequest, fit_pairs, solve_target, target_request
 
-__all__ = ["DepthStudy", "GrowthCurve", "check_depths", "judgment_growth", "pool_depth_study"]
+__all__ = ["DepthStudy", "GrowthCurve", "check_depths", "depth_study_work", "judgment_growth", "pool_depth_study"]
 
 
 def check_depths(depths: Any) -> tuple[int, ...]:
@@ -405,6 +406,25 @@ class _Study:
     tau_min: float
 
 
+def depth_study_work(rows_at: Sequence[int], run_rows: int, systems: int, topics: int, targets: int,
+                     resamples: int) -> Work:
+    """The work and memory of :func:`pool_depth_study` over depths whose pools hold ``rows_at`` ranked
+    documents, re-scoring runs of ``run_rows`` ranked documents in all, ``systems`` x ``topics``, and
+    solving ``targets`` targets with ``resamples`` topic resamples each (:mod:`planner.simulate.work`):
+    about 0.7 us of CPU a pooled document, 0.8 us a run document re-scored and 0.08 us a resample,
+    pair and topic, at each depth; kept: 2 KB a depth (docs/research/known-limits.md).
+
+    Examples
+    --------
+    >>> depth_study_work([10, 20], run_rows=100, systems=3, topics=4, targets=1, resamples=0).held
+    4096
+    """
+    D = len(rows_at)
+    pairs = systems * (systems - 1) // 2
+    per = 2e6 + 50.0 * run_rows + 5.0 * targets * (resamples + 1) * pairs * topics
+    return Work(D * per + 45.0 * float(np.sum(rows_at)), D * 2048)
+
+
 def _depth_row(s: _Study, k: int, full_row: dict, p: _Plan) -> tuple[dict, bool]:
     """The row of depth ``k``, and whether its tau is undefined."""
     topics = list(s.full.topics)
@@ -571,6 +591,10 @@ def pool_depth_study(runs: Any, qrels: Any, *, depths: Any = (10, 20, 50, 100), 
         tick()
         s = _Study(run_map, q, measure, full, _ranked_runs({n: run_map[n] for n in pool_names}, set(full.topics)),
                    float(topic_cost), float(judgment_cost), float(tau_min))
+        run_rows = sum(len(r.frame) for r in run_map.values())
+        check_depth_work(lambda rows_at: depth_study_work(rows_at, run_rows, len(full.systems), len(full.topics),
+                                                          len(tlist), resamples),
+                         s.allr["rank"].to_numpy(), depths, what=f"the pool depth study of {len(run_map):,} runs")
         full_row = {"depth": None, "judgments_per_topic": float(q.n_judgments) / max(len(q), 1),
                     **_stats_of(full, None, p)}
         rows, undefined = [], []

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from ..errors import ParameterError
 from ..parallel import local_workers, over_share
 
-__all__ = ["MAX_HELD", "MAX_WORK", "UNIT_NS", "Knob", "Shape", "Work", "check_limits", "check_work", "fits",
-           "largest_fitting", "max_work"]
+__all__ = ["MAX_HELD", "MAX_WORK", "UNIT_NS", "Knob", "Shape", "Work", "check_fits", "check_limits", "check_work",
+           "fits", "largest_fitting", "max_work"]
 
 #: most work units one simulation call may take: 2e10, about 5 minutes of CPU at
 #: :data:`UNIT_NS` (a bootstrap with 1,000 resamples of 2,219 systems, the pair limit, at
@@ -189,3 +189,22 @@ def check_work(estimate: Callable[[Sequence[int], int], Work], counts: Sequence[
     """
     knobs = () if resamples is None else (Knob(parameter, resamples),)
     check_limits(lambda c, v: estimate(c, v[0] if v else 0), counts, knobs, what=what, also=also)
+
+
+def check_fits(w: Work, *, what: str, parameter: str, fixes: Sequence[str]) -> None:
+    """Refuse ``w`` when it does not :func:`fits`: a ParameterError naming ``parameter``, saying how far
+    ``what`` is over the limits and offering ``fixes`` (for work whose remedy is not one smaller number
+    of resamples or topics: another engine, fewer pool depths).
+
+    Examples
+    --------
+    >>> check_fits(Work(1e12, 0), what="REML with statsmodels", parameter="reml_engine",
+    ...            fixes=["reml_engine='direct'"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    planner.errors.ParameterError: reml_engine: REML with statsmodels needs about 1.0e+12 units of work ...
+    """
+    if fits(w):
+        return
+    raise ParameterError(f"{what} needs " + " and ".join(_over(w)) + ": use " + ", or ".join(fixes),
+                         parameter=parameter)

@@ -37,6 +37,35 @@ def _warn_not_converged(name: str) -> None:
 
 
 # ============================================================================ statsmodels
+def statsmodels_work(n_cells: int, systems: int, topics: int) -> tuple[float, int]:
+    """Work units (:mod:`planner.simulate.work`) and bytes of a statsmodels ``MixedLM`` fit of
+    ``n_cells`` observed cells of ``systems`` x ``topics``: its crossed effects are ``q = S + T``
+    dense columns, each likelihood step about ``n q^2`` products, and its steps and copies took up
+    to 200 ns of CPU and 80 bytes per ``n q^2`` and ``n q`` (docs/research/known-limits.md):
+    ``12.5 n q^2`` units, ``80 n q`` bytes.
+
+    Examples
+    --------
+    >>> statsmodels_work(2_850, 100, 30)
+    (602062500.0, 29640000)
+    """
+    q = systems + topics
+    return 12.5 * n_cells * q * q, 80 * n_cells * q
+
+
+def check_statsmodels(n_cells: int, systems: int, topics: int) -> None:
+    """Refuse, before statsmodels is imported, a fit over the work limits
+    (:func:`planner.simulate.work.check_fits`; 1,000 systems x 30 topics ran for minutes), naming
+    ``reml_engine`` and offering the direct engine."""
+    # imported here: planner.simulate imports this package
+    from ..simulate.work import Work, check_fits
+
+    units, held = statsmodels_work(n_cells, systems, topics)
+    check_fits(Work(units, held), what=f"REML with statsmodels on {systems:,} systems x {topics:,} topics "
+               f"({n_cells:,} cells)", parameter="reml_engine",
+               fixes=["the engine 'direct' (the same likelihood, solved in min(S, T) dimensions)"])
+
+
 def reml_statsmodels(x: np.ndarray, name: str, start: str = "moments") -> dict:
     """REML fit of the crossed model with statsmodels ``MixedLM``.
 
@@ -44,14 +73,15 @@ def reml_statsmodels(x: np.ndarray, name: str, start: str = "moments") -> dict:
     balanced data, which is the REML optimum when no component is negative) with
     L-BFGS; ``start="default"`` uses statsmodels' own start and optimiser choice.
     """
-    # statsmodels takes about a second to import: only this (non-default) engine needs it
-    from statsmodels.regression.mixed_linear_model import MixedLM, MixedLMParams
-
     obs = ~np.isnan(x)
     si, ti = np.nonzero(obs)
     # relabel to the systems / topics that have data
     su, si = np.unique(si, return_inverse=True)
     tu, ti = np.unique(ti, return_inverse=True)
+    check_statsmodels(si.size, len(su), len(tu))
+    # statsmodels takes about a second to import: only this (non-default) engine needs it
+    from statsmodels.regression.mixed_linear_model import MixedLM, MixedLMParams
+
     df = pd.DataFrame({"y": x[obs], "system": si, "topic": ti, "g": np.zeros(si.size, dtype=int)})
     with warnings.catch_warnings(), one_blas_thread():   # small products again (see reml_direct)
         # statsmodels warns "MLE may be on the boundary" for every fit without a group-level
