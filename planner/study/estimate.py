@@ -155,7 +155,7 @@ def _shape(coll: Mapping, measure, seen: dict) -> DataShape | None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")      # the scenario says it when it runs
-                m, _ = load_scores(coll, measure, "collection")
+                m, _ = load_scores(coll, measure, "collection", cache=False)   # its notes: the scenario's
         except PlannerError:
             return None
         seen[key] = DataShape(m.n_systems, m.n_topics, len(m.stratum_labels()) or 1, m.n_variants)

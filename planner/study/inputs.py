@@ -55,9 +55,11 @@ def _sha256_matrix(m) -> str:
     return h.hexdigest()
 
 
-def load_runs_qrels(coll: Mapping, key: str = "collection"):
+def load_runs_qrels(coll: Mapping, key: str = "collection", *, cache: bool = True):
     """(runs, qrels) of a collection, cached per process (a grid reads the same runs for every
     measure); the cache key holds the modification times so that edited files are read again.
+    ``cache=False`` reads without storing them (a look at the data before the study, whose notes
+    its first scenario must still say).
 
     The runs are read as ``duplicates`` and ``select_runs`` say (:func:`planner.read_runs`), and
     what reading skipped or changed is warned once, when they are read; a pattern of
@@ -69,13 +71,16 @@ def load_runs_qrels(coll: Mapping, key: str = "collection"):
     opts = {"duplicates": coll.get("duplicates", "error"), "select_runs": select}
     ckey = (coll["runs"], coll["qrels"], os.stat(coll["runs"]).st_mtime_ns, os.stat(coll["qrels"]).st_mtime_ns,
             opts["duplicates"], tuple([select] if isinstance(select, str) else select or ()))
-    if ckey not in _RUNS_CACHE:
-        _RUNS_CACHE.clear()
-        try:
-            runs = read_runs(coll["runs"], **opts)
-        except ParameterError as e:
-            raise ConfigError(e.message, key=f"{key}.{e.parameter}") from None
-        _RUNS_CACHE[ckey] = (runs, read_qrels(coll["qrels"]))
+    if ckey in _RUNS_CACHE:
+        return _RUNS_CACHE[ckey]
+    try:
+        runs = read_runs(coll["runs"], **opts)
+    except ParameterError as e:
+        raise ConfigError(e.message, key=f"{key}.{e.parameter}") from None
+    if not cache:
+        return runs, read_qrels(coll["qrels"])
+    _RUNS_CACHE.clear()
+    _RUNS_CACHE[ckey] = (runs, read_qrels(coll["qrels"]))
     return _RUNS_CACHE[ckey]
 
 
@@ -97,8 +102,8 @@ def _from_score_file(coll: Mapping, measure: str, strata):
     return m, [{"path": coll["scores"], "sha256": _sha256_path(coll["scores"])}]
 
 
-def _from_runs(coll: Mapping, measure: str, key: str, strata):
-    runs, qrels = load_runs_qrels(coll, key)
+def _from_runs(coll: Mapping, measure: str, key: str, strata, cache: bool = True):
+    runs, qrels = load_runs_qrels(coll, key, cache=cache)
     m = score_runs(runs, qrels, [measure])[measure]
     if strata is not None:
         m = attach_strata(m, strata)
@@ -122,8 +127,9 @@ def _split_variants(m, coll: Mapping, key: str, given):
         raise ConfigError(str(e), key=f"{key}.variant_divisor") from None
 
 
-def load_scores(coll: Mapping, measure: str, key: str):
-    """(ScoreMatrix, inputs list for provenance) of a resolved collection; ``key`` names it in errors."""
+def load_scores(coll: Mapping, measure: str, key: str, *, cache: bool = True):
+    """(ScoreMatrix, inputs list for provenance) of a resolved collection; ``key`` names it in errors;
+    ``cache``: as in :func:`load_runs_qrels`."""
     strata = given = coll.get("strata")
     if isinstance(strata, str) and strata != "dataset" and not Path(strata).exists():
         raise InputError("strata file not found", file=strata)
@@ -134,7 +140,7 @@ def load_scores(coll: Mapping, measure: str, key: str):
     elif "scores" in coll:
         m, inputs = _from_score_file(coll, measure, strata)
     else:
-        m, inputs = _from_runs(coll, measure, key, strata)
+        m, inputs = _from_runs(coll, measure, key, strata, cache)
     if given is not None and isinstance(given, str):
         inputs.append({"path": given, "sha256": _sha256_path(given)})
     if coll.get("variant_divisor"):
