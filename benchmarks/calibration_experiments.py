@@ -4,6 +4,7 @@
     /work/venv/bin/python benchmarks/calibration_experiments.py simex [FILE] [N0] [TARGET:VALUE]
     /work/venv/bin/python benchmarks/calibration_experiments.py methods [FILE] [N0] [M1,M2,...]
     /work/venv/bin/python benchmarks/calibration_experiments.py variants
+    /work/venv/bin/python benchmarks/calibration_experiments.py priorfit [FILE] [N0]
 
 FILE is relative to ../shared/data (default trec-terabyte/terabyte2006_ap.csv). ``curve``: the
 plug-in count's median over 100 draws without replacement at n0 = 15 ... 149 (seed 3).
@@ -12,6 +13,12 @@ plug-in count's median over 100 draws without replacement at n0 = 15 ... 149 (se
 plain counts of the named methods on the whole collection and on 30 draws (seed 1).
 ``variants``: seven matrix/size cases, 30 draws each (seed 9), analytic swap 0.05 with 100
 topic resamples; the correction and interval variants computed from the same resamples.
+``priorfit``: the deconvolved swap-0.05 count on 20 draws (the seeds of bench_coverage.py when
+FILE and N0 are one of its rows, else ``[1, 0, n0, d]``) over the whole collection's, with the
+scale prior's weights fitted four ways: by EM (shipped); the whole collection's weights with the
+draw's pairs; and Efron's g-modeling (weights ``softmax(Q a)``, ``Q`` Legendre polynomials of
+degree 5 in log scale, log-likelihood times the number of systems over the number of pairs,
+penalty ``c0 |a|``) with c0 = 1 and 0.25.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from planner import methods, plan
 from planner.collection import load_scores
 from planner.plan.pairs import PairModel
 from planner.plan.resolve import ResampledModels, resolve_analytic
+from planner.simulate import PairRates, Prior
+from planner.simulate.priors import SCALE_EDGES, SCALE_GRID, fit_scale_weights, scale_histogram, standardized
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -136,6 +145,69 @@ def variants() -> None:
         print(f"{name:15s}", " | ".join(cells))
 
 
+def _gmodel_weights(h: np.ndarray, n0: int, systems: int, c0: float) -> np.ndarray:
+    """Efron's penalised g-modeling of the scale prior's weights on the histogram ``h``."""
+    from scipy import optimize, special
+    u = np.log(SCALE_GRID)
+    basis = np.polynomial.legendre.legvander((u - u.mean()) / (u.max() - u.mean()), 5)[:, 1:]
+    scale = np.sqrt(1.0 + n0 * SCALE_GRID ** 2)
+    like = np.maximum(2.0 * np.diff(special.ndtr(SCALE_EDGES[:, None] / scale), axis=0), 1e-300)
+    share = h / h.sum()
+
+    def objective(a: np.ndarray) -> tuple[float, np.ndarray]:
+        w = special.softmax(basis @ a)
+        f = like @ w
+        g = (share / f) @ like
+        norm = float(np.sqrt(a @ a))
+        grad = -(basis.T @ (systems * w * (g - w @ g))) + c0 * a / max(norm, 1e-12)
+        return -systems * float(share @ np.log(f)) + c0 * norm, grad
+    a = optimize.minimize(objective, np.zeros(basis.shape[1]), jac=True, method="L-BFGS-B").x
+    return special.softmax(basis @ a)
+
+
+def _swap_count(x: np.ndarray, w: np.ndarray) -> int:
+    """The smallest n whose mean predicted swap rate under the scale prior ``w`` is <= 0.05."""
+    a, b = np.triu_indices(x.shape[0], 1)
+    d = x[a] - x[b]
+    m, v = d.mean(1), d.var(1, ddof=1)
+    rate = PairRates(m, v, x.shape[1], Prior("scale", SCALE_GRID, w, 0.0, x.shape[1], m.size), "swap_rate")
+    lo, hi = 2, 100_000
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if rate(mid).mean() <= 0.05 else (mid + 1, hi)
+    return lo
+
+
+def priorfit(x: np.ndarray, path: str, n0: int) -> None:
+    a, b = np.triu_indices(x.shape[0], 1)
+
+    def fits(y: np.ndarray) -> dict[str, np.ndarray]:
+        d = y[a] - y[b]
+        h = scale_histogram(*standardized(d.mean(1), d.var(1, ddof=1), y.shape[1]))[0]
+        return {"em": fit_scale_weights(h, y.shape[1])[0],
+                "g c0=1": _gmodel_weights(h, y.shape[1], x.shape[0], 1.0),
+                "g c0=0.25": _gmodel_weights(h, y.shape[1], x.shape[0], 0.25)}
+    whole = fits(x)
+    full = {k: _swap_count(x, w) for k, w in whole.items()}
+    rows = _coverage_rows()
+    mi = rows.index((path, n0)) if (path, n0) in rows else 0
+    ratios: dict[str, list[float]] = {k: [] for k in [*whole, "em, whole collection's weights"]}
+    for d in range(20):
+        y = x[:, np.sort(np.random.default_rng([1, mi, n0, d]).permutation(x.shape[1])[:n0])]
+        for k, w in fits(y).items():
+            ratios[k].append(_swap_count(y, w) / full[k])
+        ratios["em, whole collection's weights"].append(_swap_count(y, whole["em"]) / full["em"])
+    for k, r in ratios.items():
+        print(f"{path} n0={n0} {k}: whole {full.get(k, full['em'])}, median draw/whole {np.median(r):.2f} "
+              f"[10-90%: {np.quantile(r, 0.1):.2f}-{np.quantile(r, 0.9):.2f}]")
+
+
+def _coverage_rows() -> list[tuple[str, int]]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_coverage import matrices
+    return matrices()
+
+
 def main() -> None:
     warnings.simplefilter("ignore")
     cmd, rest = sys.argv[1], sys.argv[2:]
@@ -146,7 +218,9 @@ def main() -> None:
     tv = next((a for a in rest if ":" in a), "swap_rate:0.05")
     target, value = tv.split(":")[0], float(tv.split(":")[1])
     n0 = int(rest[1]) if len(rest) > 1 and rest[1].isdigit() else 43
-    if cmd == "curve":
+    if cmd == "priorfit":
+        priorfit(x, rest[0] if rest else "trec-terabyte/terabyte2006_ap.csv", int(rest[1]) if len(rest) > 1 else 25)
+    elif cmd == "curve":
         curve(x, target, value)
     elif cmd == "simex":
         simex(x, n0, target, value)
