@@ -15,12 +15,14 @@ from planner.errors import ParameterError
 from planner.scores import ScoreMatrix
 from planner.simulate import (
     MIN_DF,
+    PairRates,
     fit_prior,
     pair_variance_model,
     plugin_pair_rates,
     predictive_pair_rates,
     variance_df,
 )
+from planner.simulate.rates import TIE_RATE
 from planner.validation import observed_rates, validate
 from planner.variance import pair_index, pair_moments
 
@@ -69,8 +71,14 @@ def test_zero_variance_pairs_and_shapes():
         for variance in ("pooled", "pair", "shrunk"):
             r = predictive_pair_rates(dbar, s2, 25, [25, 50, 62], prior=prior, variance=variance)
             assert r["swap_rate"].shape == (4, 3) and r["reversal_rate"].shape == (4, 3)
-            assert np.all(r["swap_rate"][:2] == 0) and np.all(r["reversal_rate"][:2] == 0)
+            # identical on every topic: a tie (TIE_RATE); the same gap on every topic: never reversed
+            assert np.all(r["swap_rate"][0] == TIE_RATE) and np.all(r["reversal_rate"][0] == TIE_RATE)
+            assert np.all(r["swap_rate"][1] == 0) and np.all(r["reversal_rate"][1] == 0)
             assert np.all((r["swap_rate"] >= 0) & (r["swap_rate"] <= 0.5))
+    for prior in ("normal", "scale"):   # PairRates, the plug-in model and the histogram path agree on the tie
+        fitted = fit_prior(dbar, s2, 25, prior=prior)
+        assert PairRates(dbar, s2, 25, fitted, "swap_rate")(40)[:2].tolist() == [TIE_RATE, 0.0]
+    assert plugin_pair_rates(dbar, s2, [40])["reversal_rate"][:2, 0].tolist() == [TIE_RATE, 0.0]
     # pooled = mean over all pairs = 2 var_e identity; zero-variance pairs keep 0
     assert pair_variance_model(s2, "pooled").tolist() == [0.0, 0.0, 0.0075, 0.0075]
     assert pair_variance_model(s2, "shrunk").tolist() == pytest.approx([0.0, 0.0, 0.00875, 0.01375])

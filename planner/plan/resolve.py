@@ -83,7 +83,7 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
 
     ``D``, ``V``: ``(B, P)`` pair means and own variances of ``B`` topic resamples of
     ``n0`` topics; ``kurt``: their kurtoses (``spec.integrate``) or ``None``. As in
-    :func:`planner.simulate.predict`, pairs identical on every topic are ties (0.5).
+    :func:`planner.simulate.predict`, pairs identical on every topic are ties (``TIE_RATE``).
     Each resample's prior is fitted once, and a grid or mixture prior's posterior computed once
     (``PairRates``); every call costs ``B`` predictive evaluations at one n each.
     """
@@ -105,7 +105,7 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
         for i in range(B):
             k = int(n[i])
             if k not in seen[i]:      # a search asks again at the n it already holds
-                seen[i][k] = float(np.where((D[i] == 0) & (V[i] == 0), 0.5, rates[i](k)).mean())
+                seen[i][k] = float(rates[i](k).mean())
             out[i] = seen[i][k]
         return 1.0 - 2.0 * out if target == "kendall_tau" else out
     return stat

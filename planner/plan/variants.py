@@ -191,7 +191,7 @@ class _VariantModel:
         rates = PairRates(self.dbar, self.s2m, self.T, prior, key, future_scale=rv)   # posterior once
 
         def pred(n: int) -> float:
-            r = np.where(self.model.identical, 0.5, rates(int(float(n))))
+            r = rates(int(float(n)))        # pairs identical on every topic and variant: ties
             return float(1.0 - 2.0 * r.mean()) if t.name == "kendall_tau" else float(r.mean())
         return pred
 

@@ -218,15 +218,14 @@ def method_rates(method: Method, dbar: np.ndarray, s2: np.ndarray, n0: int, topi
                  kurt: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Mean (over pairs) expected swap and reversal rate of a closed-form ``method`` at ``topics``,
     from a collection of ``n0`` topics with pair means ``dbar`` and variances ``s2``; pairs
-    identical on every topic are ties (0.5), as in :func:`planner.simulate.predict`."""
+    identical on every topic are ties (:data:`planner.simulate.rates.TIE_RATE`), as in every method."""
     spec = method.spec
     if spec is None:
         r = plugin_pair_rates(dbar, s2, topics)
     else:
         df = variance_df(n0, kurt) if spec.integrate else None
         r = predictive_pair_rates(dbar, s2, n0, topics, prior=spec.prior, variance=spec.variance, df=df)
-    tie = (dbar == 0) & (s2 == 0)
-    return {k: np.where(tie[:, None], 0.5, v).mean(axis=0) for k, v in r.items()}
+    return {k: v.mean(axis=0) for k, v in r.items()}
 
 
 def band_work(shape: Shape) -> Work:

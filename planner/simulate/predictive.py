@@ -86,8 +86,6 @@ class PredictiveEngine(AnalyticEngine):
         res = self.analytic(j, pairs, sig2_k)
         pr = predictive_pair_rates(s.dbar[pairs], self.s2_pred[pairs], s.x.shape[1], [s.topics[j]],
                                    prior=self.prior, df=scales)
-        # identical systems (dbar = 0, s2_d = 0) are ties here too (0.5)
-        tie = (s.dbar[pairs] == 0) & (s.s2[pairs] == 0)
-        res["swap_rate"] = np.where(tie, 0.5, pr["swap_rate"][:, 0])
-        res["reversal_rate"] = np.where(tie, 0.5, pr["reversal_rate"][:, 0])
+        res["swap_rate"] = pr["swap_rate"][:, 0]         # ties: TIE_RATE, as everywhere
+        res["reversal_rate"] = pr["reversal_rate"][:, 0]
         return res

@@ -82,9 +82,10 @@ Terabyte from 25-topic pilots) and, on average, swaps. The *predictive* method
    ``rev = Phi(-h)``.
 
 Pairs with ``s2_d = 0`` (systems differing by the same amount on every pilot
-topic, e.g. identical systems) have swap and reversal rate 0 and do not enter
-the prior fit. A pair with ``dbar = 0`` and ``s2_d > 0`` has no observed order;
-its reversal rate is 0.5 (a tie counts half).
+topic) have swap and reversal rate 0 and do not enter the prior fit, except
+pairs identical on every topic (``dbar = 0`` too): they are ties, and a tie counts
+half (:data:`TIE_RATE`), in every function here and so in every method. A pair with
+``dbar = 0`` and ``s2_d > 0`` has no observed order; its reversal rate is 0.5.
 
 :func:`planner.validation.validate` checks predictions against held-out topics; see its
 docstring and ``docs/validation.md`` for the exact procedure.
@@ -122,7 +123,7 @@ from .priors import (
 )
 
 __all__ = [
-    "MIN_DF", "STATISTICS", "VARIANCES", "PairRates", "VarianceScales", "pair_variance_model",
+    "MIN_DF", "STATISTICS", "TIE_RATE", "VARIANCES", "PairRates", "VarianceScales", "pair_variance_model",
     "plugin_pair_rates", "predictive_pair_rates", "scale_batch_rates", "variance_df", "variance_scales",
 ]
 
@@ -137,6 +138,20 @@ _BLOCK = 2_000_000
 NEGLIGIBLE_POSTERIOR = 1e-15
 
 
+#: the swap and reversal rate of a pair identical on every topic (``dbar = 0`` and ``s2_d = 0``): a
+#: tie counts half (DESIGN.md, "Reversal rate")
+TIE_RATE = 0.5
+
+
+def _with_ties(rates: dict[str, np.ndarray], dbar: np.ndarray, s2_d: np.ndarray) -> dict[str, np.ndarray]:
+    """``rates`` (per pair, first axis) with every pair identical on every topic set to :data:`TIE_RATE`."""
+    tie = (dbar == 0) & (s2_d == 0)
+    if tie.any():
+        for v in rates.values():
+            v[tie] = TIE_RATE
+    return rates
+
+
 def norm_cdf(x):
     """The standard normal distribution function."""
     return special.ndtr(x)
@@ -147,7 +162,7 @@ def plugin_pair_rates(dbar, s2_d, topics) -> dict[str, np.ndarray]:
 
     Returns ``{"swap_rate": 2p(1-p), "reversal_rate": p}``, each of shape
     ``(pairs, len(topics))``, with ``p = Phi(-|dbar| sqrt(n) / s_d)``; pairs with
-    ``s2_d = 0`` get 0 for both.
+    ``s2_d = 0`` get 0 for both, ties :data:`TIE_RATE`.
     """
     dbar, s2_d, _, t = check_pair_inputs(dbar, s2_d, 2, topics)
     sd = np.sqrt(s2_d)
@@ -156,7 +171,7 @@ def plugin_pair_rates(dbar, s2_d, topics) -> dict[str, np.ndarray]:
     z[ok] = np.abs(dbar[ok])[:, None] * np.sqrt(t)[None, :] / sd[ok][:, None]
     p = norm_cdf(-z)
     p[~ok] = 0.0
-    return {"swap_rate": 2.0 * p * (1.0 - p), "reversal_rate": p}
+    return _with_ties({"swap_rate": 2.0 * p * (1.0 - p), "reversal_rate": p}, dbar, s2_d)
 
 
 
@@ -246,7 +261,8 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
             Normal and scale priors with ``df=None`` only.
 
     Returns:
-        ``{"swap_rate": ..., "reversal_rate": ...}``, each shape ``(pairs, len(topics))``.
+        ``{"swap_rate": ..., "reversal_rate": ...}``, each shape ``(pairs, len(topics))``; ties
+        (pairs identical on every topic) :data:`TIE_RATE`.
 
     Cost: ``quantiles`` times that of ``df=None``.
     Memory: normal prior ``O(pairs * len(topics))``; npmle about ``max(chunk *
@@ -259,7 +275,7 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
                                                             max_fit_pairs=max_fit_pairs)
     future_scale = _check_future_scale(future_scale, dbar, pr, df)
     if df is None:
-        return _rates_given_variance(dbar, s2_d, n0, t, pr, future_scale)
+        return _with_ties(_rates_given_variance(dbar, s2_d, n0, t, pr, future_scale), dbar, s2_d)
     if isinstance(df, VarianceScales):
         if df.factors.shape[1] not in (1, dbar.size):
             raise ParameterError(f"scales are for {df.factors.shape[1]} pairs, got {dbar.size}", parameter="df")
@@ -273,7 +289,7 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
             out[key] += r[key]
     for key in out:
         out[key] /= factors.shape[0]
-    return out
+    return _with_ties(out, dbar, s2_d)
 
 
 def _check_future_scale(future_scale, dbar: np.ndarray, pr: Prior, df) -> np.ndarray | None:
@@ -488,6 +504,7 @@ class PairRates:
         self.dbar, self.s2_d, self.n0, self.prior, self.statistic, self.df = dbar, s2_d, n0, prior, statistic, df
         self.future_scale = _check_future_scale(future_scale, np.asarray(dbar), prior, df)
         self._cache: tuple[np.ndarray, tuple[Any, ...]] | None = None
+        self._tie = (np.asarray(dbar) == 0) & (np.asarray(s2_d) == 0)
         self._future = s2_d
         if df is None and prior.kind == "scale":
             # standardized pairs: the scale prior is the mixture's formulas in pair SDs
@@ -519,6 +536,7 @@ class PairRates:
             p, grid, sd, sgn = post
             swap, rev = _grid_rates(p, grid, sd, math.sqrt(int(n)), sgn, want)
         out[idx] = swap if self.statistic == "swap_rate" else rev
+        out[self._tie] = TIE_RATE
         return out
 
 
@@ -537,7 +555,7 @@ def scale_batch_rates(D: np.ndarray, V: np.ndarray, n0: int) -> Callable[[np.nda
     bin's midpoint, :data:`_BIN_Z`): the posterior of a bin does not depend on the row's weights
     but through them, so a rate at ``n`` is computed once per bin and component, whatever ``B``
     and the number of pairs (the topic resamples of an interval on n or of a prediction band).
-    Pairs identical on every topic count 0.5.
+    Pairs identical on every topic count :data:`TIE_RATE`.
     """
     z, tie = standardized(D, V, n0)
     counts = scale_histogram(z, tie)
@@ -548,7 +566,7 @@ def scale_batch_rates(D: np.ndarray, V: np.ndarray, n0: int) -> Callable[[np.nda
         logw = np.log(w)
     post, m, v = _mixture_posterior(d, se2, SCALE_GRID, logw)   # (B, M, J), and (M, J) twice
     weighted = post * (counts / D.shape[1])[:, :, None]
-    ties = 0.5 * tie.mean(axis=1)
+    ties = TIE_RATE * tie.mean(axis=1)
     at: dict[tuple[str, int], np.ndarray] = {}
 
     def rate(n: np.ndarray, statistic: str) -> np.ndarray:
