@@ -25,7 +25,8 @@ from ..variance import fit
 from .checks import check_cost, check_interval_resamples, plain
 from .targets import TargetRequest, fit_pairs, solve_target, target_request
 
-__all__ = ["DepthStudy", "GrowthCurve", "check_depths", "depth_study_work", "judgment_growth", "pool_depth_study"]
+__all__ = ["DepthStudy", "GrowthCurve", "check_depths", "depth_study_estimate", "depth_study_work", "judgment_growth",
+           "pool_depth_study", "ranked_lines"]
 
 
 def check_depths(depths: Any) -> tuple[int, ...]:
@@ -423,6 +424,36 @@ def depth_study_work(rows_at: Sequence[int], run_rows: int, systems: int, topics
     pairs = systems * (systems - 1) // 2
     per = 2e6 + 50.0 * run_rows + 5.0 * targets * (resamples + 1) * pairs * topics
     return Work(D * per + 45.0 * float(np.sum(rows_at)), D * 2048)
+
+
+def ranked_lines(run_map: Any, topics: Sequence[str]) -> dict[int, int]:
+    """How many (run, topic) of ``run_map`` (a mapping of :class:`~planner.collection.Run`) on
+    ``topics`` rank each number of documents: ``{documents: (run, topic) pairs}``, what
+    :func:`depth_study_estimate` needs of the runs (counted without ranking them)."""
+    keep = set(topics)
+    out: dict[int, int] = {}
+    for run in run_map.values():
+        counts = run.frame["query_id"].value_counts()
+        for c in counts[counts.index.isin(keep)].to_numpy():
+            out[int(c)] = out.get(int(c), 0) + 1
+    return out
+
+
+def depth_study_estimate(lines: dict[int, int], run_rows: int, systems: int, topics: int,
+                         depths: Sequence[int], targets: int, resamples: int = 0) -> Work:
+    """The work of a whole :func:`pool_depth_study` before its runs are ranked: each depth's
+    (:func:`depth_study_work`, ``rows_at`` from ``lines``, :func:`ranked_lines`: a (run, topic) of
+    ``c`` documents holds ``min(c, k)`` within depth ``k``) and the scoring with the full judgments,
+    whose targets are solved too (one more depth, of no pooled documents). Every run is taken as
+    pooled (an upper bound when ``pool_runs`` names fewer).
+
+    Examples
+    --------
+    >>> depth_study_estimate({100: 2}, 200, systems=2, topics=1, depths=[10, 20], targets=1).units
+    6032715.0
+    """
+    rows_at = [sum(n * min(c, int(k)) for c, n in lines.items()) for k in depths]
+    return depth_study_work([*rows_at, 0], run_rows, systems, topics, targets, resamples)
 
 
 def _depth_row(s: _Study, k: int, full_row: dict, p: _Plan) -> tuple[dict, bool]:
