@@ -640,14 +640,20 @@ def check_depth_work(cost, ranks: np.ndarray, depths: Sequence[int], *, what: st
     work limits (:func:`planner.simulate.work.check_fits`), ``rows_at`` being the ranked documents
     (0-based ``ranks``) within each depth: a ParameterError naming ``depths``, with the most of the
     shallowest depths that fit."""
-    rows_at = np.searchsorted(np.sort(ranks), np.asarray(depths), side="left")
+    check_rows_work(cost, np.searchsorted(np.sort(ranks), np.asarray(depths), side="left"), depths, what=what)
+
+
+def check_rows_work(cost, rows_at: np.ndarray, depths: Sequence[int], *, what: str, also: Sequence[str] = ()) -> None:
+    """:func:`check_depth_work` with the ranked documents within each depth, ``rows_at``, given
+    (counted without ranking the runs: :func:`planner.plan.pool.ranked_lines`); ``also``: more
+    remedies."""
     whole = cost(rows_at)
     if fits(whole):
         return
     m = largest_fitting(lambda i: cost(rows_at[:i]), len(depths) - 1, lo=1)
     fixes = [f"the first {m:,} of these depths (up to {depths[m - 1]:,})"] if m else []
     check_fits(whole, what=f"{what} at {len(depths):,} depths (up to {depths[-1]:,})", parameter="depths",
-               fixes=[*fixes, "fewer depths"])
+               fixes=[*fixes, "fewer depths", *also])
 
 
 def _pool_topics(pooled: pd.DataFrame, topics: list[str], k: int) -> list[dict]:

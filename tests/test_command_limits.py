@@ -62,6 +62,31 @@ def test_budget_with_many_depths_is_refused_before_the_first(tmp_path, monkeypat
     assert "over MAX_WORK" in line and "first 2 of these depths (up to 4)" in line, line
 
 
+def test_budget_growth_curve_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    # `budget --project-runs` fits a growth curve at every depth (a runs x documents matrix each):
+    # 2,000 runs of 100 lines (8 MB) took 18 s and 720 MB, unestimated, after the depth study.
+    # Its work: 1.5e5 units a run + 85 a document (608,160 here), and 120 a document within each
+    # depth (24, 48, 72, 96) + 8 a distinct one (at most as many): the first 2 depths fit 6.2e5
+    runs, qrels = _runs(tmp_path)
+    argv = ["budget", "--runs", runs, "--qrels", qrels, "--depths", "2,4,6,8", "--target", "ci_width:0.5",
+            "--method", "analytic", "--resamples", "0", "--quiet", "--seed", "1", "--project-runs", "10"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("PLANNER_MAX_WORK", "6.2e5")
+    assert main(argv) == 2
+    line = _one_line(capsys)
+    assert line.startswith("planner budget: error: --depths: the growth curve of 4 runs at 4 depths (up to 8) "), line
+    assert "over MAX_WORK" in line and "use the first 2 of these depths (up to 4), or fewer depths, or fewer runs" \
+        in line, line
+    # checked before the depth study (over the same limit, and checked once its full scoring is done)
+    assert main(argv[:-4]) == 2
+    assert "the pool depth study of 4 runs" in _one_line(capsys)
+    with pytest.raises(ParameterError) as e:
+        planner.judgment_growth(runs, qrels, depths=[2, 4, 6, 8], rng=1)
+    assert e.value.parameter == "depths"
+    planner.judgment_growth(runs, qrels, depths=[2, 4], rng=1)
+
+
 def test_statsmodels_reml_is_refused_over_the_work_limit_naming_the_engine(tmp_path, monkeypatch, capsys):
     # 1,000 systems x 30 topics with missing cells (190 KB) ran for minutes in statsmodels' MixedLM;
     # its work is estimated from the shape (12.5 n (S + T)^2 units) before statsmodels is imported

@@ -230,6 +230,49 @@ def test_study_keys_select_runs_and_duplicates(campaign):
         [w for w in said if "dropping" in w]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_study_reads_the_folder_once_and_says_its_notes_once(campaign, tmp_path, monkeypatch, jobs):
+    # the whole-study estimate read the runs to learn their shape, then the first scenario (and with
+    # --jobs the first of each worker, and the pool reuse in this process) read them again
+    import planner.study.inputs as inputs
+    from planner.study import run_study
+
+    runs, qrels, repeated, _ = campaign
+    log = tmp_path / "reads.log"        # a file: the --jobs workers are other processes
+    real = inputs.read_runs
+
+    def counted(*a, **k):
+        with open(log, "a") as fh:
+            fh.write("read\n")
+        return real(*a, **k)
+
+    monkeypatch.setattr(inputs, "read_runs", counted)
+    doc = {"seed": 3, "resamples": 10, "method": "analytic", "topics": [10, 20],
+           "targets": [{"target": "swap_rate", "value": 0.05}], "measure": ["nDCG@10", "RR(rel=2)"],
+           "collection": {"runs": str(runs), "qrels": str(qrels), "duplicates": "first"}}
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = run_study(doc, write=False, quiet=True, jobs=jobs)
+    assert log.read_text().count("read") == 1
+    said = [str(w.message) for w in rec]
+    _check_said_once("\n".join(f"planner: warning: {w}" for w in said), repeated)
+    _check_said_once("\n".join(f"planner: warning: {w}" for w in res.results["warnings"]), repeated)
+    assert res.scenario_results[1].data.n_systems == 9
+    # the estimate alone (outside a study) keeps nothing: a scenario run after it reads and says
+    from planner.study import load_config
+    from planner.study.estimate import check_study_work
+    from planner.study.inputs import held_inputs, load_scores
+
+    check_study_work(load_config(doc))
+    coll = load_config(doc).scenarios[0]["collection"]
+    with held_inputs() as held, warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        load_scores(coll, "nDCG@10", "collection")
+        load_scores(coll, "RR(rel=2)", "collection")
+    assert log.read_text().count("read") == 3 and held.reads == 1
+    assert [str(w.message) for w in rec] == held.notes and len(held.notes) == 3
+
+
 @pytest.mark.parametrize("extra, key, needle", [
     ({"select_runs": "zz*"}, "collection.select_runs", "'zz*' matches none of the 13 run names"),
     ({"duplicates": "last"}, "collection.duplicates", "last"),

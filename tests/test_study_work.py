@@ -93,3 +93,25 @@ def test_a_long_study_says_its_estimate_unless_quiet(tmp_path, monkeypatch, caps
     # minutes once it is long: 1.5 minutes and more
     assert estimate.StudyWork(120e9 / work.UNIT_NS, (None,)).describe() == "about 2 min of CPU"
     assert math.isclose(estimate.StudyWork(1e9, (1e9,)).seconds, 16.0)
+
+
+def test_the_pool_study_is_counted(tmp_path):
+    # dl19-budget was estimated at 0.05 of its CPU: its pool study (the runs re-scored at each
+    # depth) was not counted. 3 runs x 4 topics; run c ranks 7 documents on topic 4, the rest 30
+    from planner.plan.pool import depth_study_work
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in "abc":
+        (runs / f"{name}.run").write_text("".join(
+            f"{q} Q0 d{(i * 7 + ord(name)) % 40} {i + 1} {100 - i} {name}\n"
+            for q in range(1, 5) for i in range(7 if (name, q) == ("c", 4) else 30)))
+    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 d{d} {d % 3 == 0:d}\n" for q in range(1, 5)
+                                                for d in range(40)))
+    doc = {"collection": {"runs": str(runs), "qrels": str(tmp_path / "qrels.txt")}, "measure": "nDCG@10",
+           "method": "analytic", "topics": [2, 4], "resamples": 10,
+           "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "erho2", "value": 0.9}]}
+    pooled = study_work(load_config({**doc, "pool": {"depths": [10, 5]}})).units
+    plain = study_work(load_config(doc)).units
+    # depth 5: 12 (run, topic) x 5; depth 10: 11 x 10 + 7; the full judgments: one more scoring
+    assert pooled - plain == pytest.approx(depth_study_work([60, 117, 0], 337, 3, 4, 2, 0).units)

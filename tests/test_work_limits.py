@@ -247,6 +247,34 @@ def test_size_search_is_bounded_by_the_work_limits(tmp_path, monkeypatch, capsys
     line = _one_line(capsys)
     assert line.startswith("planner size: error: --target: no count up to 512 meets swap_rate 0.0001"), line
     assert "over MAX_WORK" in line and "a target met within 512 topics" in line
+    # found from the pairs' sums (one chunk here), not the exact rate: "at least"
+    assert "on the curve of deconvolved (swap_rate at least 0." in line, line
+
+
+def test_a_target_out_of_reach_is_seen_from_the_first_chunks():
+    # the error at a search's bound came after a whole predict call there (15 s of CPU on 2,219
+    # systems, 28-42 s for the bootstrap): each pair's swap rate is in [0, 1], so after some
+    # chunks the rate over all pairs lies in a known range, which may already be past the target
+    from planner.simulate.predict import predict_until
+
+    m = _matrix(60, 40)             # 1,770 pairs: 4 chunks of 512
+    kw = {"n": 20, "statistic": "swap_rate_mean", "method": "analytic", "min_diff": 0.05, "alpha": 0.05,
+          "n_resamples": 1000, "rng": 1, "chunk_pairs": 512}
+    exact = planner.predict(m, topics=[20], method="analytic", keep_pairs=False, rng=1).rows[0]["swap_rate_mean"]
+    seen: list[tuple[float, float]] = []
+
+    def out(lo: float, hi: float) -> bool:
+        seen.append((lo, hi))
+        return lo > 0.001
+
+    lo, hi = predict_until(m, decided=out, **kw)
+    assert len(seen) == 1 and lo <= exact <= hi and hi - lo == pytest.approx(1258 / 1770) and lo > 0.001
+    # never decided: every chunk, and the same curve as predict's
+    seen.clear()
+    curve = predict_until(m, decided=lambda lo, hi: seen.append((lo, hi)) is not None, **kw)
+    assert len(seen) == 4 and curve.rows[0]["swap_rate_mean"] == exact and seen[-1] == (exact, exact)
+    tau = predict_until(m, decided=lambda lo, hi: True, **{**kw, "statistic": "kendall_tau_mean"})
+    assert tau == pytest.approx((1 - 2 * hi, 1 - 2 * lo))
 
 
 def test_size_search_of_a_random_method_names_its_resamples(tmp_path, monkeypatch, capsys):

@@ -152,6 +152,7 @@ def _from_runs(args: argparse.Namespace, ask: _Ask) -> tuple[BudgetResult, Depth
     from .. import plan  # heavy (scipy): loaded when the command runs
     from ..collection import read_qrels
     from ..measures import as_runs
+    from ..plan.pool import check_growth
 
     if not args.qrels:
         raise ParameterError("--runs needs --qrels", parameter="--qrels")
@@ -160,6 +161,8 @@ def _from_runs(args: argparse.Namespace, ask: _Ask) -> tuple[BudgetResult, Depth
     pool_runs = None if args.pool_runs is None else parse_name_list(args.pool_runs, option="--pool-runs")
     if ask.targets and args.resamples:
         draw_seed(args)
+    if args.project_runs is not None:       # its growth curve, bounded before any work
+        check_growth(runs, qrels, depths=ask.depths)
     study = plan.pool_depth_study(runs, qrels, depths=ask.depths, measure=args.measure, pool_runs=pool_runs,
                                   targets=ask.targets or [DEFAULT_TARGET],
                                   variance=args.variance, method=ask.method, min_diff=args.min_diff,

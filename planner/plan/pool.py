@@ -16,7 +16,7 @@ from .. import methods
 from .._random import as_generator, seed_of, seed_to_use
 from ..collection import Qrels, read_qrels
 from ..errors import DegenerateDataWarning, InputError, ParameterError
-from ..measures import as_runs, check_depth_work, rank_frame, score_runs
+from ..measures import as_runs, check_depth_work, check_rows_work, rank_frame, score_runs
 from ..progress import Progress, bar
 from ..results import ResultMixin
 from ..scores import ScoreMatrix
@@ -25,7 +25,8 @@ from ..variance import fit
 from .checks import check_cost, check_interval_resamples, plain
 from .targets import TargetRequest, fit_pairs, solve_target, target_request
 
-__all__ = ["DepthStudy", "GrowthCurve", "check_depths", "depth_study_work", "judgment_growth", "pool_depth_study"]
+__all__ = ["DepthStudy", "GrowthCurve", "check_depths", "check_growth", "depth_study_estimate", "depth_study_work",
+           "growth_work", "judgment_growth", "pool_depth_study", "ranked_lines"]
 
 
 def check_depths(depths: Any) -> tuple[int, ...]:
@@ -177,6 +178,61 @@ def _fit_depth(M: np.ndarray, k: int, sizes: list[int], streams: list, subsets: 
     return float(math.exp(icept)), float(slope), float(1 - ((y - pred) ** 2).sum() / ss) if ss > 0 else 1.0
 
 
+def growth_work(rows_at: Sequence[int], run_rows: int, runs: int, sizes: Sequence[int], subsets: int,
+                distinct: int | None = None) -> Work:
+    """The work and memory of :func:`judgment_growth` over depths whose pools hold ``rows_at`` ranked
+    documents (each run's, each topic's), ranking ``runs`` runs of ``run_rows`` documents in all,
+    with ``subsets`` random subsets of each of ``sizes`` runs, of ``distinct`` (topic, document)
+    pairs in all the runs (default: every document within a depth distinct), as
+    :mod:`planner.simulate.work` counts: about 2.4 ms a run and 1.3 us a document to rank them, once;
+    at each depth 1.9 us a document within it (its key, the distinct documents) and 2 ns a byte of
+    the subsets' unions (a subset of ``s`` runs reads ``s`` bytes a distinct document); held: the
+    ranked runs (95 bytes a document) and at the deepest the runs x distinct documents matrix of
+    booleans, one copy of it, and 100 bytes a key (docs/research/known-limits.md).
+
+    Examples
+    --------
+    >>> growth_work([100, 1000], run_rows=1000, runs=10, sizes=[1, 10], subsets=10).held
+    215000
+    >>> growth_work([100, 1000], run_rows=1000, runs=10, sizes=[1, 10], subsets=10, distinct=50).held
+    196000
+    """
+    draws = sum(s * (1 if s == runs else subsets) for s in sizes)
+    at = np.asarray(rows_at, dtype=float)
+    uniq = at if distinct is None else np.minimum(at, distinct)
+    units = 1.5e5 * runs + 85.0 * run_rows + float(np.sum(120.0 * at + 0.125 * draws * uniq))
+    return Work(units, int(95 * run_rows + 2 * runs * (uniq.max() if uniq.size else 0)
+                           + 100 * (at.max() if at.size else 0)))
+
+
+def _growth_input(runs: Any, qrels: Any, depths: Any, subsets: Any, sizes: Sequence[int] | None,
+                  topics: Sequence[str] | None) -> tuple[tuple[int, ...], Any, list[str], list[int]]:
+    """:func:`judgment_growth`'s inputs checked, its work among them (:func:`check_growth`)."""
+    depths = check_depths(depths)
+    if isinstance(subsets, bool) or not isinstance(subsets, (int, np.integer)) or subsets < 1:
+        raise ParameterError(f"expected an integer >= 1, got {subsets!r}", parameter="subsets")
+    run_map = as_runs(runs)
+    if len(run_map) < 2:
+        raise ParameterError("need at least 2 runs to fit a growth curve", parameter="runs")
+    tlist = _growth_topics(run_map, qrels, topics)
+    sizes = _growth_sizes(sizes, len(run_map))
+    lines, distinct = _lines(run_map, tlist, distinct=True)
+    run_rows = sum(len(r.frame) for r in run_map.values())
+    check_rows_work(lambda at: growth_work(at, run_rows, len(run_map), sizes, int(subsets), distinct),
+                    np.array([sum(n * min(c, k) for c, n in lines.items()) for k in depths]), depths,
+                    what=f"the growth curve of {len(run_map):,} runs", also=["fewer runs"])
+    return depths, run_map, tlist, sizes
+
+
+def check_growth(runs: Any, qrels: Any = None, *, depths: Any = (10, 20, 50, 100), subsets: int = 10,
+                 sizes: Sequence[int] | None = None, topics: Sequence[str] | None = None) -> None:
+    """Refuse, before any work, a :func:`judgment_growth` of these arguments over the work limits
+    (:func:`growth_work`, :func:`planner.simulate.work.check_fits`): a ParameterError naming
+    ``depths`` with the most of the shallowest depths that fit (what ``judgment_growth`` checks
+    first; a command that does more work before it checks here first)."""
+    _growth_input(runs, qrels, depths, subsets, sizes, topics)
+
+
 def judgment_growth(runs: Any, qrels: Any = None, *, depths: Any = (10, 20, 50, 100), subsets: int = 10,
                     sizes: Sequence[int] | None = None, rng: Any = None,
                     topics: Sequence[str] | None = None) -> GrowthCurve:
@@ -206,7 +262,8 @@ def judgment_growth(runs: Any, qrels: Any = None, *, depths: Any = (10, 20, 50, 
     Notes
     -----
     Memory: a boolean matrix of ``R x D`` (runs x distinct (topic, document) pairs in the
-    deepest pool).
+    deepest pool). Its work and memory are estimated before the runs are ranked
+    (:func:`check_growth`) and refused over the limits of :mod:`planner.simulate.work`.
 
     Examples
     --------
@@ -216,17 +273,11 @@ def judgment_growth(runs: Any, qrels: Any = None, *, depths: Any = (10, 20, 50, 
     >>> g.n_runs, g.depths
     (3, (2,))
     """
-    depths = check_depths(depths)
-    if isinstance(subsets, bool) or not isinstance(subsets, (int, np.integer)) or subsets < 1:
-        raise ParameterError(f"expected an integer >= 1, got {subsets!r}", parameter="subsets")
-    run_map = as_runs(runs)
+    depths, run_map, tlist, sizes = _growth_input(runs, qrels, depths, subsets, sizes, topics)
     names = list(run_map)
     R = len(names)
-    if R < 2:
-        raise ParameterError("need at least 2 runs to fit a growth curve", parameter="runs")
-    allr = _ranked_runs(run_map, set(_growth_topics(run_map, qrels, topics)))
+    allr = _ranked_runs(run_map, set(tlist))
     T = len(set(allr["query_id"]))
-    sizes = _growth_sizes(sizes, R)
     rng = seed_to_use(rng)      # a drawn seed when None, recorded so that the fit can be repeated
     streams = as_generator(rng).spawn(len(sizes))
     run_idx = allr["run"].map({n: i for i, n in enumerate(names)}).to_numpy()
@@ -423,6 +474,52 @@ def depth_study_work(rows_at: Sequence[int], run_rows: int, systems: int, topics
     pairs = systems * (systems - 1) // 2
     per = 2e6 + 50.0 * run_rows + 5.0 * targets * (resamples + 1) * pairs * topics
     return Work(D * per + 45.0 * float(np.sum(rows_at)), D * 2048)
+
+
+def ranked_lines(run_map: Any, topics: Sequence[str]) -> dict[int, int]:
+    """How many (run, topic) of ``run_map`` (a mapping of :class:`~planner.collection.Run`) on
+    ``topics`` rank each number of documents: ``{documents: (run, topic) pairs}``, what
+    :func:`depth_study_estimate` and :func:`growth_work` need of the runs (counted without ranking
+    them)."""
+    return _lines(run_map, topics, distinct=False)[0]
+
+
+def _lines(run_map: Any, topics: Sequence[str], *, distinct: bool) -> tuple[dict[int, int], int]:
+    """:func:`ranked_lines`, and the distinct (topic, document) pairs of the runs (the deepest
+    pool's size; with ``distinct``, else 0), in one pass over all the runs."""
+    import pandas as pd  # (heavy: imported on use, as everywhere in planner)
+
+    frames = [r.frame for r in run_map.values()]
+    if not frames:
+        return {}, 0
+    q = pd.concat([f["query_id"] for f in frames], ignore_index=True)
+    keep = q.isin(set(topics)).to_numpy()
+    run = np.repeat(np.arange(len(frames)), [len(f) for f in frames])[keep]
+    codes, uniq = pd.factorize(q[keep])
+    counts = np.bincount(run * max(len(uniq), 1) + codes)
+    sizes, many = np.unique(counts[counts > 0], return_counts=True)
+    pairs = 0
+    if distinct:
+        doc = pd.concat([f["doc_id"] for f in frames], ignore_index=True)[keep]
+        pairs = len(pd.DataFrame({"q": codes, "d": doc.to_numpy()}).drop_duplicates())
+    return {int(c): int(n) for c, n in zip(sizes, many)}, int(pairs)
+
+
+def depth_study_estimate(lines: dict[int, int], run_rows: int, systems: int, topics: int,
+                         depths: Sequence[int], targets: int, resamples: int = 0) -> Work:
+    """The work of a whole :func:`pool_depth_study` before its runs are ranked: each depth's
+    (:func:`depth_study_work`, ``rows_at`` from ``lines``, :func:`ranked_lines`: a (run, topic) of
+    ``c`` documents holds ``min(c, k)`` within depth ``k``) and the scoring with the full judgments,
+    whose targets are solved too (one more depth, of no pooled documents). Every run is taken as
+    pooled (an upper bound when ``pool_runs`` names fewer).
+
+    Examples
+    --------
+    >>> depth_study_estimate({100: 2}, 200, systems=2, topics=1, depths=[10, 20], targets=1).units
+    6032715.0
+    """
+    rows_at = [sum(n * min(c, int(k)) for c, n in lines.items()) for k in depths]
+    return depth_study_work([*rows_at, 0], run_rows, systems, topics, targets, resamples)
 
 
 def _depth_row(s: _Study, k: int, full_row: dict, p: _Plan) -> tuple[dict, bool]:

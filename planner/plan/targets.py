@@ -22,7 +22,8 @@ from ..progress import Progress, bar
 from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate import fit_model, predict
-from ..simulate.predict import ENGINES
+from ..simulate.predict import ENGINES, predict_until
+from ..simulate.summary import PAIR_MEANS
 from ..simulate.work import Knob, Shape, Work, check_limits, fits, largest_fitting
 from ..variance import VarianceComponents, check_alpha, fit
 from .checks import (
@@ -254,22 +255,45 @@ def _check_identical(data: FittedPairs, target: str) -> int:
     return identical
 
 
-def _predict_stat(data: FittedPairs, req: TargetRequest, seed: int,
-                  tick: Callable[..., None] = lambda k=1: None) -> Callable[[int], float]:
+class _CurveStat:
     """The target's statistic at n on the curve of ``req.method`` (memoised per n; a predictive
     method's prior fitted once)."""
-    cache: dict[int, float] = {}
-    prior = data.prior(req.method)
 
-    def stat(n: int) -> float:
-        if n not in cache:
-            curve = predict(data.scores, topics=[int(n)], method=req.method.name, min_diff=req.min_diff,
-                            alpha=req.alpha, n_resamples=req.method_resamples, keep_pairs=False, rng=seed,
-                            model=prior)
-            cache[n] = float(curve.rows[0][req.target.statistic])
-            tick()
-        return cache[n]
-    return stat
+    def __init__(self, data: FittedPairs, req: TargetRequest, seed: int, tick: Callable[..., None]):
+        self.data, self.req, self.seed, self.tick = data, req, seed, tick
+        self.cache: dict[int, float] = {}
+        self.prior = data.prior(req.method)
+
+    def __call__(self, n: int) -> float:
+        if n not in self.cache:
+            req = self.req
+            curve = predict(self.data.scores, topics=[int(n)], method=req.method.name, min_diff=req.min_diff,
+                            alpha=req.alpha, n_resamples=req.method_resamples, keep_pairs=False, rng=self.seed,
+                            model=self.prior)
+            self.cache[n] = float(curve.rows[0][req.target.statistic])
+            self.tick()
+        return self.cache[n]
+
+    def settle(self, n: int) -> tuple[bool, str]:
+        """Whether the target is met at ``n``, and its statistic there in words: a mean over pairs
+        (:data:`~planner.simulate.summary.PAIR_MEANS`) found out of reach from the first chunks of
+        pairs (:func:`~planner.simulate.predict.predict_until`: ``"at least 0.0103"``), else exact."""
+        req, stat = self.req, self.req.target.statistic
+        if n in self.cache or stat not in PAIR_MEANS or req.method.disjoint:
+            return req.met(self(n)), f"{self(n):.4g}"
+        value, up = req.value, req.target.increasing
+
+        def out(lo: float, hi: float) -> bool:      # beyond the value by more than the sums' rounding
+            return (value - hi if up else lo - value) > 1e-9 * abs(value) + 1e-15
+
+        got = predict_until(self.data.scores, n=int(n), statistic=stat, decided=out, method=req.method.name,
+                            min_diff=req.min_diff, alpha=req.alpha, n_resamples=req.method_resamples,
+                            rng=self.seed, model=self.prior)
+        self.tick()
+        if isinstance(got, tuple):
+            return False, f"at most {got[1]:.4g}" if up else f"at least {got[0]:.4g}"
+        self.cache[n] = float(got.rows[0][stat])
+        return req.met(self.cache[n]), f"{self.cache[n]:.4g}"
 
 
 def search_work(data: FittedPairs, req: TargetRequest, top: int, resamples: int | None = None) -> Work:
@@ -320,7 +344,7 @@ def _simulated_point(data: FittedPairs, req: TargetRequest, seed: int,
     """The smallest n on a :func:`planner.simulate.predict` curve, and the curve. The search goes
     as far as the work limits allow (:func:`search_work`); a target not met there is an error
     that says what would let it go further."""
-    stat_at = _predict_stat(data, req, seed, tick)
+    stat_at = _CurveStat(data, req, seed, tick)
     top = req.n_max
     T = data.vals.shape[1]
     if req.method.disjoint:
@@ -330,13 +354,15 @@ def _simulated_point(data: FittedPairs, req: TargetRequest, seed: int,
             raise InputError(f"method {req.method.name!r} needs at least 4 topics (two disjoint sets of 2), "
                              f"got {T}", file=getattr(data.scores, "source", None))
     bound = _search_top(data, req, top)
-    # a bounded search looks at its bound first: a target not met there is an error after one call
-    met = bound == top or req.met(stat_at(bound))
+    # a bounded search looks at its bound first: a target not met there is an error after one call,
+    # or after its first chunks of pairs when they show the target out of reach
+    met, there = (True, "") if bound == top else stat_at.settle(bound)
     n_star = smallest_n(lambda n: req.met(stat_at(n)), 2, bound) if met else None
     if n_star is None and bound < top:
         t = req.target.name
+        there = there or f"{stat_at(bound):.4g}"
         _search_limits(data, req, top, what=f"no count up to {bound:,} meets {t} {req.value:g} on the curve of "
-                       f"{req.method.name} ({t} {stat_at(bound):.4g} there); searching further",
+                       f"{req.method.name} ({t} {there} there); searching further",
                        parameter="value")
     if n_star is None and top < req.n_max:
         t = req.target.name

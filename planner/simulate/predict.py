@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -42,7 +42,7 @@ from .strata import allocation, strata_plan
 from .summary import PairSums, bin_rows, prediction_columns, rows
 from .work import Shape, Work, check_work
 
-__all__ = ["ENGINES", "Options", "fit_model", "predict", "predict_iv"]
+__all__ = ["ENGINES", "Options", "fit_model", "predict", "predict_iv", "predict_until"]
 
 #: the engine class of each kind of method (:class:`planner.methods.Engine`)
 ENGINES: dict[Engine, type[PairEngine]] = {
@@ -404,13 +404,51 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
                    n_resamples=n_resamples, strata=strata, costs=costs, rng=rng, bins=bins,
                    keep_pairs=keep_pairs, chunk_pairs=chunk_pairs, max_memory=max_memory, t_tests=t_tests,
                    model=model, prediction=prediction, prediction_resamples=prediction_resamples)
+    return cast(Curve, _simulate(o, progress))
+
+
+def _simulate(o: Options, progress: Progress = False, statistic: str | None = None,
+              decided: Callable[[float, float], bool] | None = None) -> Curve | tuple[float, float]:
+    """The curve of ``o``, or the range of the first count's ``statistic`` once ``decided`` by it
+    (:func:`predict_until`)."""
     s = setup(o)
     engine = ENGINES[o.method.engine].prepare(s)
     chunk = chunk_size(engine, s, o.chunk_pairs, o.max_memory)
     sums = PairSums(s.dbar, topics=s.topics, edges=o.edges, keep_pairs=o.keep_pairs)
     pieces = list(engine.pieces(chunk))
+    done = 0
     with engine.context(), bar(progress, len(pieces), f"predict ({o.method.name})", unit="chunk") as tick:
         for j, pairs in pieces:
             sums.add(pairs, j, engine.chunk(j, pairs))
             tick()
+            if statistic is not None and decided is not None and j == 0:
+                done += pairs.stop - pairs.start
+                span = sums.mean_range(statistic, 0, done)
+                if decided(*span):
+                    return span
     return _curve(o, s, sums, engine)
+
+
+def predict_until(scores, *, n: int, statistic: str, decided: Callable[[float, float], bool], method: str,
+                  min_diff: float, alpha: float, n_resamples: int, rng, model: Prior | None = None,
+                  chunk_pairs: int | None = None) -> Curve | tuple[float, float]:
+    """:func:`predict` at one count ``n`` (its other options at their defaults, no per-pair results
+    kept), stopped after a chunk of pairs once ``decided(lo, hi)`` holds for the range ``[lo, hi]``
+    its ``statistic`` ends in (a mean over pairs: :data:`planner.simulate.summary.PAIR_MEANS`):
+    then that range; else the curve, the same as :func:`predict`'s (``chunk_pairs`` as there). A
+    search that needs to know only whether a target is out of reach at ``n`` learns it from the
+    first chunks when it clearly is.
+
+    Examples
+    --------
+    >>> import planner
+    >>> m = planner.datasets.load("dl19-passage", measure="nDCG@10")
+    >>> span = predict_until(m, n=10, statistic="swap_rate_mean", decided=lambda lo, hi: lo > 0.0001,
+    ...                      method="analytic", min_diff=0.05, alpha=0.05, n_resamples=1000, rng=1)
+    >>> bool(span[0] == span[1] == predict(m, topics=[10], method="analytic", rng=1).rows[0]["swap_rate_mean"])
+    True
+    """
+    o = predict_iv(scores, topics=[int(n)], method=method, variance=None, min_diff=min_diff, alpha=alpha,
+                   n_resamples=n_resamples, strata="uniform", costs=None, rng=rng, bins=DEFAULT_BINS,
+                   keep_pairs=False, chunk_pairs=chunk_pairs, max_memory=256 * 2 ** 20, t_tests=True, model=model)
+    return _simulate(o, False, statistic, decided)

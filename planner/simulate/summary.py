@@ -28,11 +28,16 @@ import numpy as np
 from .engine import PAIR_STATS
 from .kernels import BLOCK
 
-__all__ = ["ROW_STATS", "PairSums", "bin_index", "bin_rows", "prediction_columns", "rows"]
+__all__ = ["PAIR_MEANS", "ROW_STATS", "PairSums", "bin_index", "bin_rows", "prediction_columns", "rows"]
 
 #: the summaries of a row over pairs, NaN for a count that is not simulated
 ROW_STATS = ("swap_rate_mean", "reversal_rate_mean", "kendall_tau_mean", "ci_width_median", "ci_width_p90",
              "power_mean", "discriminative_power")
+#: the statistics of a row that are means over the ``P`` pairs of a per-pair value in [0, 1] (that
+#: per-pair statistic; ``kendall_tau_mean`` is ``1 - 2 swap_rate_mean``): after some of the pairs,
+#: the range the row's value must end in is known (:meth:`PairSums.mean_range`)
+PAIR_MEANS = {"swap_rate_mean": "swap_rate", "reversal_rate_mean": "reversal_rate", "power_mean": "power",
+              "discriminative_power": "significant", "kendall_tau_mean": "swap_rate"}
 _BIN_STATS = ("swap_rate_mean", "reversal_rate_mean", "ci_width_median", "power_mean", "discriminative_power")
 
 
@@ -79,6 +84,23 @@ class PairSums:
             self.blocks[k][b0:b0 + nb, j] = vp.reshape(nb, BLOCK).sum(axis=1)
             self.bins[k][b0:b0 + nb, :, j] = np.bincount(code, weights=vp, minlength=nb * (B + 1)) \
                 .reshape(nb, B + 1)[:, :B]
+
+    def mean_range(self, statistic: str, j: int, done: int) -> tuple[float, float]:
+        """The range the row's ``statistic`` (one of :data:`PAIR_MEANS`) at count ``j`` ends in, once
+        ``done`` of the pairs are added (each of the others adds a value in [0, 1]).
+
+        Examples
+        --------
+        >>> sums = PairSums(np.zeros(4), topics=(10,), edges=np.array([0.0, np.inf]), keep_pairs=False)
+        >>> sums.add(slice(0, 2), 0, {k: np.array([0.5, 0.25]) for k in ("swap_rate", "reversal_rate",
+        ...                                                               "power", "significant", "ci_width")})
+        >>> sums.mean_range("swap_rate_mean", 0, 2), sums.mean_range("kendall_tau_mean", 0, 2)
+        ((0.1875, 0.6875), (-0.375, 0.625))
+        """
+        P = self.bin_idx.size
+        total = float(self.blocks[PAIR_MEANS[statistic]][:, j].sum())
+        lo, hi = total / P, (total + max(P - done, 0)) / P      # (a chunk may end past P)
+        return (1.0 - 2.0 * hi, 1.0 - 2.0 * lo) if statistic == "kendall_tau_mean" else (lo, hi)
 
     def totals(self) -> dict[str, np.ndarray]:
         """Sum over all pairs of each statistic, shape ``(N,)``."""

@@ -17,9 +17,12 @@ computes, each part with the estimator of the code that computes it (the engines
 - the statistics at the answer's count and at the collection's own (two calls at one count);
 - the honest statement's paired bootstrap (``resamples`` draws of every system's mean);
 - query variants: each pair-rate target re-solved on every resample for every number of
-  variants.
+  variants;
+- the pool study: the runs re-scored at each depth and with the full judgments, the targets
+  solved at each (:func:`planner.plan.pool.depth_study_estimate`, from the documents each run
+  ranks on each topic).
 
-The pool study's re-scoring is not counted. A study over :func:`planner.simulate.work.max_work`
+A study over :func:`planner.simulate.work.max_work`
 is refused (:func:`check_study_work`) naming the key that would bring it under; the environment
 variable ``PLANNER_MAX_WORK`` raises the limit for a study meant to be long.
 """
@@ -30,14 +33,15 @@ import json
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import methods
 from ..errors import ConfigError, ParameterError, PlannerError
+from ..plan.pool import depth_study_estimate, ranked_lines
 from ..simulate.predict import ENGINES
 from ..simulate.work import UNIT_NS, Knob, Shape, Work, check_limits
 from .config import StudyConfig
-from .inputs import load_scores
+from .inputs import held_inputs, load_runs_qrels, load_scores
 from .targets import INTERVAL_RESAMPLES
 
 __all__ = ["LONG_SECONDS", "DataShape", "StudyWork", "check_study_work", "data_shapes", "scenario_work", "study_work"]
@@ -60,12 +64,16 @@ VARIANT_RESOLVE_UNITS = 1500.0
 @dataclass(frozen=True)
 class DataShape:
     """What a scenario's work depends on in its data: ``systems``, ``topics`` (before the
-    informative-topic filter: an upper bound), ``strata`` and query ``variants`` per topic."""
+    informative-topic filter: an upper bound), ``strata`` and query ``variants`` per topic; of
+    runs, the documents each (run, topic) ranks (:func:`planner.plan.pool.ranked_lines`, as sorted
+    pairs) and ``run_rows`` in all (the pool study's work)."""
 
     systems: int
     topics: int
     strata: int = 1
     variants: int = 1
+    lines: tuple[tuple[int, int], ...] = ()
+    run_rows: int = 0
 
 
 @dataclass(frozen=True)
@@ -103,7 +111,7 @@ def _call(method: methods.Method, d: DataShape, counts: Sequence[int], resamples
 
 def _pooled(d: DataShape) -> DataShape:
     """``d`` without strata (the topic resamples are re-solved on the pooled model)."""
-    return DataShape(d.systems, d.topics, 1, d.variants)
+    return replace(d, strata=1)
 
 
 def _first(engine: methods.Engine) -> methods.Method:
@@ -144,22 +152,42 @@ def scenario_work(sc: Mapping, d: DataShape, resamples: int, counts: Sequence[in
     curve = _call(method, d, counts, resamples)
     at_n = _call(method, d, [max(counts)], resamples)
     honest = _call(_first(methods.Engine.RESAMPLING), _pooled(d), [d.topics], resamples, t_tests=False)
-    return curve + at_n + honest + _targets(sc, method, d, counts, resamples)
+    return curve + at_n + honest + _targets(sc, method, d, counts, resamples) + _pool(sc, d)
+
+
+def _pool(sc: Mapping, d: DataShape) -> float:
+    """The pool study (:func:`planner.study.pool.pool_study`, not of a stack): its runs re-scored at
+    each depth."""
+    if not sc.get("pool") or not d.lines or "stack" in sc["collection"]:
+        return 0.0
+    return depth_study_estimate(dict(d.lines), d.run_rows, d.systems, d.topics, sc["pool"]["depths"],
+                                len(sc["targets"]) or 1).units
 
 
 def _shape(coll: Mapping, measure, seen: dict) -> DataShape | None:
     """A collection's data shape, read once per collection (whatever the measure); None when it
-    cannot be read (the scenario reports why, with its own key, when it runs)."""
+    cannot be read (the scenario reports why, with its own key, when it runs). Within a study
+    (:func:`planner.study.inputs.held_inputs`) its scenarios find it read, and the study says its
+    reading notes."""
     key = json.dumps(coll, sort_keys=True, default=str)
     if key not in seen:
         try:
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore")      # the scenario says it when it runs
-                m, _ = load_scores(coll, measure, "collection", cache=False)   # its notes: the scenario's
+                warnings.simplefilter("ignore")      # the study says them, or the scenario
+                m, _ = load_scores(coll, measure, "collection")
         except PlannerError:
             return None
-        seen[key] = DataShape(m.n_systems, m.n_topics, len(m.stratum_labels()) or 1, m.n_variants)
+        seen[key] = DataShape(m.n_systems, m.n_topics, len(m.stratum_labels()) or 1, m.n_variants,
+                              *_runs_shape(coll, m.topics))
     return seen[key]
+
+
+def _runs_shape(coll: Mapping, topics) -> tuple[tuple[tuple[int, int], ...], int]:
+    """The documents each (run, topic) ranks and the runs' documents in all (none without runs)."""
+    if "runs" not in coll:
+        return (), 0
+    runs, _ = load_runs_qrels(coll)          # read already (held_inputs)
+    return tuple(sorted(ranked_lines(runs, topics).items())), sum(len(r.frame) for r in runs.values())
 
 
 def data_shapes(cfg: StudyConfig) -> list[list[DataShape] | None]:
@@ -167,10 +195,11 @@ def data_shapes(cfg: StudyConfig) -> list[list[DataShape] | None]:
     stratifies), or None when its data cannot be read."""
     seen: dict[str, DataShape] = {}
     out: list[list[DataShape] | None] = []
-    for sc in cfg.scenarios:
-        ds = [_shape(c, sc["measure"], seen) for c in sc["collection"].get("stack", [sc["collection"]])]
-        out.append(None if any(d is None for d in ds) else
-                   [d if sc["strata"] == "stratified" else _pooled(d) for d in ds if d is not None])
+    with held_inputs():
+        for sc in cfg.scenarios:
+            ds = [_shape(c, sc["measure"], seen) for c in sc["collection"].get("stack", [sc["collection"]])]
+            out.append(None if any(d is None for d in ds) else
+                       [d if sc["strata"] == "stratified" else _pooled(d) for d in ds if d is not None])
     return out
 
 

@@ -1,26 +1,36 @@
 """A scenario's inputs: its scores (with their hashes for provenance), the informative-topic
-filter, the judged share of the runs, and the random streams keyed on the data."""
+filter, the judged share of the runs, and the random streams keyed on the data.
+
+A study reads each input once (:func:`held_inputs`): the whole-study estimate reads it to learn
+its shape, and the scenarios, the pool reuse and the selection find it read (in this process and
+in the worker processes it forks; elsewhere, a Dask worker, it is read there again). What reading
+skipped or changed (the reading notes) is gathered for the study to say once."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from .. import datasets
 from ..collection import attach_strata, read_qrels, read_runs, stack_with_strata
 from ..collection import load_scores as _read_score_file
-from ..errors import ConfigError, InputError, ParameterError, PlannerError
+from ..errors import ConfigError, InputError, ParameterError, PlannerError, ReadNoteWarning
 from ..measures import pool_stats, score_runs
 from ..simulate import filter_informative
 from .results import JudgedShare
 
-__all__ = ["apply_filter", "data_stream", "judged_share", "load_runs_qrels", "load_scores", "sha256_file",
-           "systems_key", "topics_key", "topics_stream"]
+__all__ = ["HeldInputs", "apply_filter", "data_stream", "held_inputs", "judged_share", "load_runs_qrels",
+           "load_scores", "sha256_file", "systems_key", "topics_key", "topics_stream"]
 
 _RUNS_CACHE: dict = {}
 
@@ -55,11 +65,64 @@ def _sha256_matrix(m) -> str:
     return h.hexdigest()
 
 
-def load_runs_qrels(coll: Mapping, key: str = "collection", *, cache: bool = True):
-    """(runs, qrels) of a collection, cached per process (a grid reads the same runs for every
-    measure); the cache key holds the modification times so that edited files are read again.
-    ``cache=False`` reads without storing them (a look at the data before the study, whose notes
-    its first scenario must still say).
+@dataclass(eq=False)
+class HeldInputs:
+    """What a study has read (:func:`held_inputs`): each collection once, kept for every later load.
+
+    Attributes
+    ----------
+    notes : list of str
+        The reading notes (:class:`~planner.errors.ReadNoteWarning` messages: skipped files,
+        dropped lines) of every read, in order, each once: the study says them, a load that finds
+        its input here says nothing.
+    reads : int
+        How many inputs were read: the runs and qrels of a collection once, a score file or a
+        data set once at each measure (the runs are scored at each measure from the one read).
+    """
+
+    notes: list[str] = field(default_factory=list)
+    reads: int = 0
+    runs: dict = field(default_factory=dict, repr=False)
+    scores: dict = field(default_factory=dict, repr=False)
+
+
+#: the study's inputs while :func:`held_inputs` is open (inherited by the worker processes it forks)
+_HELD: list[HeldInputs] = []
+
+
+@contextmanager
+def held_inputs() -> Iterator[HeldInputs]:
+    """Within it, :func:`load_runs_qrels` and :func:`load_scores` read each input once and keep it
+    (in this process and the ``--jobs`` workers it forks): the whole-study estimate, the scenarios,
+    the pool reuse and the selection share one read. Nested, it yields the outer one; closed, its
+    inputs are dropped (a study holds every collection it reads until it ends)."""
+    if _HELD:
+        yield _HELD[-1]
+        return
+    _HELD.append(HeldInputs())
+    try:
+        yield _HELD[-1]
+    finally:
+        _HELD.clear()
+
+
+def _read_noted(read: Callable[[], Any], held: HeldInputs) -> Any:
+    """``read()``, its reading notes added to ``held.notes`` and said again (with its other warnings)."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        value = read()
+    held.reads += 1
+    for w in said:
+        if issubclass(w.category, ReadNoteWarning) and str(w.message) not in held.notes:
+            held.notes.append(str(w.message))
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return value
+
+
+def load_runs_qrels(coll: Mapping, key: str = "collection"):
+    """(runs, qrels) of a collection: read once per study (:func:`held_inputs`), else cached per
+    process (a grid reads the same runs for every measure); the cache key holds the modification
+    times so that edited files are read again.
 
     The runs are read as ``duplicates`` and ``select_runs`` say (:func:`planner.read_runs`), and
     what reading skipped or changed is warned once, when they are read; a pattern of
@@ -71,17 +134,21 @@ def load_runs_qrels(coll: Mapping, key: str = "collection", *, cache: bool = Tru
     opts = {"duplicates": coll.get("duplicates", "error"), "select_runs": select}
     ckey = (coll["runs"], coll["qrels"], os.stat(coll["runs"]).st_mtime_ns, os.stat(coll["qrels"]).st_mtime_ns,
             opts["duplicates"], tuple([select] if isinstance(select, str) else select or ()))
-    if ckey in _RUNS_CACHE:
-        return _RUNS_CACHE[ckey]
-    try:
-        runs = read_runs(coll["runs"], **opts)
-    except ParameterError as e:
-        raise ConfigError(e.message, key=f"{key}.{e.parameter}") from None
-    if not cache:
+    cache = _HELD[-1].runs if _HELD else _RUNS_CACHE
+    if ckey in cache:
+        return cache[ckey]
+
+    def read():
+        try:
+            runs = read_runs(coll["runs"], **opts)
+        except ParameterError as e:
+            raise ConfigError(e.message, key=f"{key}.{e.parameter}") from None
         return runs, read_qrels(coll["qrels"])
-    _RUNS_CACHE.clear()
-    _RUNS_CACHE[ckey] = (runs, read_qrels(coll["qrels"]))
-    return _RUNS_CACHE[ckey]
+
+    if not _HELD:
+        _RUNS_CACHE.clear()
+    cache[ckey] = _read_noted(read, _HELD[-1]) if _HELD else read()
+    return cache[ckey]
 
 
 def _from_dataset(coll: Mapping, measure: str, key: str, strata):
@@ -102,8 +169,8 @@ def _from_score_file(coll: Mapping, measure: str, strata):
     return m, [{"path": coll["scores"], "sha256": _sha256_path(coll["scores"])}]
 
 
-def _from_runs(coll: Mapping, measure: str, key: str, strata, cache: bool = True):
-    runs, qrels = load_runs_qrels(coll, key, cache=cache)
+def _from_runs(coll: Mapping, measure: str, key: str, strata):
+    runs, qrels = load_runs_qrels(coll, key)
     m = score_runs(runs, qrels, [measure])[measure]
     if strata is not None:
         m = attach_strata(m, strata)
@@ -127,9 +194,21 @@ def _split_variants(m, coll: Mapping, key: str, given):
         raise ConfigError(str(e), key=f"{key}.variant_divisor") from None
 
 
-def load_scores(coll: Mapping, measure: str, key: str, *, cache: bool = True):
-    """(ScoreMatrix, inputs list for provenance) of a resolved collection; ``key`` names it in errors;
-    ``cache``: as in :func:`load_runs_qrels`."""
+def load_scores(coll: Mapping, measure: str, key: str):
+    """(ScoreMatrix, inputs list for provenance) of a resolved collection; ``key`` names it in errors.
+    Read once per study at each measure (:func:`held_inputs`)."""
+    if not _HELD:
+        return _load_scores(coll, measure, key)
+    held = _HELD[-1]
+    skey = (json.dumps(coll, sort_keys=True, default=str), measure)
+    if skey not in held.scores:
+        held.scores[skey] = (_read_noted(lambda: _load_scores(coll, measure, key), held)
+                             if "runs" not in coll else _load_scores(coll, measure, key))
+    m, inputs = held.scores[skey]
+    return m, [dict(i) for i in inputs]
+
+
+def _load_scores(coll: Mapping, measure: str, key: str):
     strata = given = coll.get("strata")
     if isinstance(strata, str) and strata != "dataset" and not Path(strata).exists():
         raise InputError("strata file not found", file=strata)
@@ -140,7 +219,7 @@ def load_scores(coll: Mapping, measure: str, key: str, *, cache: bool = True):
     elif "scores" in coll:
         m, inputs = _from_score_file(coll, measure, strata)
     else:
-        m, inputs = _from_runs(coll, measure, key, strata, cache)
+        m, inputs = _from_runs(coll, measure, key, strata)
     if given is not None and isinstance(given, str):
         inputs.append({"path": given, "sha256": _sha256_path(given)})
     if coll.get("variant_divisor"):

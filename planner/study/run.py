@@ -18,7 +18,7 @@ from ..report import check_target, jsonable, versions, write_report
 from .config import StudyConfig, load_config
 from .estimate import StudyWork, check_study_work
 from .honest import honest_paragraphs
-from .inputs import sha256_file
+from .inputs import held_inputs, sha256_file
 from .narrative import answer
 from .paired import paired_measures
 from .results import ScenarioResult, StudyResult
@@ -191,36 +191,38 @@ def run_study(config: str | os.PathLike | Mapping | None = None, *, out: str | o
     _check_args(jobs, write, out)
     progress = False if quiet else "auto" if progress is None else check_progress(progress)
     cfg = load_config(config, seed=seed, max_scenarios=max_scenarios)
-    _say_long(cfg.name, check_study_work(cfg), quiet)
-    target = None
-    if write:
-        target = Path(out) if out is not None else Path("reports") / cfg.name
-        check_target(target, force=force, keep=_input_paths(cfg))
-    # a stream per scenario keyed on its settings: adding, removing or reordering other
-    # scenarios leaves a scenario's numbers unchanged (and any --jobs gives the same)
-    tasks = [(dict(sc), keyed_stream(cfg.seed, scenario_key(sc)), cfg.resamples, cfg.seed)
-             for sc in cfg.scenarios]
-    scheduler = check_scheduler(scheduler if scheduler is not None else cfg.scheduler)
-    # the bar: one unit a scenario, and one the report (its figures take a while)
-    with bar(progress, len(tasks) + write, f"study {cfg.name}" + (" (then its report)" if write else ""),
-             unit="scenario", fractions=True) as tick:
-        result, prov = _results(cfg, _run_all(tasks, jobs, tick, scheduler), jobs, command, scheduler, t0)
-        if target is not None:
-            prov["elapsed_seconds"] = round(time.perf_counter() - t0, 2)
-            prov["_t0"] = t0          # write_report times the study up to its finished figures
-            path = write_report(result, target, force=force)
-            prov.pop("_t0", None)
-            object.__setattr__(result, "out", str(path))
-            object.__setattr__(result, "elapsed", time.perf_counter() - t0)
-            tick()
+    with held_inputs() as held:         # each input read once (by the estimate) for the whole study
+        _say_long(cfg.name, check_study_work(cfg), quiet)
+        target = None
+        if write:
+            target = Path(out) if out is not None else Path("reports") / cfg.name
+            check_target(target, force=force, keep=_input_paths(cfg))
+        # a stream per scenario keyed on its settings: adding, removing or reordering other
+        # scenarios leaves a scenario's numbers unchanged (and any --jobs gives the same)
+        tasks = [(dict(sc), keyed_stream(cfg.seed, scenario_key(sc)), cfg.resamples, cfg.seed)
+                 for sc in cfg.scenarios]
+        scheduler = check_scheduler(scheduler if scheduler is not None else cfg.scheduler)
+        # the bar: one unit a scenario, and one the report (its figures take a while)
+        with bar(progress, len(tasks) + write, f"study {cfg.name}" + (" (then its report)" if write else ""),
+                 unit="scenario", fractions=True) as tick:
+            scens = _run_all(tasks, jobs, tick, scheduler)
+            result, prov = _results(cfg, scens, held.notes, jobs, command, scheduler, t0)
+            if target is not None:
+                prov["elapsed_seconds"] = round(time.perf_counter() - t0, 2)
+                prov["_t0"] = t0          # write_report times the study up to its finished figures
+                path = write_report(result, target, force=force)
+                prov.pop("_t0", None)
+                object.__setattr__(result, "out", str(path))
+                object.__setattr__(result, "elapsed", time.perf_counter() - t0)
+                tick()
     return result
 
 
-def _results(cfg: StudyConfig, scens: list[ScenarioResult], jobs: int, command: str | None, scheduler,
-             t0: float) -> tuple[StudyResult, dict]:
+def _results(cfg: StudyConfig, scens: list[ScenarioResult], notes: list[str], jobs: int, command: str | None,
+             scheduler, t0: float) -> tuple[StudyResult, dict]:
     """The study's results from its scenarios' (the answer, the paired comparisons, the tables),
-    and its provenance."""
-    all_warn = _unique(w for s in scens for w in s.warnings)
+    and its provenance; ``notes``: what reading its inputs skipped or changed, said first."""
+    all_warn = _unique([*notes, *(w for s in scens for w in s.warnings)])
     for w in all_warn:
         warnings.warn(w, DegenerateDataWarning, stacklevel=3)   # the caller of run_study
     vers = versions()
