@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -1521,3 +1522,20 @@ def test_typed_results_are_what_results_json_holds(tmp_path, small_scores):
     assert pr["target"] == "swap_rate" and pr["verdict"] in {v.value for v in Verdict}
     with pytest.raises(FrozenInstanceError):
         s.name = "x"  # type: ignore[misc]
+
+
+def test_every_scenario_says_what_its_data_are_when_the_study_read_them_once(tmp_path, small_scores):
+    # the study reads each input once (its estimate first): a warning about the data themselves
+    # (systems identical on every topic) must still reach every scenario that uses them
+    df = pd.read_csv(small_scores, dtype={"topic": str})
+    df["copy_of_first"] = df[df.columns[1]]
+    scores = tmp_path / "with_copy.csv"
+    df.to_csv(scores, index=False)
+    doc = {"collection": {"scores": str(scores)}, "method": ["analytic", "predictive"], "topics": [5, 10],
+           "resamples": 10, "targets": [{"target": "swap_rate", "value": 0.2}]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = run_study(doc, write=False, quiet=True)
+    said = [[w for w in s.warnings if "identical on every topic:" in w and "copy_of_first" in w]
+            for s in res.scenario_results]
+    assert [len(w) for w in said] == [1, 1], [s.warnings for s in res.scenario_results]

@@ -106,17 +106,33 @@ def held_inputs() -> Iterator[HeldInputs]:
         _HELD.clear()
 
 
-def _read_noted(read: Callable[[], Any], held: HeldInputs) -> Any:
-    """``read()``, its reading notes added to ``held.notes`` and said again (with its other warnings)."""
+#: a warning as recorded, to be said again: (message, category, filename, lineno)
+_Said = tuple[Any, type[Warning], str, int]
+
+
+def _read_noted(read: Callable[[], Any], held: HeldInputs, *, counted: bool = True) -> tuple[Any, tuple[_Said, ...]]:
+    """``read()``, and the warnings it gave other than reading notes: a load that finds the value
+    held says them again (what the data are, e.g. identical systems, belongs to every scenario that
+    uses them). Its reading notes go to ``held.notes`` (said once, by the study); ``counted``: the
+    read counts in ``held.reads`` (scoring runs already read does not)."""
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         value = read()
-    held.reads += 1
+    held.reads += counted
+    other = []
     for w in said:
-        if issubclass(w.category, ReadNoteWarning) and str(w.message) not in held.notes:
-            held.notes.append(str(w.message))
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return value
+        if issubclass(w.category, ReadNoteWarning):
+            if str(w.message) not in held.notes:
+                held.notes.append(str(w.message))
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        else:
+            other.append((w.message, w.category, w.filename, w.lineno))
+    return value, tuple(other)
+
+
+def _say(said: tuple[_Said, ...]) -> None:
+    for message, category, filename, lineno in said:
+        warnings.warn_explicit(message, category, filename, lineno)
 
 
 def load_runs_qrels(coll: Mapping, key: str = "collection"):
@@ -147,7 +163,11 @@ def load_runs_qrels(coll: Mapping, key: str = "collection"):
 
     if not _HELD:
         _RUNS_CACHE.clear()
-    cache[ckey] = _read_noted(read, _HELD[-1]) if _HELD else read()
+    if not _HELD:
+        cache[ckey] = read()
+        return cache[ckey]
+    cache[ckey], said = _read_noted(read, _HELD[-1])
+    _say(said)
     return cache[ckey]
 
 
@@ -202,9 +222,9 @@ def load_scores(coll: Mapping, measure: str, key: str):
     held = _HELD[-1]
     skey = (json.dumps(coll, sort_keys=True, default=str), measure)
     if skey not in held.scores:
-        held.scores[skey] = (_read_noted(lambda: _load_scores(coll, measure, key), held)
-                             if "runs" not in coll else _load_scores(coll, measure, key))
-    m, inputs = held.scores[skey]
+        held.scores[skey] = _read_noted(lambda: _load_scores(coll, measure, key), held, counted="runs" not in coll)
+    (m, inputs), said = held.scores[skey]
+    _say(said)
     return m, [dict(i) for i in inputs]
 
 
