@@ -44,6 +44,9 @@ from .work import Shape, Work, check_work
 
 __all__ = ["ENGINES", "Options", "fit_model", "predict", "predict_iv", "predict_until"]
 
+#: memory a call's per-chunk work may hold (``max_memory`` of :func:`predict`)
+DEFAULT_MAX_MEMORY = 256 * 2 ** 20
+
 #: the engine class of each kind of method (:class:`planner.methods.Engine`)
 ENGINES: dict[Engine, type[PairEngine]] = {
     Engine.ANALYTIC: AnalyticEngine,
@@ -308,7 +311,7 @@ def fit_model(scores, *, method: str = DEFAULT_METHOD) -> Prior | None:
         return None
     o = predict_iv(scores, topics=[2], method=method, variance=None, min_diff=0.05, alpha=0.05,
                    n_resamples=2, strata="uniform", costs=None, rng=None, bins=DEFAULT_BINS, keep_pairs=False,
-                   chunk_pairs=None, max_memory=256 * 2 ** 20, t_tests=True)
+                   chunk_pairs=None, max_memory=DEFAULT_MAX_MEMORY, t_tests=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)     # predict warns when it runs
         return cast(PredictiveEngine, ENGINES[meth.engine].prepare(setup(o))).prior
@@ -318,7 +321,7 @@ def predict(scores, *, topics, method: str = DEFAULT_METHOD, variance: str | Non
             min_diff: float = 0.05, alpha: float = 0.05, n_resamples: int = 1000,
             strata: str = "uniform", costs: Mapping[str, float] | None = None, rng=None,
             bins: Sequence[float] = DEFAULT_BINS, keep_pairs: bool = True,
-            chunk_pairs: int | None = None, max_memory: int = 256 * 2 ** 20,
+            chunk_pairs: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
             t_tests: bool = True, model: Prior | None = None, progress: Progress = False,
             prediction: float | None = None, prediction_resamples: int = DEFAULT_RESAMPLES) -> Curve:
     """Curves of reversal, swap, Kendall tau, interval width, power, Erho2, Phi vs ``n``.
@@ -450,5 +453,5 @@ def predict_until(scores, *, n: int, statistic: str, decided: Callable[[float, f
     """
     o = predict_iv(scores, topics=[int(n)], method=method, variance=None, min_diff=min_diff, alpha=alpha,
                    n_resamples=n_resamples, strata="uniform", costs=None, rng=rng, bins=DEFAULT_BINS,
-                   keep_pairs=False, chunk_pairs=chunk_pairs, max_memory=256 * 2 ** 20, t_tests=True, model=model)
+                   keep_pairs=False, chunk_pairs=chunk_pairs, max_memory=DEFAULT_MAX_MEMORY, t_tests=True, model=model)
     return _simulate(o, False, statistic, decided)
