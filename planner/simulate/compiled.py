@@ -46,35 +46,40 @@ def test_counts(u, Q, dp, g, sig, pw):  # pragma: no cover (compiled)
 
 
 @numba.njit(cache=True, nogil=True)
-def _gram_row(G, sq, M, ma, dp, g, sig, pw):  # pragma: no cover (compiled)
-    """One resample, the pairs ``(a, b)`` of one run: ``Q = max(G + sq_b, 0)``, ``u = M_a - M_b``."""
-    zero = np.float32(0.0)
-    for j in range(G.size):
-        q = G[j] + sq[j]
-        if q < zero:  # (numpy's maximum(q, 0): the same comparisons, 0 and -0 alike)
-            q = zero
-        uu = np.float32(ma - M[j])
-        sig[j] += np.int32(uu * uu > q)
-        v = uu + dp[j]
-        v = v * v
-        v = v + g[j]
-        pw[j] += np.int32(v > q)
-
-
-@numba.njit(cache=True, nogil=True)
 def gram_counts(G, sq, M, a0, runs, dp, g, sig, pw):  # pragma: no cover (compiled)
     """The t-test counts of a tile of resamples from its Gram products.
 
-    ``G`` (tile, na, ns): ``kappa SQ_a - 2 kappa sum_i y_a y_b`` of the band's systems
-    ``a0 + i`` and ``a0 + j``; ``sq`` (tile, ns): ``kappa SQ_b``; ``M`` (tile, ns): the
-    systems' resampled sums; ``runs`` (k, 4): rows ``i0``, system ``a``, systems ``b0:b1``
-    (pairs ``i0 + b - b0``, positions in ``dp``, ``g``, ``sig``, ``pw``). Adds one to
-    ``sig`` where ``u^2 > Q`` and to ``pw`` where ``(u + dp)^2 + g > Q``.
+    ``G`` (tile, na, ns): ``kappa SQ_a - 2 kappa sum_i y_a y_b`` of the systems ``a0 + i``
+    and ``a0 + j``; ``sq`` and ``M`` (tile, S): every system's ``kappa SQ`` and resampled
+    sum; ``runs`` (k, 4): rows ``i0``, system ``a``, systems ``b0:b1`` (pairs ``i0 + b - b0``,
+    positions in ``dp``, ``g``, ``sig``, ``pw``). Adds to ``sig`` the resamples where ``u^2 >
+    Q`` and to ``pw`` those where ``(u + dp)^2 + g > Q``, ``Q = max(G + sq_b, 0)`` (numpy's
+    ``maximum``: the same comparisons, 0 and -0 alike), ``u = M_a - M_b``. A run's counts
+    are kept in fresh (unaliased) arrays over the tile: its loop over ``b`` vectorises.
     """
-    for t in range(G.shape[0]):
-        for k in range(runs.shape[0]):
-            i0, a, b0, b1 = runs[k, 0], runs[k, 1], runs[k, 2], runs[k, 3]
-            p1 = i0 + b1 - b0
-            _gram_row(G[t, a - a0, b0 - a0:b1 - a0], sq[t, b0 - a0:b1 - a0], M[t, b0 - a0:b1 - a0],
-                      M[t, a - a0], dp[i0:p1], g[i0:p1], sig[i0:p1], pw[i0:p1])
-
+    zero = np.float32(0.0)
+    for k in range(runs.shape[0]):
+        i0, a, b0, b1 = runs[k, 0], runs[k, 1], runs[k, 2], runs[k, 3]
+        m = b1 - b0
+        s = np.zeros(m, dtype=np.int32)
+        p = np.zeros(m, dtype=np.int32)
+        d = dp[i0:i0 + m]
+        gg = g[i0:i0 + m]
+        for t in range(G.shape[0]):
+            ma = M[t, a]
+            row = G[t, a - a0, b0 - a0:b1 - a0]
+            sqb = sq[t, b0:b1]
+            mb = M[t, b0:b1]
+            for j in range(m):
+                q = row[j] + sqb[j]
+                if q < zero:
+                    q = zero
+                uu = np.float32(ma - mb[j])
+                s[j] += np.int32(uu * uu > q)
+                v = uu + d[j]
+                v = v * v
+                v = v + gg[j]
+                p[j] += np.int32(v > q)
+        for j in range(m):
+            sig[i0 + j] += s[j]
+            pw[i0 + j] += p[j]
