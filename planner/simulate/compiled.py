@@ -49,37 +49,43 @@ def test_counts(u, Q, dp, g, sig, pw):  # pragma: no cover (compiled)
 def gram_counts(G, sq, M, a0, runs, dp, g, sig, pw):  # pragma: no cover (compiled)
     """The t-test counts of a tile of resamples from its Gram products.
 
-    ``G`` (tile, na, ns): ``kappa SQ_a - 2 kappa sum_i y_a y_b`` of the systems ``a0 + i``
+    ``G`` (tile, na, W): ``kappa SQ_a - 2 kappa sum_i y_a y_b`` of the systems ``a0 + i``
     and ``a0 + j``; ``sq`` and ``M`` (tile, S): every system's ``kappa SQ`` and resampled
-    sum; ``runs`` (k, 4): rows ``i0``, system ``a``, systems ``b0:b1`` (pairs ``i0 + b - b0``,
-    positions in ``dp``, ``g``, ``sig``, ``pw``). Adds to ``sig`` the resamples where ``u^2 >
-    Q`` and to ``pw`` those where ``(u + dp)^2 + g > Q``, ``Q = max(G + sq_b, 0)`` (numpy's
-    ``maximum``: the same comparisons, 0 and -0 alike), ``u = M_a - M_b``. A run's counts
-    are kept in fresh (unaliased) arrays over the tile: its loop over ``b`` vectorises.
+    sum (all C-contiguous); ``runs`` (k, 4): rows ``i0``, system ``a``, systems ``b0:b1``
+    (pairs ``i0 + b - b0``, positions in ``dp``, ``g``, ``sig``, ``pw``). Adds to ``sig`` the
+    resamples where ``u^2 > Q`` and to ``pw`` those where ``(u + dp)^2 + g > Q``, ``Q =
+    max(G + sq_b, 0)`` (numpy's ``maximum``: the same comparisons, 0 and -0 alike), ``u = M_a -
+    M_b``. A run's counts are kept over the tile in two arrays made once a call, and the
+    arrays are read at unsigned offsets (no slices, no wraparound: the loop over ``b``
+    vectorises, with little work per run and resample).
     """
     zero = np.float32(0.0)
+    tile, na, W = G.shape
+    S = sq.shape[1]
+    Gf, sqf, Mf = G.reshape(-1), sq.reshape(-1), M.reshape(-1)
+    s = np.empty(W, dtype=np.int32)
+    p = np.empty(W, dtype=np.int32)
     for k in range(runs.shape[0]):
         i0, a, b0, b1 = runs[k, 0], runs[k, 1], runs[k, 2], runs[k, 3]
-        m = b1 - b0
-        s = np.zeros(m, dtype=np.int32)
-        p = np.zeros(m, dtype=np.int32)
-        d = dp[i0:i0 + m]
-        gg = g[i0:i0 + m]
-        for t in range(G.shape[0]):
+        m = np.uint64(b1 - b0)
+        pb = np.uint64(i0)
+        for j in range(m):
+            s[j] = 0
+            p[j] = 0
+        for t in range(tile):
             ma = M[t, a]
-            row = G[t, a - a0, b0 - a0:b1 - a0]
-            sqb = sq[t, b0:b1]
-            mb = M[t, b0:b1]
+            gb = np.uint64((t * na + a - a0) * W + b0 - a0)
+            sb = np.uint64(t * S + b0)
             for j in range(m):
-                q = row[j] + sqb[j]
+                q = Gf[gb + j] + sqf[sb + j]
                 if q < zero:
                     q = zero
-                uu = np.float32(ma - mb[j])
+                uu = np.float32(ma - Mf[sb + j])
                 s[j] += np.int32(uu * uu > q)
-                v = uu + d[j]
+                v = uu + dp[pb + j]
                 v = v * v
-                v = v + gg[j]
+                v = v + g[pb + j]
                 p[j] += np.int32(v > q)
         for j in range(m):
-            sig[i0 + j] += s[j]
-            pw[i0 + j] += p[j]
+            sig[pb + j] += s[j]
+            pw[pb + j] += p[j]
