@@ -149,10 +149,10 @@ class GramSums:
     group's systems ``a`` are taken in bands of :data:`GRAM_BAND`, and one batched float32
     product a band gives ``Q`` of its pairs (``[-2 kappa y_a, kappa SQ_a] . [y_b, 1]``, then
     ``kappa SQ_b`` added): BLAS work ``R n`` per pair, whatever ``T``, in products large enough
-    to run near BLAS speed. The
-    difference of squares cancels for pairs of nearly equal systems: a pair whose squared
-    differences sum to less than ``1 / GRAM_RATIO`` of its two systems' centred squares
-    (identical systems included) takes the sparse products of :func:`sparse_sums` instead.
+    to run near BLAS speed. The difference of squares cancels for pairs of nearly equal
+    systems: a pair whose squared differences sum to less than ``1 / GRAM_RATIO`` of its two
+    systems' centred squares (identical systems included) takes the sparse products of
+    :func:`sparse_sums` instead.
     Negative sums (rounding) are 0.
 
     With ``tests`` (every system's resampled sums ``Msys`` and the pairs' power terms of
@@ -282,11 +282,12 @@ class GramSums:
         for r0 in range(0, R, tile):
             r1 = min(R, r0 + tile)
             f, g = F[:r1 - r0], G[:r1 - r0]
-            np.take(tab, self.idx1[r0:r1], axis=0, out=f, mode="clip")
+            np.take(tab, self.idx1[r0:r1], axis=0, out=f, mode="clip")  # (valid indices; "clip": no buffer)
             f[:, n, :W] = self.sq[r0:r1, a0:]  # the left factor's row T: kappa SQ_a
             for lo, hi in bands:  # (tile, hi - lo, W - lo): rows a0 + lo:a0 + hi, columns a0 + lo:
                 np.matmul(f[:, :, lo:hi].transpose(0, 2, 1), f[:, :, W + lo:], out=g[:, lo:hi, lo:])
             yield r0, r1, g
+
 
 class _OneStratum:
     """One topic count's draws with one stratum: every system's exact resampled sums
