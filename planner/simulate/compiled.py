@@ -46,35 +46,46 @@ def test_counts(u, Q, dp, g, sig, pw):  # pragma: no cover (compiled)
 
 
 @numba.njit(cache=True, nogil=True)
-def _gram_row(G, sq, M, ma, dp, g, sig, pw):  # pragma: no cover (compiled)
-    """One resample, the pairs ``(a, b)`` of one run: ``Q = max(G + sq_b, 0)``, ``u = M_a - M_b``."""
-    zero = np.float32(0.0)
-    for j in range(G.size):
-        q = G[j] + sq[j]
-        if q < zero:  # (numpy's maximum(q, 0): the same comparisons, 0 and -0 alike)
-            q = zero
-        uu = np.float32(ma - M[j])
-        sig[j] += np.int32(uu * uu > q)
-        v = uu + dp[j]
-        v = v * v
-        v = v + g[j]
-        pw[j] += np.int32(v > q)
-
-
-@numba.njit(cache=True, nogil=True)
 def gram_counts(G, sq, M, a0, runs, dp, g, sig, pw):  # pragma: no cover (compiled)
     """The t-test counts of a tile of resamples from its Gram products.
 
-    ``G`` (tile, na, ns): ``kappa SQ_a - 2 kappa sum_i y_a y_b`` of the band's systems
-    ``a0 + i`` and ``a0 + j``; ``sq`` (tile, ns): ``kappa SQ_b``; ``M`` (tile, ns): the
-    systems' resampled sums; ``runs`` (k, 4): rows ``i0``, system ``a``, systems ``b0:b1``
-    (pairs ``i0 + b - b0``, positions in ``dp``, ``g``, ``sig``, ``pw``). Adds one to
-    ``sig`` where ``u^2 > Q`` and to ``pw`` where ``(u + dp)^2 + g > Q``.
+    ``G`` (tile, na, W): ``kappa SQ_a - 2 kappa sum_i y_a y_b`` of the systems ``a0 + i``
+    and ``a0 + j``; ``sq`` and ``M`` (tile, S): every system's ``kappa SQ`` and resampled
+    sum (all C-contiguous); ``runs`` (k, 4): rows ``i0``, system ``a``, systems ``b0:b1``
+    (pairs ``i0 + b - b0``, positions in ``dp``, ``g``, ``sig``, ``pw``). Adds to ``sig`` the
+    resamples where ``u^2 > Q`` and to ``pw`` those where ``(u + dp)^2 + g > Q``, ``Q =
+    max(G + sq_b, 0)`` (numpy's ``maximum``: the same comparisons, 0 and -0 alike), ``u = M_a -
+    M_b``. A run's counts are kept over the tile in two arrays made once a call, and the
+    arrays are read at unsigned offsets (no slices, no wraparound: the loop over ``b``
+    vectorises, with little work per run and resample).
     """
-    for t in range(G.shape[0]):
-        for k in range(runs.shape[0]):
-            i0, a, b0, b1 = runs[k, 0], runs[k, 1], runs[k, 2], runs[k, 3]
-            p1 = i0 + b1 - b0
-            _gram_row(G[t, a - a0, b0 - a0:b1 - a0], sq[t, b0 - a0:b1 - a0], M[t, b0 - a0:b1 - a0],
-                      M[t, a - a0], dp[i0:p1], g[i0:p1], sig[i0:p1], pw[i0:p1])
-
+    zero = np.float32(0.0)
+    tile, na, W = G.shape
+    S = sq.shape[1]
+    Gf, sqf, Mf = G.reshape(-1), sq.reshape(-1), M.reshape(-1)
+    s = np.empty(W, dtype=np.int32)
+    p = np.empty(W, dtype=np.int32)
+    for k in range(runs.shape[0]):
+        i0, a, b0, b1 = runs[k, 0], runs[k, 1], runs[k, 2], runs[k, 3]
+        m = np.uint64(b1 - b0)
+        pb = np.uint64(i0)
+        for j in range(m):
+            s[j] = 0
+            p[j] = 0
+        for t in range(tile):
+            ma = M[t, a]
+            gb = np.uint64((t * na + a - a0) * W + b0 - a0)
+            sb = np.uint64(t * S + b0)
+            for j in range(m):
+                q = Gf[gb + j] + sqf[sb + j]
+                if q < zero:
+                    q = zero
+                uu = np.float32(ma - Mf[sb + j])
+                s[j] += np.int32(uu * uu > q)
+                v = uu + dp[pb + j]
+                v = v * v
+                v = v + g[pb + j]
+                p[j] += np.int32(v > q)
+        for j in range(m):
+            sig[pb + j] += s[j]
+            pw[pb + j] += p[j]

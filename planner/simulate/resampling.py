@@ -143,15 +143,16 @@ class GramSums:
     ``y`` the scores centred on each topic's mean over the systems (the same differences,
     smaller squares). The pairs are summed in groups of aligned blocks (:meth:`group_pairs`,
     about :data:`GRAM_CACHE` bytes of sums, fixed by ``R``: the same groups for any chunking),
-    each group once when its first block is asked for. A group's systems ``a`` are taken in
-    bands of :data:`GRAM_BAND`; per tile of resamples the drawn rows of the band's systems and
-    of every later system are gathered once (``n`` rows a resample) and one batched float32
-    product gives ``Q`` of every pair of the band (``[-2 kappa y_a, kappa SQ_a] . [y_b, 1]``, then
-    ``kappa SQ_b`` added): BLAS work ``R n``
-    per pair, whatever ``T``, in products large enough to run near BLAS speed. The
-    difference of squares cancels for pairs of nearly equal systems: a pair whose squared
-    differences sum to less than ``1 / GRAM_RATIO`` of its two systems' centred squares
-    (identical systems included) takes the sparse products of :func:`sparse_sums` instead.
+    each group once when its first block is asked for. Per tile of resamples the drawn rows of
+    ``[-2 kappa y, y]`` of the group's systems and every later one are gathered once (``n`` rows a
+    resample, from a table made once a group: no pass scales the left factors per tile); the
+    group's systems ``a`` are taken in bands of :data:`GRAM_BAND`, and one batched float32
+    product a band gives ``Q`` of its pairs (``[-2 kappa y_a, kappa SQ_a] . [y_b, 1]``, then
+    ``kappa SQ_b`` added): BLAS work ``R n`` per pair, whatever ``T``, in products large enough
+    to run near BLAS speed. The difference of squares cancels for pairs of nearly equal
+    systems: a pair whose squared differences sum to less than ``1 / GRAM_RATIO`` of its two
+    systems' centred squares (identical systems included) takes the sparse products of
+    :func:`sparse_sums` instead.
     Negative sums (rounding) are 0.
 
     With ``tests`` (every system's resampled sums ``Msys`` and the pairs' power terms of
@@ -218,8 +219,14 @@ class GramSums:
         aa, bb = self.a[sl], self.b[sl]
         Q = np.empty((aa.size, self.idx.shape[0]), dtype=FAST_DTYPE)
         runs = self._runs(aa, bb)
-        for k in range(0, len(runs), GRAM_BAND):
-            self._band(Q, runs[k:k + GRAM_BAND])
+        a0 = runs[0][2]
+        for r0, r1, G in self._products(runs):
+            for lo, hi in self._bands(runs):
+                Gb = G[:, lo:hi, lo:]
+                Gb += self.sq[r0:r1, None, a0 + lo:]
+                np.maximum(Gb, 0.0, out=Gb)
+            for i0, i1, a, b0, b1 in runs:
+                Q[i0:i1, r0:r1] = G[:, a - a0, b0 - a0:b1 - a0].T
         ex = np.flatnonzero(self.exact[sl])
         if ex.size:
             Q[ex] = sparse_sums(self.draws, self.xg, aa[ex], bb[ex], self.kappa)
@@ -234,12 +241,9 @@ class GramSums:
         aa, bb = self.a[sl], self.b[sl]
         sig, pw = np.zeros(aa.size, dtype=np.int64), np.zeros(aa.size, dtype=np.int64)
         runs = self._runs(aa, bb)
-        for k in range(0, len(runs), GRAM_BAND):
-            band = runs[k:k + GRAM_BAND]
-            a0, rows = band[0][2], np.array([(i0, a, b0, b1) for i0, _, a, b0, b1 in band], dtype=np.int64)
-            for r0, r1, G in self._products(band):
-                gram_counts(G, np.ascontiguousarray(self.sq[r0:r1, a0:]), np.ascontiguousarray(Msys[a0:, r0:r1].T),
-                            a0, rows, dp, g, sig, pw)
+        rows = np.array([(i0, a, b0, b1) for i0, _, a, b0, b1 in runs], dtype=np.int64)
+        for r0, r1, G in self._products(runs):
+            gram_counts(G, self.sq[r0:r1], np.ascontiguousarray(Msys[:, r0:r1].T), runs[0][2], rows, dp, g, sig, pw)
         ex = np.flatnonzero(self.exact[sl])
         for e0 in range(0, ex.size, BLOCK):
             e = ex[e0:e0 + BLOCK]
@@ -248,32 +252,41 @@ class GramSums:
             sig[e], pw[e] = test_counts(u, Q, dp[e], g[e], compiled=True)
         return sig, pw
 
+    @staticmethod
+    def _bands(runs: list[tuple[int, int, int, int, int]]) -> list[tuple[int, int]]:
+        """The bands of :data:`GRAM_BAND` runs: their systems ``a``, ``a0 + lo:a0 + hi`` (``a0`` the first run's)."""
+        a0 = runs[0][2]
+        return [(runs[k][2] - a0, runs[min(len(runs), k + GRAM_BAND) - 1][2] - a0 + 1)
+                for k in range(0, len(runs), GRAM_BAND)]
+
     def _products(self, runs: list[tuple[int, int, int, int, int]]) -> Iterator[tuple[int, int, np.ndarray]]:
-        """Per tile of resamples ``r0:r1`` of one band of systems ``a`` (consecutive), the
-        batched products ``G`` (tile, na, ns): ``kappa SQ_a - 2 kappa sum_i y_a y_b`` of the
-        band's systems and every later one (``kappa SQ_b`` not yet added)."""
+        """Per tile of resamples ``r0:r1``, the Gram products ``G`` (tile, na, ns) of the runs'
+        systems ``a0 + i`` (``a0`` the first run's, consecutive) and every later system
+        ``a0 + j``: ``kappa SQ_a - 2 kappa sum_i y_a y_b`` (``kappa SQ_b`` not yet added), computed
+        band by band (:meth:`_bands`: ``j >= i`` of the band's first system; the rest of ``G`` is
+        not written). The drawn rows of ``[-2 kappa y, y]`` (the left and right factors) are
+        gathered once a tile for every band."""
         R, n = self.idx.shape
+        S = self.xcT.shape[1]
         a0, na = runs[0][2], runs[-1][2] - runs[0][2] + 1
-        # the band's systems and every later one, and a row of ones (drawn as topic T by every resample)
-        xs = np.vstack([self.xcT[:, a0:], np.ones((1, self.xcT.shape[1] - a0), dtype=np.float32)])
-        m2k = np.float32(-2.0 * self.kappa)
-        tile = max(1, GRAM_TILE // (xs.shape[1] * (n + 1 + na)))  # the gathered scores and the Gram pieces
+        W = S - a0
+        # the factors' table: per topic [-2 kappa y, y] of the systems a0.., and topic T: [-, 1]
+        tab = np.empty((self.xcT.shape[0] + 1, 2 * W), dtype=np.float32)
+        np.multiply(self.xcT[:, a0:], np.float32(-2.0 * self.kappa), out=tab[:-1, :W])
+        tab[:-1, W:] = self.xcT[:, a0:]
+        tab[-1] = 1.0
+        tile = max(1, GRAM_TILE // ((n + 1) * 2 * W + na * W))
+        F = np.empty((tile, n + 1, 2 * W), dtype=np.float32)
+        G = np.zeros((tile, na, W), dtype=np.float32)
+        bands = self._bands(runs)
         for r0 in range(0, R, tile):
             r1 = min(R, r0 + tile)
-            right = np.take(xs, self.idx1[r0:r1], axis=0)  # (tile, n + 1, ns): [y_b, 1]
-            left = np.empty((r1 - r0, n + 1, na), dtype=np.float32)  # [-2 kappa y_a, kappa SQ_a]
-            np.multiply(right[:, :n, :na], m2k, out=left[:, :n])
-            left[:, n] = self.sq[r0:r1, a0:a0 + na]
-            yield r0, r1, np.matmul(left.transpose(0, 2, 1), right)  # (tile, na, ns): (a0 + i, a0 + j)
-
-    def _band(self, Q: np.ndarray, runs: list[tuple[int, int, int, int, int]]) -> None:
-        """Rows of ``Q`` of the runs of one band of systems ``a`` (consecutive), every resample."""
-        a0 = runs[0][2]
-        for r0, r1, G in self._products(runs):
-            G += self.sq[r0:r1, None, a0:]
-            np.maximum(G, 0.0, out=G)  # (here, contiguous: the transposing copies below are plain)
-            for i0, i1, a, b0, b1 in runs:
-                Q[i0:i1, r0:r1] = G[:, a - a0, b0 - a0:b1 - a0].T
+            f, g = F[:r1 - r0], G[:r1 - r0]
+            np.take(tab, self.idx1[r0:r1], axis=0, out=f, mode="clip")  # (valid indices; "clip": no buffer)
+            f[:, n, :W] = self.sq[r0:r1, a0:]  # the left factor's row T: kappa SQ_a
+            for lo, hi in bands:  # (tile, hi - lo, W - lo): rows a0 + lo:a0 + hi, columns a0 + lo:
+                np.matmul(f[:, :, lo:hi].transpose(0, 2, 1), f[:, :, W + lo:], out=g[:, lo:hi, lo:])
+            yield r0, r1, g
 
 
 class _OneStratum:
