@@ -11,8 +11,21 @@ the cores other processes need. :func:`one_blas_thread` is the one place that li
 from __future__ import annotations
 
 import contextlib
+import sys
 
 __all__ = ["one_blas_thread"]
+
+#: the threadpoolctl controller and the number of imported modules when it was made: a
+#: controller scans the process's loaded libraries (about 3 ms CPU), so one is kept and
+#: made again only after an import (the only way a new BLAS library can be loaded)
+_CONTROLLER: list[object] = []
+
+
+def _controller(threadpoolctl) -> object:
+    loaded = len(sys.modules)
+    if not _CONTROLLER or _CONTROLLER[1] != loaded:
+        _CONTROLLER[:] = [threadpoolctl.ThreadpoolController(), loaded]
+    return _CONTROLLER[0]
 
 
 def one_blas_thread() -> contextlib.AbstractContextManager[object]:
@@ -24,7 +37,7 @@ def one_blas_thread() -> contextlib.AbstractContextManager[object]:
     ...     pass
     """
     try:
-        from threadpoolctl import threadpool_limits
+        import threadpoolctl
     except ImportError:  # a dependency, but the numbers do not depend on it
         return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    return _controller(threadpoolctl).limit(limits=1, user_api="blas")  # type: ignore[attr-defined]

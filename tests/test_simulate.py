@@ -1437,6 +1437,19 @@ def test_compiled_t_tests_give_the_numpy_paths_bytes(monkeypatch, method, grid):
     assert np.any((sig > 0.05) & (sig < 0.95)) and np.any((ref["power"] > 0.05) & (ref["power"] < 0.95))
 
 
+def test_compiled_sign_counts_match_numpy_comparisons():
+    # the compiled pass counting each row's positive and negative values (order_rates' counts
+    # on the compiled path) gives numpy's counts, ties (0 and -0) and infinities included
+    from planner.simulate import kernels
+
+    u = np.rint(np.random.default_rng(5).normal(0, 2, (7, 1001))).astype(np.float32)
+    u[0, :5] = [-0.0, 0.0, np.inf, -np.inf, np.nan]
+    pos, neg = kernels.sign_counts(u)
+    assert np.array_equal(pos, np.count_nonzero(u > 0, axis=1))
+    assert np.array_equal(neg, np.count_nonzero(u < 0, axis=1))
+    assert np.all((pos + neg < 1001) & (pos > 300) & (neg > 300))  # ties present, both signs
+
+
 @pytest.mark.filterwarnings("ignore:variance component of systems")
 def test_gram_sums_in_groups_and_bands_match_float64_sums(monkeypatch):
     # the Gram sums are computed a group of blocks at a time, in bands of systems a; with one

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["gram_counts", "test_counts"]
+__all__ = ["gram_counts", "sign_counts", "test_counts"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -43,6 +43,21 @@ def test_counts(u, Q, dp, g, sig, pw):  # pragma: no cover (compiled)
             p += v > q
         sig[i] = s
         pw[i] = p
+
+
+@numba.njit(cache=True, nogil=True)
+def sign_counts(u, pos, neg):  # pragma: no cover (compiled)
+    """Per row ``i`` of ``u``, the values above 0 into ``pos[i]`` and below 0 into ``neg[i]``
+    (one pass; numpy's two comparisons and counts make four)."""
+    for i in range(u.shape[0]):
+        p = 0
+        m = 0
+        for r in range(u.shape[1]):
+            v = u[i, r]
+            p += v > 0
+            m += v < 0
+        pos[i] = p
+        neg[i] = m
 
 
 @numba.njit(cache=True, nogil=True)

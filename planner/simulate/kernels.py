@@ -20,7 +20,7 @@ from ..variance import score_grid
 __all__ = [
     "BLOCK", "FAST_DTYPE", "SUB_ELEMS", "block_sums", "compiled_loops", "count_stream", "count_true", "decimal_unit",
     "draw_stats", "exact_small", "fast_block", "linear_quantiles", "one_blas_thread", "order_rates",
-    "pair_diff", "shift_terms", "strata_sums", "swap_distinct", "test_counts",
+    "pair_diff", "shift_terms", "sign_counts", "strata_sums", "swap_distinct", "test_counts",
 ]
 
 BLOCK = 512  # pairs per matrix product (fixed and aligned: results independent of chunking)
@@ -69,17 +69,17 @@ def swap_distinct(pos: np.ndarray, neg: np.ndarray, R: int) -> np.ndarray:
     return (2.0 * cp * cm + 0.5 * with_tie) / tot
 
 
-def order_rates(mean: np.ndarray, dbar: np.ndarray, halves: bool, count) -> tuple:
+def order_rates(mean: np.ndarray, dbar: np.ndarray, halves: bool, count, signs=None) -> tuple:
     """Per-pair swap and reversal rates from resampled mean differences ``mean`` (c, R).
 
     Reversal: share of resamples ordering the pair against ``dbar`` (a tie, or
     ``dbar = 0``, counts half). Swap: with ``halves``, share of the paired
     disjoint sets (column ``j`` and ``j + R/2``) that disagree, else over distinct
-    pairs of resamples (:func:`swap_distinct`). ``count(mask)`` counts True per row.
+    pairs of resamples (:func:`swap_distinct`). ``count(mask)`` counts True per row;
+    ``signs``: the per-row counts of positive and negative means, when already made.
     """
     R = mean.shape[1]
-    pos = count(mean > 0)
-    neg = count(mean < 0)
+    pos, neg = signs if signs is not None else (count(mean > 0), count(mean < 0))
     zero = R - pos - neg
     sg = np.sign(dbar)
     opp = np.where(sg > 0, neg, pos)
@@ -267,6 +267,16 @@ def compiled_loops() -> bool:
     return True
 
 
+def sign_counts(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``u``, the numbers of positive and of negative values, from one compiled
+    pass (:mod:`planner.simulate.compiled`; the same counts as two comparisons)."""
+    from .compiled import sign_counts as counts
+
+    pos, neg = np.empty(u.shape[0], dtype=np.intp), np.empty(u.shape[0], dtype=np.intp)
+    counts(u, pos, neg)
+    return pos, neg
+
+
 def test_counts(u: np.ndarray, Q: np.ndarray, dp: np.ndarray, g: np.ndarray,
                 compiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the resamples with ``u^2 > Q`` (significant) and with ``(u + dp)^2 + g > Q``
@@ -308,7 +318,7 @@ def fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, dt
     c = aa.size
     R = Msys.shape[1]
     u = pair_diff(Msys, aa, bb, np.empty((c, R), dtype=dtype))
-    swap, rev = order_rates(u, dbar, halves, count_true)
+    swap, rev = order_rates(u, dbar, halves, count_true, sign_counts(u) if compiled else None)
     if counts is None and Q is not None:
         counts = test_counts(u, Q, *shift_terms(dbar, min_diff, cprime, scale, dtype), compiled=compiled)
     if counts is None:
