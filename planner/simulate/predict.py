@@ -426,7 +426,7 @@ def _simulate(o: Options, progress: Progress = False, statistic: str | None = No
             tick()
             if statistic is not None and decided is not None and j == 0:
                 done += pairs.stop - pairs.start
-                span = sums.mean_range(statistic, 0, done)
+                span = sums.stat_range(statistic, 0, done)
                 if decided(*span):
                     return span
     return _curve(o, s, sums, engine)
@@ -437,7 +437,8 @@ def predict_until(scores, *, n: int, statistic: str, decided: Callable[[float, f
                   chunk_pairs: int | None = None) -> Curve | tuple[float, float]:
     """:func:`predict` at one count ``n`` (its other options at their defaults, no per-pair results
     kept), stopped after a chunk of pairs once ``decided(lo, hi)`` holds for the range ``[lo, hi]``
-    its ``statistic`` ends in (a mean over pairs: :data:`planner.simulate.summary.PAIR_MEANS`):
+    its ``statistic`` ends in (a mean over pairs or the median width:
+    :data:`planner.simulate.summary.PARTIAL_STATS`):
     then that range; else the curve, the same as :func:`predict`'s (``chunk_pairs`` as there). A
     search that needs to know only whether a target is out of reach at ``n`` learns it from the
     first chunks when it clearly is.
