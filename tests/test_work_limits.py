@@ -299,6 +299,25 @@ def test_a_median_width_out_of_reach_is_seen_from_the_pairs_past_half():
     assert len(every) == 4 and whole == exact and every[-1] == (exact, exact)
 
 
+def test_predict_until_cuts_the_pairs_into_small_chunks_by_itself():
+    # predict_until took predict's chunks (as large as memory allows: one for 8,385 pairs, three
+    # for 2,219 systems), so a target far out of reach was seen only after a third of the pairs
+    # or all of them; now at least UNTIL_CHUNKS chunks, with the same curve when never decided
+    from planner.simulate.predict import UNTIL_CHUNKS, predict_until
+
+    m = _matrix(130, 30)            # 8,385 pairs
+    kw = {k: v for k, v in _UNTIL.items() if k != "chunk_pairs"}
+    seen: list[tuple[float, float]] = []
+    lo, hi = predict_until(m, decided=lambda lo, hi: seen.append((lo, hi)) is None and lo > 1e-4,
+                           statistic="swap_rate_mean", **kw)
+    assert len(seen) == 1 and hi - lo >= 1 - 2 / UNTIL_CHUNKS
+    every: list[tuple[float, float]] = []
+    curve = predict_until(m, decided=lambda lo, hi: every.append((lo, hi)) is not None,
+                          statistic="swap_rate_mean", **kw)
+    exact = planner.predict(m, topics=[20], method="analytic", keep_pairs=False, rng=1).rows[0]["swap_rate_mean"]
+    assert len(every) >= UNTIL_CHUNKS // 2 and curve.rows[0]["swap_rate_mean"] == exact
+
+
 def test_size_search_bound_is_settled_early_for_widths_and_disjoint_methods(tmp_path, monkeypatch, capsys):
     # a ci_width target (a median) and the subsample method (bounded at T // 2) ran the whole call,
     # or the whole doubling search, before the error at the bound: now the first chunks say it
