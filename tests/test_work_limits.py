@@ -318,6 +318,21 @@ def test_predict_until_cuts_the_pairs_into_small_chunks_by_itself():
     assert len(every) >= UNTIL_CHUNKS // 2 and curve.rows[0]["swap_rate_mean"] == exact
 
 
+def test_subsample_counts_stopped_early_are_the_same_counts():
+    # the compiled t-test counts of the resampling engine were made for every pair at the first
+    # block (one group of up to 4 million pairs), so stopping after it saved nothing; now in
+    # GRAM_GROUPS groups: the same numbers, stopped or not
+    from planner.simulate.predict import predict_until
+
+    m = _matrix(200, 30)            # 19,900 pairs x 2,000 resampled sets: the compiled counts
+    kw = {"n": 5, "method": "subsample", "min_diff": 0.05, "alpha": 0.05, "n_resamples": 1000, "rng": 1}
+    row = planner.predict(m, topics=[5], method="subsample", keep_pairs=False, rng=1).rows[0]
+    lo, hi = predict_until(m, statistic="power_mean", decided=lambda lo, hi: lo > 1e-4, **kw)
+    assert lo <= row["power_mean"] <= hi and hi - lo > 0.5
+    curve = predict_until(m, statistic="power_mean", decided=lambda lo, hi: False, **kw)
+    assert curve.rows[0]["power_mean"] == row["power_mean"]
+
+
 def test_size_search_bound_is_settled_early_for_widths_and_disjoint_methods(tmp_path, monkeypatch, capsys):
     # a ci_width target (a median) and the subsample method (bounded at T // 2) ran the whole call,
     # or the whole doubling search, before the error at the bound: now the first chunks say it
