@@ -251,6 +251,29 @@ def test_size_search_is_bounded_by_the_work_limits(tmp_path, monkeypatch, capsys
     assert "on the curve of deconvolved (swap_rate at least 0." in line, line
 
 
+_UNTIL = {"n": 20, "method": "analytic", "min_diff": 0.05, "alpha": 0.05, "n_resamples": 1000, "rng": 1,
+          "chunk_pairs": 512}
+
+
+def _until(m: ScoreMatrix, statistic: str, beyond: float):
+    """``statistic``'s exact value, :func:`predict_until`'s range once it is past ``beyond`` and the
+    ranges it saw, then its curve when never decided and the ranges it saw (every chunk)."""
+    from planner.simulate.predict import predict_until
+
+    exact = planner.predict(m, topics=[20], method="analytic", keep_pairs=False, rng=1).rows[0][statistic]
+    seen: list[tuple[float, float]] = []
+
+    def out(lo: float, hi: float) -> bool:
+        seen.append((lo, hi))
+        return lo > beyond
+
+    span = predict_until(m, decided=out, statistic=statistic, **_UNTIL)
+    every: list[tuple[float, float]] = []
+    curve = predict_until(m, decided=lambda lo, hi: every.append((lo, hi)) is not None, statistic=statistic,
+                          **_UNTIL)
+    return exact, span, seen, curve.rows[0][statistic], every
+
+
 def test_a_target_out_of_reach_is_seen_from_the_first_chunks():
     # the error at a search's bound came after a whole predict call there (15 s of CPU on 2,219
     # systems, 28-42 s for the bootstrap): each pair's swap rate is in [0, 1], so after some
@@ -258,23 +281,78 @@ def test_a_target_out_of_reach_is_seen_from_the_first_chunks():
     from planner.simulate.predict import predict_until
 
     m = _matrix(60, 40)             # 1,770 pairs: 4 chunks of 512
-    kw = {"n": 20, "statistic": "swap_rate_mean", "method": "analytic", "min_diff": 0.05, "alpha": 0.05,
-          "n_resamples": 1000, "rng": 1, "chunk_pairs": 512}
-    exact = planner.predict(m, topics=[20], method="analytic", keep_pairs=False, rng=1).rows[0]["swap_rate_mean"]
-    seen: list[tuple[float, float]] = []
-
-    def out(lo: float, hi: float) -> bool:
-        seen.append((lo, hi))
-        return lo > 0.001
-
-    lo, hi = predict_until(m, decided=out, **kw)
+    exact, (lo, hi), seen, whole, every = _until(m, "swap_rate_mean", 0.001)
     assert len(seen) == 1 and lo <= exact <= hi and hi - lo == pytest.approx(1258 / 1770) and lo > 0.001
     # never decided: every chunk, and the same curve as predict's
-    seen.clear()
-    curve = predict_until(m, decided=lambda lo, hi: seen.append((lo, hi)) is not None, **kw)
-    assert len(seen) == 4 and curve.rows[0]["swap_rate_mean"] == exact and seen[-1] == (exact, exact)
-    tau = predict_until(m, decided=lambda lo, hi: True, **{**kw, "statistic": "kendall_tau_mean"})
+    assert len(every) == 4 and whole == exact and every[-1] == (exact, exact)
+    tau = predict_until(m, decided=lambda lo, hi: True, statistic="kendall_tau_mean", **_UNTIL)
     assert tau == pytest.approx((1 - 2 * hi, 1 - 2 * lo))
+
+
+def test_a_median_width_out_of_reach_is_seen_from_the_pairs_past_half():
+    # an interval-width target (the median over pairs) took the whole call at the search's bound:
+    # once more than half of the pairs are known, the median lies between the same quantile with
+    # the other widths at 0 and at inf
+    m = _matrix(60, 40)             # 1,770 pairs: 4 chunks of 512, the median known from the second
+    exact, (lo, hi), seen, whole, every = _until(m, "ci_width_median", 0.01)
+    assert len(seen) == 2 and seen[0] == (0.0, np.inf) and lo <= exact <= hi < np.inf and lo > 0.01
+    assert len(every) == 4 and whole == exact and every[-1] == (exact, exact)
+
+
+def test_predict_until_cuts_the_pairs_into_small_chunks_by_itself():
+    # predict_until took predict's chunks (as large as memory allows: one for 8,385 pairs, three
+    # for 2,219 systems), so a target far out of reach was seen only after a third of the pairs
+    # or all of them; now at least UNTIL_CHUNKS chunks, with the same curve when never decided
+    from planner.simulate.predict import UNTIL_CHUNKS, predict_until
+
+    m = _matrix(130, 30)            # 8,385 pairs
+    kw = {k: v for k, v in _UNTIL.items() if k != "chunk_pairs"}
+    seen: list[tuple[float, float]] = []
+    lo, hi = predict_until(m, decided=lambda lo, hi: seen.append((lo, hi)) is None and lo > 1e-4,
+                           statistic="swap_rate_mean", **kw)
+    assert len(seen) == 1 and hi - lo >= 1 - 2 / UNTIL_CHUNKS
+    every: list[tuple[float, float]] = []
+    curve = predict_until(m, decided=lambda lo, hi: every.append((lo, hi)) is not None,
+                          statistic="swap_rate_mean", **kw)
+    exact = planner.predict(m, topics=[20], method="analytic", keep_pairs=False, rng=1).rows[0]["swap_rate_mean"]
+    assert len(every) >= UNTIL_CHUNKS // 2 and curve.rows[0]["swap_rate_mean"] == exact
+
+
+def test_subsample_counts_stopped_early_are_the_same_counts():
+    # the compiled t-test counts of the resampling engine were made for every pair at the first
+    # block (one group of up to 4 million pairs), so stopping after it saved nothing; now in
+    # GRAM_GROUPS groups: the same numbers, stopped or not
+    from planner.simulate.predict import predict_until
+
+    m = _matrix(200, 30)            # 19,900 pairs x 2,000 resampled sets: the compiled counts
+    kw = {"n": 5, "method": "subsample", "min_diff": 0.05, "alpha": 0.05, "n_resamples": 1000, "rng": 1}
+    row = planner.predict(m, topics=[5], method="subsample", keep_pairs=False, rng=1).rows[0]
+    lo, hi = predict_until(m, statistic="power_mean", decided=lambda lo, hi: lo > 1e-4, **kw)
+    assert lo <= row["power_mean"] <= hi and hi - lo > 0.5
+    curve = predict_until(m, statistic="power_mean", decided=lambda lo, hi: False, **kw)
+    assert curve.rows[0]["power_mean"] == row["power_mean"]
+
+
+def test_size_search_bound_is_settled_early_for_widths_and_disjoint_methods(tmp_path, monkeypatch, capsys):
+    # a ci_width target (a median) and the subsample method (bounded at T // 2) ran the whole call,
+    # or the whole doubling search, before the error at the bound: now the first chunks say it
+    f = tmp_path / "m.csv"
+    _matrix(60, 40).to_csv(f)
+    monkeypatch.setattr(work, "MAX_WORK", 3e6)
+    size = ["size", "--scores", str(f), "--resamples", "0", "--quiet"]
+    assert main([*size, "--target", "ci_width:0.001"]) == 2
+    line = _one_line(capsys)
+    assert line.startswith("planner size: error: --target: no count up to "), line
+    assert "(ci_width at least " in line, line
+    monkeypatch.setattr(work, "MAX_WORK", 2e10)
+    assert main(["size", "--scores", str(f), "--target", "swap_rate:0.0001", "--method", "subsample", "--seed", "1",
+                 "--quiet"]) == 2
+    line = _one_line(capsys)
+    assert "stops at 20 topics, where swap_rate is at least 0." in line, line
+    # a target met within the bound: the same answer as the whole search (monotone curve)
+    r = planner.plan.size_for_target(_matrix(60, 40), target="swap_rate", value=0.3, method="subsample", rng=1,
+                                     n_resamples=0)
+    assert r.n_topics is not None and r.n_topics <= 20 and r.achieved <= 0.3
 
 
 def test_size_search_of_a_random_method_names_its_resamples(tmp_path, monkeypatch, capsys):

@@ -23,7 +23,7 @@ from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate import fit_model, predict
 from ..simulate.predict import ENGINES, predict_until
-from ..simulate.summary import PAIR_MEANS
+from ..simulate.summary import PARTIAL_STATS
 from ..simulate.work import Knob, Shape, Work, check_limits, fits, largest_fitting
 from ..variance import VarianceComponents, check_alpha, fit
 from .checks import (
@@ -275,11 +275,12 @@ class _CurveStat:
         return self.cache[n]
 
     def settle(self, n: int) -> tuple[bool, str]:
-        """Whether the target is met at ``n``, and its statistic there in words: a mean over pairs
-        (:data:`~planner.simulate.summary.PAIR_MEANS`) found out of reach from the first chunks of
-        pairs (:func:`~planner.simulate.predict.predict_until`: ``"at least 0.0103"``), else exact."""
+        """Whether the target is met at ``n``, and its statistic there in words: a mean over pairs or
+        the median width (:data:`~planner.simulate.summary.PARTIAL_STATS`) found out of reach from the
+        first chunks of pairs (:func:`~planner.simulate.predict.predict_until`: ``"at least 0.0103"``),
+        else exact."""
         req, stat = self.req, self.req.target.statistic
-        if n in self.cache or stat not in PAIR_MEANS or req.method.disjoint:
+        if n in self.cache or stat not in PARTIAL_STATS:
             return req.met(self(n)), f"{self(n):.4g}"
         value, up = req.value, req.target.increasing
 
@@ -354,9 +355,10 @@ def _simulated_point(data: FittedPairs, req: TargetRequest, seed: int,
             raise InputError(f"method {req.method.name!r} needs at least 4 topics (two disjoint sets of 2), "
                              f"got {T}", file=getattr(data.scores, "source", None))
     bound = _search_top(data, req, top)
-    # a bounded search looks at its bound first: a target not met there is an error after one call,
-    # or after its first chunks of pairs when they show the target out of reach
-    met, there = (True, "") if bound == top else stat_at.settle(bound)
+    # a search bounded below n_max (by the work limits, or a disjoint method's T // 2) looks at its
+    # bound first (smallest_n's curve is monotone): a target not met there is an error after one
+    # call, or after its first chunks of pairs when they show the target out of reach
+    met, there = (True, "") if bound == req.n_max else stat_at.settle(bound)
     n_star = smallest_n(lambda n: req.met(stat_at(n)), 2, bound) if met else None
     if n_star is None and bound < top:
         t = req.target.name
@@ -369,7 +371,7 @@ def _simulated_point(data: FittedPairs, req: TargetRequest, seed: int,
         raise ParameterError(
             f"method {req.method.name!r} cannot reach {t} {req.value:g}: it draws two disjoint topic sets "
             f"from the collection's {T} topics, so it stops at {top} topics, where "
-            f"{t} is {stat_at(top):.4g}; use a method that is not limited to the collection's topics: "
+            f"{t} is {there or f'{stat_at(top):.4g}'}; use a method that is not limited to the collection's topics: "
             + ", ".join(methods.method_names(lambda m: not m.disjoint)),
             parameter="method")
     return n_star, stat_at

@@ -71,6 +71,10 @@ GRAM_RATIO = 64.0
 GRAM_TILE = 2 ** 18
 #: bytes of float32 t-test sums :class:`GramSums` computes at once (a group of aligned blocks)
 GRAM_CACHE = 2 ** 26
+#: :class:`GramSums`' t-test counts are made in at least this many groups of pairs, each when its
+#: first block is asked for (the counts do not depend on the groups), so that
+#: :func:`~planner.simulate.predict.predict_until` stopped after its first chunks computes no more
+GRAM_GROUPS = 16
 #: systems ``a`` per batched product of :class:`GramSums`
 GRAM_BAND = 48
 #: pairs x resamples (``P R_tot``) from which the t-tests are counted by the compiled loops of
@@ -188,7 +192,9 @@ class GramSums:
         dd = s.s2 * (T - 1.0) + T * s.dbar * s.dbar  # each pair's sum of d^2 over the collection
         self.exact = dd * GRAM_RATIO <= energy[s.a] + energy[s.b]
         self.tests = tests
-        self.group = self.group_pairs(idx.shape[0]) if tests is None else max(1, GRAM_CACHE // (16 * BLOCK)) * BLOCK
+        # (the counts: at most a GRAM_GROUPS-th of the pairs a group, so a first block asks for no more)
+        self.group = self.group_pairs(idx.shape[0]) if tests is None else \
+            min(max(1, GRAM_CACHE // (16 * BLOCK)), -(-s.a.size // (GRAM_GROUPS * BLOCK))) * BLOCK
         # the drawn topics and topic T (a row of ones in every band's gathered scores)
         self.idx1 = np.hstack([idx, np.full((idx.shape[0], 1), xg.shape[1], dtype=idx.dtype)])
         self._cached: tuple[int, tuple[np.ndarray, ...]] | None = None

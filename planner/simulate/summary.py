@@ -28,7 +28,8 @@ import numpy as np
 from .engine import PAIR_STATS
 from .kernels import BLOCK
 
-__all__ = ["PAIR_MEANS", "ROW_STATS", "PairSums", "bin_index", "bin_rows", "prediction_columns", "rows"]
+__all__ = ["PAIR_MEANS", "PARTIAL_STATS", "ROW_STATS", "PairSums", "bin_index", "bin_rows", "prediction_columns",
+           "rows"]
 
 #: the summaries of a row over pairs, NaN for a count that is not simulated
 ROW_STATS = ("swap_rate_mean", "reversal_rate_mean", "kendall_tau_mean", "ci_width_median", "ci_width_p90",
@@ -38,6 +39,9 @@ ROW_STATS = ("swap_rate_mean", "reversal_rate_mean", "kendall_tau_mean", "ci_wid
 #: the range the row's value must end in is known (:meth:`PairSums.mean_range`)
 PAIR_MEANS = {"swap_rate_mean": "swap_rate", "reversal_rate_mean": "reversal_rate", "power_mean": "power",
               "discriminative_power": "significant", "kendall_tau_mean": "swap_rate"}
+#: the statistics of a row whose range is known after some of the pairs (:meth:`PairSums.stat_range`):
+#: the means over pairs, and the median interval width (each width in ``[0, inf]``)
+PARTIAL_STATS = (*PAIR_MEANS, "ci_width_median")
 _BIN_STATS = ("swap_rate_mean", "reversal_rate_mean", "ci_width_median", "power_mean", "discriminative_power")
 
 
@@ -101,6 +105,31 @@ class PairSums:
         total = float(self.blocks[PAIR_MEANS[statistic]][:, j].sum())
         lo, hi = total / P, (total + max(P - done, 0)) / P      # (a chunk may end past P)
         return (1.0 - 2.0 * hi, 1.0 - 2.0 * lo) if statistic == "kendall_tau_mean" else (lo, hi)
+
+    def median_range(self, j: int, done: int) -> tuple[float, float]:
+        """The range the row's ``ci_width_median`` at count ``j`` ends in, once the first ``done`` pairs
+        are added (each of the others adds a width in ``[0, inf]``): the same quantile with the others
+        at 0, and at ``inf`` (``inf`` when the median reaches them).
+
+        Examples
+        --------
+        >>> sums = PairSums(np.zeros(5), topics=(10,), edges=np.array([0.0, np.inf]), keep_pairs=False)
+        >>> sums.add(slice(0, 3), 0, {k: np.array([0.5, 0.25, 0.75]) for k in PAIR_STATS})
+        >>> sums.median_range(0, 3), sums.median_range(0, 2)
+        ((0.25, 0.75), (0.0, inf))
+        """
+        w = self.pairs["ci_width"][j]
+        d = min(done, w.size)
+        known = w[:d]
+        low = float(np.quantile(np.concatenate([known, np.zeros(w.size - d)]), 0.5))
+        if math.ceil(0.5 * (w.size - 1)) >= d:        # the median reaches the widths not yet known
+            return low, math.inf
+        # the others at the largest known width: the same order statistics as at inf, all finite
+        return low, float(np.quantile(np.concatenate([known, np.full(w.size - d, known.max())]), 0.5))
+
+    def stat_range(self, statistic: str, j: int, done: int) -> tuple[float, float]:
+        """:meth:`mean_range` or :meth:`median_range`, by ``statistic`` (one of :data:`PARTIAL_STATS`)."""
+        return self.median_range(j, done) if statistic == "ci_width_median" else self.mean_range(statistic, j, done)
 
     def totals(self) -> dict[str, np.ndarray]:
         """Sum over all pairs of each statistic, shape ``(N,)``."""
