@@ -34,7 +34,7 @@ from planner.collection import load_scores
 from planner.plan.pairs import PairModel
 from planner.plan.resolve import ResampledModels, resolve_analytic
 from planner.simulate import PairRates, Prior
-from planner.simulate.priors import SCALE_EDGES, SCALE_GRID, fit_scale_weights, scale_histogram, standardized
+from planner.simulate.priors import SCALE_GRID, fit_scale_weights, scale_bin_probs, scale_histogram, standardized
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -150,8 +150,7 @@ def _gmodel_weights(h: np.ndarray, n0: int, systems: int, c0: float) -> np.ndarr
     from scipy import optimize, special
     u = np.log(SCALE_GRID)
     basis = np.polynomial.legendre.legvander((u - u.mean()) / (u.max() - u.mean()), 5)[:, 1:]
-    scale = np.sqrt(1.0 + n0 * SCALE_GRID ** 2)
-    like = np.maximum(2.0 * np.diff(special.ndtr(SCALE_EDGES[:, None] / scale), axis=0), 1e-300)
+    like = scale_bin_probs(n0, SCALE_GRID)
     share = h / h.sum()
 
     def objective(a: np.ndarray) -> tuple[float, np.ndarray]:
@@ -171,11 +170,9 @@ def _swap_count(x: np.ndarray, w: np.ndarray) -> int:
     d = x[a] - x[b]
     m, v = d.mean(1), d.var(1, ddof=1)
     rate = PairRates(m, v, x.shape[1], Prior("scale", SCALE_GRID, w, 0.0, x.shape[1], m.size), "swap_rate")
-    lo, hi = 2, 100_000
-    while lo < hi:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if rate(mid).mean() <= 0.05 else (mid + 1, hi)
-    return lo
+    n = plan.smallest_n(lambda k: rate(k).mean() <= 0.05, 2, 100_000)
+    assert n is not None, "swap 0.05 not met up to 100,000 topics"
+    return n
 
 
 def priorfit(x: np.ndarray, path: str, n0: int) -> None:

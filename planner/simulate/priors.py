@@ -28,7 +28,8 @@ from .._blas import one_blas_thread
 from ..errors import ParameterError
 
 __all__ = ["PRIORS", "SCALE_EDGES", "SCALE_GRID", "TAU_MAX", "TAU_MIN", "Prior", "check_pair_inputs", "fit_prior",
-           "fit_scale_weights", "mixture_loglik", "mixture_sds", "scale_histogram", "standardized"]
+           "fit_scale_weights", "mixture_loglik", "mixture_sds", "scale_bin_probs", "scale_histogram",
+           "standardized"]
 
 PRIORS = ("normal", "mixture", "npmle", "scale")
 
@@ -201,8 +202,9 @@ def standardized(dbar: np.ndarray, var: np.ndarray, n0: int) -> tuple[np.ndarray
     return z, tie
 
 
-def _bin_probs(n0: int, scales: np.ndarray) -> np.ndarray:
-    """``(M, J)``: chance of each |z| bin under ``N(0, 1 + n0 tau_j^2)`` (folded)."""
+def scale_bin_probs(n0: int, scales: np.ndarray) -> np.ndarray:
+    """``(M, J)``: chance of each |z| bin (:data:`SCALE_EDGES`) under ``N(0, 1 + n0 tau_j^2)`` (folded),
+    for each scale ``tau_j`` of ``scales``: the likelihood :func:`fit_scale_weights` fits on."""
     s = np.sqrt(1.0 + n0 * scales ** 2)
     cdf = special.ndtr(SCALE_EDGES[:, None] / s)
     return np.maximum(2.0 * np.diff(cdf, axis=0), 1e-300)
@@ -229,7 +231,7 @@ def fit_scale_weights(counts: np.ndarray, n0: int) -> np.ndarray:
     ``n0``.
     """
     counts = np.atleast_2d(counts)
-    like = _bin_probs(n0, SCALE_GRID)                              # (M, J)
+    like = scale_bin_probs(n0, SCALE_GRID)                              # (M, J)
     w = np.full((counts.shape[0], SCALE_GRID.size), 1.0 / SCALE_GRID.size)
     share = counts / np.maximum(counts.sum(1, keepdims=True), 1.0)
     # hundreds of small products: BLAS's idle threads would cost 10 times the work (docs/research/speed.md)
