@@ -164,8 +164,9 @@ def _pool(sc: Mapping, d: DataShape) -> float:
                                 len(sc["targets"]) or 1).units
 
 
-def _shape(coll: Mapping, measure, seen: dict) -> DataShape | None:
-    """A collection's data shape, read once per collection (whatever the measure); None when it
+def _shape(coll: Mapping, measure, seen: dict, pools: bool) -> DataShape | None:
+    """A collection's data shape, read once per collection (whatever the measure), its runs'
+    ranked lines only when a scenario has a pool study (``pools``); None when it
     cannot be read (the scenario reports why, with its own key, when it runs). Within a study
     (:func:`planner.study.inputs.held_inputs`) its scenarios find it read, and the study says its
     reading notes."""
@@ -178,7 +179,7 @@ def _shape(coll: Mapping, measure, seen: dict) -> DataShape | None:
         except PlannerError:
             return None
         seen[key] = DataShape(m.n_systems, m.n_topics, len(m.stratum_labels()) or 1, m.n_variants,
-                              *_runs_shape(coll, m.topics))
+                              *(_runs_shape(coll, m.topics) if pools else ((), 0)))
     return seen[key]
 
 
@@ -195,9 +196,10 @@ def data_shapes(cfg: StudyConfig) -> list[list[DataShape] | None]:
     stratifies), or None when its data cannot be read."""
     seen: dict[str, DataShape] = {}
     out: list[list[DataShape] | None] = []
+    pools = any(sc.get("pool") for sc in cfg.scenarios)
     with held_inputs():
         for sc in cfg.scenarios:
-            ds = [_shape(c, sc["measure"], seen) for c in sc["collection"].get("stack", [sc["collection"]])]
+            ds = [_shape(c, sc["measure"], seen, pools) for c in sc["collection"].get("stack", [sc["collection"]])]
             out.append(None if any(d is None for d in ds) else
                        [d if sc["strata"] == "stratified" else _pooled(d) for d in ds if d is not None])
     return out
