@@ -2,6 +2,7 @@
 
     /work/venv/bin/python benchmarks/bench_coverage.py [--draws 6] [--resamples 100] [--seed 1]
         [--jobs 2] [--method deconvolved] [--baseline percentile|METHOD] [--only terabyte]
+        [--targets swap_rate,kendall_tau,power]
 
 Full run (issue 27; hours on 2 cores):
     /work/venv/bin/python benchmarks/bench_coverage.py --draws 200 --resamples 200 --jobs 2
@@ -66,6 +67,9 @@ def _answers(x: np.ndarray, rng: np.random.Generator, args: argparse.Namespace) 
     out = []
     seeds = rng.spawn(len(TARGETS))       # one stream per target, so each target is repeatable alone
     for (t, v), g in zip(TARGETS, seeds):
+        if t not in args.targets:
+            out.append(None)
+            continue
         if args.resamples == 0:
             out.append((plan.size_for_target(x, target=t, value=v, method=args.method, variance="pair",
                                              n_resamples=0).n_topics,))
@@ -159,7 +163,10 @@ def main() -> None:
                          "plain percentile interval of the method's own resamples (the interval before it was "
                          "moved onto the count)")
     ap.add_argument("--only", default="", help="only matrices whose file name contains this")
+    ap.add_argument("--targets", default=",".join(t for t, _ in TARGETS),
+                    help="comma-separated targets to run (default all; each keeps its own random stream)")
     args = ap.parse_args()
+    args.targets = args.targets.split(",")
     mats = [(i, p, n0) for i, (p, n0) in enumerate(matrices()) if args.only in p]
     jobs = [(i, p, n0, d, args) for i, p, n0 in mats for d in range(-1, args.draws)]
     t0 = time.perf_counter()
@@ -170,12 +177,13 @@ def main() -> None:
             print(f"\r{k + 1}/{len(jobs)} answers ({time.perf_counter() - t0:.0f} s)", end="", file=sys.stderr,
                   flush=True)
     print(file=sys.stderr)
+    ks = [k for k, (t, _) in enumerate(TARGETS) if t in args.targets]
     if args.resamples == 0:
         _print_counts([_count_row(p, n0, k, res[(i, p, n0, -1)], [res[(i, p, n0, d)] for d in range(args.draws)],
-                                  args.seed) for i, p, n0 in mats for k in range(len(TARGETS))], args)
+                                  args.seed) for i, p, n0 in mats for k in ks], args)
         return
     rows = [_row(p, n0, k, res[(i, p, n0, -1)], [res[(i, p, n0, d)] for d in range(args.draws)])
-            for i, p, n0 in mats for k in range(len(TARGETS))]
+            for i, p, n0 in mats for k in ks]
     print(f"{args.draws} draws per row without replacement, {args.resamples} resamples, seed {args.seed}; "
           f"{args.baseline} -> {args.method}")
     print(f"{'matrix, draw size, target':44s} {'full n':>9s} {'coverage':>12s} {'median draw/full':>17s} "

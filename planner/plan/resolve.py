@@ -6,7 +6,8 @@ and the smallest n re-solved, all resamples together. The ends of the interval a
 ``(1 -+ confidence_level) / 2`` quantiles of the re-solved counts (:func:`interval_quantiles`). For the
 swap, reversal and Kendall tau targets of a pilot-aware (predictive) method each resample is
 re-solved with that method's own model (its prior refitted on every resample); otherwise with
-the analytic formulas. For Erho2 and Phi the interval is the D-study's (Feldt / AJF).
+the analytic formulas; the deconvolved method's upper end is at least :func:`unseen_mass_count`,
+which no resample can see. For Erho2 and Phi the interval is the D-study's (Feldt / AJF).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .pairs import PairModel, batch_stat, check_resampled_pairs
 from .search import smallest_n_vec
 
 __all__ = ["ResampledModels", "dstudy_interval", "predictive_batch", "resample_models", "resolve_analytic",
-           "resolve_predictive"]
+           "resolve_predictive", "unseen_mass_count"]
 
 #: float64 values of one block of resamples in the pilot-aware interval (16 quadrature
 #: scales and a pair mean per pair and resample)
@@ -88,10 +89,10 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
     (``PairRates``); every call costs ``B`` predictive evaluations at one n each.
     """
     B = D.shape[0]
-    key = "reversal_rate" if target == "reversal_rate" else "swap_rate"
+    key = _rate_key(target)
     if spec.histogram_rates:
         batch = scale_batch_rates(D, V, n0)     # every resample at once, on the prior's histogram
-        return lambda n: 1.0 - 2.0 * batch(n, key) if target == "kendall_tau" else batch(n, key)
+        return _of_rate(target, lambda n: batch(n, key))
     rates = []
     seen: list[dict[int, float]] = [{} for _ in range(B)]   # a resample's rate at each n asked
     for i in range(B):
@@ -107,8 +108,36 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
             if k not in seen[i]:      # a search asks again at the n it already holds
                 seen[i][k] = float(rates[i](k).mean())
             out[i] = seen[i][k]
-        return 1.0 - 2.0 * out if target == "kendall_tau" else out
-    return stat
+        return out
+    return _of_rate(target, stat)
+
+
+def _rate_key(target: str) -> str:
+    """The pair rate a pair-rate target is made of (Kendall tau: of the swap rate)."""
+    return "reversal_rate" if target == "reversal_rate" else "swap_rate"
+
+
+def _of_rate(target: str, rate: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """``target`` at ``n`` from the mean pair rate ``rate(n)`` (:func:`_rate_key`)."""
+    return (lambda n: 1.0 - 2.0 * rate(n)) if target == "kendall_tau" else rate
+
+
+def unseen_mass_count(t: methods.Target, value: float, dbar: np.ndarray, var: np.ndarray, n0: int, systems: int,
+                      level: float, n_max: int, start: int | None = None) -> int | None:
+    """The count of a pair-rate target under the deconvolved prior with the most mass near zero that
+    the collection's own pairs do not reject at ``level`` (:func:`planner.simulate.priors.unseen_mass_weights`);
+    ``None`` when it reaches no count up to ``n_max``.
+
+    A topic resample refits the prior by maximum likelihood and, like the collection it is drawn
+    from, cannot see that mass: every resample's count shares the pilot's blind spot, and the upper
+    end of their interval fell short of the whole collection's count in 30% of 20-topic draws of
+    TREC-6 P@10 (docs/research/calibration.md, seventh session). This count is the upper end the data
+    themselves still allow."""
+    batch = scale_batch_rates(dbar[None, :], var[None, :], n0, systems=systems, level=level)
+    stat = _of_rate(t.name, lambda n: batch(n, _rate_key(t.name)))
+    sign = 1.0 if t.direction == "<=" else -1.0
+    n = smallest_n_vec(lambda k: sign * stat(k) <= sign * value, 1, 2, n_max, start=start)[0]
+    return int(n) if np.isfinite(n) else None
 
 
 def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0: int,

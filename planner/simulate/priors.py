@@ -22,14 +22,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
 from .._blas import one_blas_thread
 from ..errors import ParameterError
 
 __all__ = ["PRIORS", "SCALE_EDGES", "SCALE_GRID", "TAU_MAX", "TAU_MIN", "Prior", "check_pair_inputs", "fit_prior",
            "fit_scale_weights", "mixture_loglik", "mixture_sds", "scale_bin_probs", "scale_histogram",
-           "standardized"]
+           "standardized", "unseen_mass_weights"]
 
 PRIORS = ("normal", "mixture", "npmle", "scale")
 
@@ -240,3 +240,37 @@ def fit_scale_weights(counts: np.ndarray, n0: int) -> np.ndarray:
             # w_j <- w_j sum_m share_m L_mj / f_m, f_m = sum_j L_mj w_j: two products per step
             w = w * ((share / (w @ like.T)) @ like)
     return w
+
+
+def unseen_mass_weights(counts: np.ndarray, n0: int, systems: int, level: float) -> np.ndarray:
+    """``(B, J)``: the ``"scale"`` prior with the most mass at the smallest scale (``TAU_MIN``) that the
+    pilot's ``|z|`` histogram ``counts`` (one row per collection) does not reject at ``level``.
+
+    From ``n0`` topics the share of pairs at the smallest scales (pairs that need hundreds of topics)
+    cannot be told from zero, and the maximum-likelihood fit (:func:`fit_scale_weights`) puts it at
+    zero in most pilots, in every topic resample of one as well (docs/research/calibration.md,
+    sixth and seventh sessions). This prior moves a share ``e`` of the fitted weights to ``TAU_MIN``,
+    ``e`` as large as the likelihood allows: a drop of at most ``chi2_1(level) / 2``, the one-sided
+    ``(1 + level) / 2`` bound of a share on the boundary. The pairs of ``systems`` systems are not
+    independent (their differences span ``systems - 1`` dimensions): the log-likelihood counts them
+    as ``systems`` observations, the histogram's shares times ``systems``.
+    """
+    counts = np.atleast_2d(counts)
+    w = fit_scale_weights(counts, n0)
+    like = scale_bin_probs(n0, SCALE_GRID)
+    share = counts / np.maximum(counts.sum(1, keepdims=True), 1.0)
+    floor = np.zeros(SCALE_GRID.size)
+    floor[0] = 1.0
+    drop = float(stats.chi2.ppf(level, 1)) / 2.0
+
+    def loglik(e: np.ndarray) -> np.ndarray:
+        mixed = (1.0 - e[:, None]) * w + e[:, None] * floor
+        return systems * np.einsum("bm,bm->b", share, np.log(mixed @ like.T))
+
+    top = loglik(np.zeros(w.shape[0]))
+    lo, hi = np.zeros(w.shape[0]), np.ones(w.shape[0])
+    for _ in range(40):         # bisection on e (the likelihood falls as e grows past the fit)
+        mid = 0.5 * (lo + hi)
+        ok = top - loglik(mid) <= drop
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+    return (1.0 - lo[:, None]) * w + lo[:, None] * floor
