@@ -91,6 +91,13 @@ class PredictiveSpec:
         plugged-in variance."""
         return self.prior == "scale" and self.variance == "pair" and not self.integrate
 
+    @property
+    def unseen_mass(self) -> bool:
+        """True when an interval on n of a pair-rate count takes the upper end at least to the count
+        under the most mass near zero the pilot allows (:func:`planner.plan.search.allow_unseen`): the
+        scale prior, whose maximum-likelihood weights put none where a small pilot cannot see it."""
+        return self.prior == "scale"
+
 
 @dataclass(frozen=True)
 class Method:

@@ -306,3 +306,29 @@ def test_upper_end_holds_the_pairs_near_zero_a_pilot_cannot_see():
         held += r.interval.contains(full)
         resamples_held += lo <= full <= hi
     assert full == 329 and held >= 19 and resamples_held <= 16 and raised >= 5
+
+
+@pytest.mark.skipif(not (DATA / "clef-ehealth2016" / "trec_eval").exists(), reason="shared data not available")
+def test_variant_rows_allow_for_the_mass_near_zero_too():
+    """The query-variant trade-off's interval on n follows the same rule: on 20 CLEF eHealth 2016
+    topics (P@10, 6 variants each; 60 resamples) the upper end of the row at the collection's own
+    6 variants is the count under :func:`unseen_mass_prior` of the variant-averaged pairs (2,205),
+    above the resamples' own end (1,384 without the rule)."""
+    from planner.collection.variants import stack_variants
+    from planner.simulate.priors import unseen_mass_prior
+
+    m = stack_variants(load_scores(str(DATA / "clef-ehealth2016" / "trec_eval"), measure="P_10"), divisor=1000)
+    x = m.values[:, np.sort(np.random.default_rng(1).permutation(50)[:20]), :]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = plan.topics_for_variants(x, target="swap_rate", value=0.05, n_variants=[1, 6], n_resamples=60, rng=1)
+    y = x.mean(axis=2)
+    a, b = np.triu_indices(y.shape[0], 1)
+    d = y[a] - y[b]
+    dbar, s2 = d.mean(axis=1), d.var(axis=1, ddof=1)
+    rates = PairRates(dbar, s2, 20, unseen_mass_prior(dbar, s2, 20, y.shape[0], 0.95), "swap_rate")
+    unseen = smallest_n(lambda n: rates(n).mean() <= 0.05, 2)
+    six = r.rows[1]
+    assert six["n_variants"] == 6 and six["n_topics"] == 704
+    assert six["n_upper"] == unseen == 2205
+    assert r.rows[0]["n_upper"] > 1.4 * 4390

@@ -16,7 +16,7 @@ import numpy as np
 
 from .checks import N_MAX
 
-__all__ = ["count_interval", "interval_quantiles", "search_points", "smallest_n", "smallest_n_vec"]
+__all__ = ["allow_unseen", "count_interval", "interval_quantiles", "search_points", "smallest_n", "smallest_n_vec"]
 
 
 def interval_quantiles(ns: np.ndarray, interval: float) -> tuple[float, float]:
@@ -74,6 +74,19 @@ def count_interval(ns: np.ndarray, point: int, interval: float, n_min: int = 2) 
         lo, hi = point * lo / med, point * hi / med
     return (max(n_min, math.floor(lo)) if np.isfinite(lo) else None,
             math.ceil(hi) if np.isfinite(hi) else None)
+
+
+def allow_unseen(upper: int | None, unseen: int | None) -> int | None:
+    """The upper end of an interval on n (:func:`count_interval`) allowing for what no topic resample
+    can see: at least ``unseen``, the count under the most mass near zero the collection's pairs
+    allow (:func:`planner.simulate.priors.unseen_mass_weights`); ``None`` (unbounded) when either is.
+
+    Examples
+    --------
+    >>> allow_unseen(179, 233), allow_unseen(300, 233), allow_unseen(179, None)
+    (233, 300, None)
+    """
+    return None if upper is None or unseen is None else max(upper, unseen)
 
 
 def smallest_n(ok: Callable[[int], bool], n_min: int, n_max: int = N_MAX) -> int | None:

@@ -42,7 +42,7 @@ from .resolve import (
     resolve_predictive,
     unseen_mass_count,
 )
-from .search import count_interval, search_points, smallest_n
+from .search import allow_unseen, count_interval, search_points, smallest_n
 
 __all__ = ["FittedPairs", "TargetRequest", "TargetResult", "check_target_value", "fit_pairs", "search_work",
            "size_for_target", "solve_target", "target_request"]
@@ -421,15 +421,14 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
     assert n_star is not None       # (no interval without a point, above)
     lower, upper = count_interval(ns, n_star, level)
     note = f"{m.name if spec is not None else 'analytic'} re-solve"
-    if spec is not None and spec.histogram_rates and upper is not None:
-        # the resamples share the pilot's blind spot for pairs near zero: the upper end is at
-        # least the count under the most such mass the collection's pairs allow
+    if spec is not None and spec.unseen_mass and upper is not None:
+        # the resamples share the pilot's blind spot for pairs near zero
         unseen = unseen_mass_count(t, req.value, data.model.dbar, data.model.var, data.vals.shape[1],
                                    data.vals.shape[0], level, req.n_max, start=upper)
-        if unseen is None or unseen > upper:
+        if allow_unseen(upper, unseen) != upper:
             note += (f"; upper end raised from the resamples' {upper} to the count under the most mass "
                      "near zero the pairs allow")
-            upper = unseen
+            upper = allow_unseen(upper, unseen)
     return Interval(lower, upper, level, IntervalMethod.TOPIC_RESAMPLING, req.n_resamples, note), ns
 
 

@@ -13,6 +13,7 @@ negative). ``dbar`` stays the collection's, from all its variants.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,10 +27,11 @@ from ..errors import DegenerateDataWarning, InputError, ParameterError
 from ..results import IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate import PairRates, fit_prior, pair_variance_model
+from ..simulate.priors import unseen_mass_prior
 from ..variance import check_alpha, pair_index
 from .checks import as_scores, check_interval_resamples, check_prob, check_quantile
 from .pairs import PairModel, batch_stat
-from .search import count_interval, smallest_n_vec
+from .search import allow_unseen, count_interval, smallest_n_vec
 from .targets import check_target_value
 
 __all__ = ["MAX_VARIANTS", "VariantModel", "VariantTrade", "fit_variant_model", "topics_for_variants",
@@ -151,7 +153,7 @@ class _VariantModel:
     """The variant model of one ``(S, T, V)`` array, fitted once."""
 
     def __init__(self, x: np.ndarray, spec: methods.PredictiveSpec | None):
-        _, self.T, self.V = x.shape
+        self.S, self.T, self.V = x.shape
         self.model = PairModel(x.mean(axis=2), "pair")
         self.dbar, self.s2d = self.model.dbar, self.model.var
         self.s2b = variant_pair_variance(x)
@@ -167,6 +169,15 @@ class _VariantModel:
         if spec is not None:
             self.s2m = pair_variance_model(self.s2d, spec.variance)
             self.prior = fit_prior(self.dbar, self.s2m, self.T, prior=spec.prior)
+
+    def unseen(self, level: float) -> _VariantModel:
+        """This model with the prior of the most mass near zero its pairs allow at ``level``
+        (:func:`planner.simulate.priors.unseen_mass_prior`): the count to allow for in an interval's
+        upper end (:func:`planner.plan.search.allow_unseen`)."""
+        assert self.spec is not None and self.s2m is not None
+        out = copy.copy(self)
+        out.prior = unseen_mass_prior(self.dbar, self.s2m, self.T, self.S, level)
+        return out
 
     def variance_at(self, v: int) -> np.ndarray:
         """Each pair's variance of a topic's mean difference over ``v`` variants."""
@@ -344,8 +355,10 @@ def _check_n_variants(n_variants: Any, V: int) -> list[int]:
 
 
 def _resampled_rows(x: np.ndarray, q: _Question, vs: list[int], rows: list[dict], source: Any, resamples: int,
-                    level: float, rng: Any) -> None:
-    """Each row's interval on n from ``resamples`` topic resamples (each topic with all its variants)."""
+                    level: float, rng: Any, vm: _VariantModel) -> None:
+    """Each row's interval on n from ``resamples`` topic resamples (each topic with all its variants);
+    for a pair rate of the scale prior, the upper end allows for the mass near zero the resamples
+    cannot see (:meth:`_VariantModel.unseen`)."""
     T = x.shape[1]
     ns = np.full((resamples, len(vs)), np.inf)
     with warnings.catch_warnings():
@@ -356,10 +369,13 @@ def _resampled_rows(x: np.ndarray, q: _Question, vs: list[int], rows: list[dict]
             for j, r in enumerate(rb or []):
                 if r["n_topics"] is not None:
                     ns[i, j] = r["n_topics"]
+    unseen = vm.unseen(level) if vm.spec is not None and vm.spec.unseen_mass and q.target.pair_rate else None
     for j, r in enumerate(rows):
         if r["n_topics"] is None:       # no interval for a count the collection does not reach
             continue
         lo, hi = count_interval(ns[:, j], r["n_topics"], level)
+        if unseen is not None and hi is not None:
+            hi = allow_unseen(hi, unseen.row(q, r["n_variants"], start=hi)["n_topics"])
         r.update(n_lower=lo, n_upper=hi)
 
 
@@ -425,6 +441,7 @@ def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: A
     m, x, vm = _model_values(scores, method, model)
     S, T, V = x.shape
     vs = _check_n_variants(n_variants, V)
+    vm = vm or _VariantModel(x, q.method.spec)
     rows, share, n_identical = _variant_solve(x, q, vs, m.source, vm=vm)
     assert rows is not None         # (warn=True raises instead)
     for r in rows:
@@ -437,7 +454,7 @@ def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: A
         resamples = 0
     if resamples:
         rng = seed_to_use(rng)      # a drawn seed when None, recorded so that the interval can be repeated
-        _resampled_rows(x, q, vs, rows, m.source, resamples, level, rng)
+        _resampled_rows(x, q, vs, rows, m.source, resamples, level, rng, vm)
         imethod = IntervalMethod.TOPIC_RESAMPLING
         seed = seed_of(rng)
     return VariantTrade(target=target, value=q.value, direction=q.target.direction, method=method,

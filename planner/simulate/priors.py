@@ -29,7 +29,7 @@ from ..errors import ParameterError
 
 __all__ = ["PRIORS", "SCALE_EDGES", "SCALE_GRID", "TAU_MAX", "TAU_MIN", "Prior", "check_pair_inputs", "fit_prior",
            "fit_scale_weights", "mixture_loglik", "mixture_sds", "scale_bin_probs", "scale_histogram",
-           "standardized", "unseen_mass_weights"]
+           "standardized", "unseen_mass_prior", "unseen_mass_weights"]
 
 PRIORS = ("normal", "mixture", "npmle", "scale")
 
@@ -274,3 +274,12 @@ def unseen_mass_weights(counts: np.ndarray, n0: int, systems: int, level: float)
         ok = top - loglik(mid) <= drop
         lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
     return (1.0 - lo[:, None]) * w + lo[:, None] * floor
+
+
+def unseen_mass_prior(dbar, s2_d, n0: int, systems: int, level: float) -> Prior:
+    """The ``"scale"`` prior of :func:`fit_prior` with :func:`unseen_mass_weights` in place of the
+    maximum-likelihood ones, for the pairs ``dbar``, ``s2_d`` of ``systems`` systems and ``n0`` topics."""
+    dbar, s2_d, n0, _ = check_pair_inputs(dbar, s2_d, n0, [1])
+    z, tie = standardized(dbar, s2_d, n0)
+    w = unseen_mass_weights(scale_histogram(z, tie), n0, systems, level)[0]
+    return Prior("scale", SCALE_GRID, w, float(np.sum(w * SCALE_GRID ** 2)), n0, int(np.sum(s2_d > 0)), _EM_STEPS)
