@@ -425,10 +425,11 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
         # the resamples share the pilot's blind spot for pairs near zero
         unseen = unseen_mass_count(t, req.value, data.model.dbar, data.model.var, data.vals.shape[1],
                                    data.vals.shape[0], level, req.n_max, start=upper)
-        if allow_unseen(upper, unseen) != upper:
+        raised = allow_unseen(upper, unseen)
+        if raised != upper:
             note += (f"; upper end raised from the resamples' {upper} to the count under the most mass "
                      "near zero the pairs allow")
-            upper = allow_unseen(upper, unseen)
+            upper = raised
     return Interval(lower, upper, level, IntervalMethod.TOPIC_RESAMPLING, req.n_resamples, note), ns
 
 
