@@ -73,7 +73,8 @@ GRAM_TILE = 2 ** 18
 GRAM_CACHE = 2 ** 26
 #: :class:`GramSums`' t-test counts are made in at least this many groups of pairs, each when its
 #: first block is asked for (the counts do not depend on the groups), so that
-#: :func:`~planner.simulate.predict.predict_until` stopped after its first chunks computes no more
+#: :func:`~planner.simulate.predict.predict_until` stopped after its first chunks computes no more;
+#: but a group holds the pairs of :data:`GRAM_BAND` systems at least (:meth:`GramSums.count_group`)
 GRAM_GROUPS = 16
 #: systems ``a`` per batched product of :class:`GramSums`
 GRAM_BAND = 48
@@ -192,9 +193,7 @@ class GramSums:
         dd = s.s2 * (T - 1.0) + T * s.dbar * s.dbar  # each pair's sum of d^2 over the collection
         self.exact = dd * GRAM_RATIO <= energy[s.a] + energy[s.b]
         self.tests = tests
-        # (the counts: at most a GRAM_GROUPS-th of the pairs a group, so a first block asks for no more)
-        self.group = self.group_pairs(idx.shape[0]) if tests is None else \
-            min(max(1, GRAM_CACHE // (16 * BLOCK)), -(-s.a.size // (GRAM_GROUPS * BLOCK))) * BLOCK
+        self.group = self.group_pairs(idx.shape[0]) if tests is None else self.count_group(s.a.size, xg.shape[0])
         # the drawn topics and topic T (a row of ones in every band's gathered scores)
         self.idx1 = np.hstack([idx, np.full((idx.shape[0], 1), xg.shape[1], dtype=idx.dtype)])
         self._cached: tuple[int, tuple[np.ndarray, ...]] | None = None
@@ -203,6 +202,15 @@ class GramSums:
     def group_pairs(resamples: int) -> int:
         """Pairs per group: the most whole blocks whose float32 sums fit :data:`GRAM_CACHE` (one at least)."""
         return max(1, GRAM_CACHE // (4 * BLOCK * resamples)) * BLOCK
+
+    @staticmethod
+    def count_group(pairs: int, systems: int) -> int:
+        """Pairs per group of the counts: a :data:`GRAM_GROUPS`-th of the pairs (so a first block
+        asks for no more), but at least the pairs of :data:`GRAM_BAND` systems (a tile's gather of
+        the later systems' rows serves a band's products at least: smaller groups gather the
+        same rows again, group after group) and at most ``GRAM_CACHE / 16`` bytes' worth."""
+        least = max(-(-pairs // (GRAM_GROUPS * BLOCK)), -(-GRAM_BAND * systems // BLOCK))
+        return min(max(1, GRAM_CACHE // (16 * BLOCK)), least) * BLOCK
 
     def block(self, sl: slice) -> np.ndarray:
         """``Q`` (c, R) of the pairs ``sl`` (an aligned block, in row-major order)."""
