@@ -102,8 +102,9 @@ Methods
     nearly equal systems, whose squares would cancel, use sparse products ``W @ kappa d^2``;
     :class:`~planner.simulate.resampling.GramSums`); from
     :data:`~planner.simulate.resampling.COMPILED_WORK` pairs x resamples on, the tests are
-    counted by the compiled loops of :mod:`planner.simulate.compiled` (one pass, read from the
-    Gram products themselves: the same float32 operations, the same numbers). Float32 moves ``t^2`` by a few
+    counted by the compiled loops of :mod:`planner.simulate.compiled` (one pass, with the
+    pairs' resampled differences and their signs, or read from the Gram products themselves:
+    the same float32 operations, the same numbers). Float32 moves ``t^2`` by a few
     ``1e-6`` relatively (the Gram sums up to about ``1e-5``), which changes a test's
     outcome only for resamples within that distance of the critical value (tested
     against the float64 path: at most 2 of ``R`` per pair; far below the Monte Carlo

@@ -49,9 +49,9 @@ from .kernels import (
     fast_block,
     one_blas_thread,
     pair_diff,
+    pair_pass,
     shift_terms,
     strata_sums,
-    test_counts,
 )
 from .work import Shape, Work
 
@@ -274,8 +274,9 @@ class GramSums:
         for e0 in range(0, ex.size, BLOCK):
             e = ex[e0:e0 + BLOCK]
             Q = sparse_sums(self.draws, self.xg, aa[e], bb[e], self.kappa)
-            u = pair_diff(Msys, aa[e], bb[e], np.empty(Q.shape, dtype=FAST_DTYPE))
-            sig[e], pw[e] = test_counts(u, Q, dp[e], g[e], compiled=True)
+            made = pair_pass(Msys, aa[e], bb[e], np.empty(Q.shape, dtype=FAST_DTYPE), (Q, dp[e], g[e]))[1]
+            assert made is not None
+            sig[e], pw[e] = made
         return sig, pw
 
     @staticmethod
