@@ -15,8 +15,8 @@ for bit (tested).
 
 Importing this module imports numba (about 0.25 s CPU) and its first call in a process
 loads the cached machine code (about 0.45 s more; the very first calls on a machine compile
-it, 0.7-1.1 s a kernel and type, about 2.7 s for all, and write the cache next to this file
-or in numba's user cache): the resampling engine uses it only for work of at least
+it, 0.4-1.1 s a kernel and type, about 3.3 s for the five the engine uses, and write the cache
+next to this file or in numba's user cache): the resampling engine uses it only for work of at least
 :data:`~planner.simulate.resampling.COMPILED_WORK` pair-resamples a topic count
 (:func:`~planner.simulate.kernels.compiled_loops` says whether it can run at all).
 """
