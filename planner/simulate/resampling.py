@@ -172,15 +172,16 @@ class GramSums:
     :func:`sparse_sums` instead.
     Negative sums (rounding) are 0.
 
-    With ``tests`` (every system's resampled sums ``Msys`` and the pairs' power terms of
-    :func:`~planner.simulate.kernels.shift_terms`), :meth:`counts` gives the t-tests' two
+    With ``tests`` (every system's resampled sums ``Msys`` (S, R), the pairs' power terms of
+    :func:`~planner.simulate.kernels.shift_terms` and the same sums as made, (R, S): a tile's
+    rows), :meth:`counts` gives the t-tests' two
     counts instead (:func:`planner.simulate.compiled.gram_counts`, read from each tile's
     products in one compiled pass: no ``(pairs, R)`` sums; groups of up to
     ``GRAM_CACHE / 16`` pairs): the counts ``fast_block`` would make from :meth:`block`.
     """
 
     def __init__(self, s: Setup, xg: np.ndarray, idx: np.ndarray, draws: sparse.csr_matrix, kappa: float,
-                 tests: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
+                 tests: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None):
         xc = xg - xg.mean(axis=0)
         energy = np.einsum("st,st->s", xc, xc)
         self.xcT = np.ascontiguousarray(xc.T, dtype=np.float32)  # (T, S): a drawn topic is one row
@@ -263,13 +264,13 @@ class GramSums:
         from .compiled import gram_counts
 
         assert self.tests is not None
-        Msys, dp, g = self.tests[0], self.tests[1][sl], self.tests[2][sl]
+        Msys, dp, g, rows_ = self.tests[0], self.tests[1][sl], self.tests[2][sl], self.tests[3]
         aa, bb = self.a[sl], self.b[sl]
         sig, pw = np.zeros(aa.size, dtype=np.int64), np.zeros(aa.size, dtype=np.int64)
         runs = self._runs(aa, bb)
         rows = np.array([(i0, a, b0, b1) for i0, _, a, b0, b1 in runs], dtype=np.int64)
         for r0, r1, G in self._products(runs):
-            gram_counts(G, self.sq[r0:r1], np.ascontiguousarray(Msys[:, r0:r1].T), runs[0][2], rows, dp, g, sig, pw)
+            gram_counts(G, self.sq[r0:r1], rows_[r0:r1], runs[0][2], rows, dp, g, sig, pw)
         ex = np.flatnonzero(self.exact[sl])
         for e0 in range(0, ex.size, BLOCK):
             e = ex[e0:e0 + BLOCK]
@@ -297,22 +298,24 @@ class GramSums:
         S = self.xcT.shape[1]
         a0, na = runs[0][2], runs[-1][2] - runs[0][2] + 1
         W = S - a0
-        # the factors' table: per topic [-2 kappa y, y] of the systems a0.., and topic T: [-, 1]
-        tab = np.empty((self.xcT.shape[0] + 1, 2 * W), dtype=np.float32)
-        np.multiply(self.xcT[:, a0:], np.float32(-2.0 * self.kappa), out=tab[:-1, :W])
-        tab[:-1, W:] = self.xcT[:, a0:]
+        # the right factor's table: per topic y of the systems a0.., and topic T: 1 (the left
+        # factor, -2 kappa y, is made from the gathered rows: half the table, half the gather)
+        tab = np.empty((self.xcT.shape[0] + 1, W), dtype=np.float32)
+        tab[:-1] = self.xcT[:, a0:]
         tab[-1] = 1.0
+        c = np.float32(-2.0 * self.kappa)
         tile = max(1, GRAM_TILE // ((n + 1) * 2 * W + na * W))
-        F = np.empty((tile, n + 1, 2 * W), dtype=np.float32)
+        FL, FR = np.empty((2, tile, n + 1, W), dtype=np.float32)
         G = np.zeros((tile, na, W), dtype=np.float32)
         bands = self._bands(runs)
         for r0 in range(0, R, tile):
             r1 = min(R, r0 + tile)
-            f, g = F[:r1 - r0], G[:r1 - r0]
-            np.take(tab, self.idx1[r0:r1], axis=0, out=f, mode="clip")  # (valid indices; "clip": no buffer)
-            f[:, n, :W] = self.sq[r0:r1, a0:]  # the left factor's row T: kappa SQ_a
+            fl, fr, g = FL[:r1 - r0], FR[:r1 - r0], G[:r1 - r0]
+            np.take(tab, self.idx1[r0:r1], axis=0, out=fr, mode="clip")  # (valid indices; "clip": no buffer)
+            np.multiply(fr[:, :n], c, out=fl[:, :n])
+            fl[:, n] = self.sq[r0:r1, a0:]  # the left factor's row T: kappa SQ_a
             for lo, hi in bands:  # (tile, hi - lo, W - lo): rows a0 + lo:a0 + hi, columns a0 + lo:
-                np.matmul(f[:, :, lo:hi].transpose(0, 2, 1), f[:, :, W + lo:], out=g[:, lo:hi, lo:])
+                np.matmul(fl[:, :, lo:hi].transpose(0, 2, 1), fr[:, :, lo:], out=g[:, lo:hi, lo:])
             yield r0, r1, g
 
 
@@ -327,13 +330,17 @@ class _OneStratum:
         draws32 = draws.astype(np.float32)
         if np.float32 == FAST_DTYPE and float(np.max(np.abs(qx), initial=0.0)) * idx[0].shape[1] < 2.0 ** 23:
             # every partial sum an integer below 2^23: the float32 product is exact (and 2-3x faster)
-            Msys = np.ascontiguousarray((draws32 @ qx.T.astype(np.float32)).T)
+            rows = draws32 @ qx.T.astype(np.float32)
         else:
-            Msys = np.ascontiguousarray((draws @ qx.T).T)  # exact integers
-            if np.float32 == FAST_DTYPE and float(np.max(np.abs(Msys), initial=0.0)) < 2.0 ** 23:
-                Msys = Msys.astype(np.float32)  # still exact: differences subtract exactly in float32
+            rows = draws @ qx.T  # exact integers
+            if np.float32 == FAST_DTYPE and float(np.max(np.abs(rows), initial=0.0)) < 2.0 ** 23:
+                rows = rows.astype(np.float32)  # still exact: differences subtract exactly in float32
+        Msys = np.ascontiguousarray(rows.T)  # (S, R): a system's sums one row
         self.Msys = Msys
         dense = self.g.size <= DENSE_TOPICS * n
+        self.compiled = s.n_pairs * r_tot >= COMPILED_WORK and compiled_loops()
+        made = rows if s.t_tests and not dense and self.compiled else None  # (the Gram counts' tiles)
+        del rows
         self.WTq = topic_counts(idx[0], self.g.size, FAST_DTYPE) if s.t_tests and dense else None
         self.qbuf: np.ndarray | None = None
         self.draws = draws32 if s.t_tests and not dense else None
@@ -343,12 +350,11 @@ class _OneStratum:
         self.kappa = self.cprime / (n * (1.0 + self.cprime) * self.scale * self.scale)
         self.sub1 = max(1, SUB_ELEMS // r_tot)
         del qx  # (memory: the grid goes before the Gram sums' centred scores come)
-        self.compiled = s.n_pairs * r_tot >= COMPILED_WORK and compiled_loops()
         self.gram = None
         if s.t_tests and not dense:
             assert self.draws is not None and self.xg is not None
-            tests = (Msys, *shift_terms(s.dbar, s.min_diff, self.cprime, self.scale, FAST_DTYPE)) \
-                if self.compiled else None
+            tests = (Msys, *shift_terms(s.dbar, s.min_diff, self.cprime, self.scale, FAST_DTYPE), made) \
+                if made is not None else None
             self.gram = GramSums(s, self.xg, idx[0], self.draws, self.kappa, tests)
 
     def thresholds(self, sl: slice) -> np.ndarray:
