@@ -325,7 +325,10 @@ class _OneStratum:
 
     def __init__(self, s: Setup, idx: list[np.ndarray], n: int, nk: np.ndarray, crit: float, r_tot: int):
         self.s, self.g, self.halves = s, s.groups[0], s.method.disjoint
-        qx, unit = score_grid(s.x[:, self.g], int(nk[0]))  # per n: n's numbers depend on n only
+        whole = self.g.size == s.x.shape[1]  # (one stratum of every topic: groups[0] is arange(T))
+        xg = s.x if whole and s.x.flags.c_contiguous else s.x[:, self.g]  # (the copy's layout)
+        # per n: n's numbers depend on n only (the setup's decimal grid is n's grid for n <= T)
+        qx, unit = s.grid if whole and s.grid is not None and nk[0] <= xg.shape[1] else score_grid(xg, int(nk[0]))
         draws = draw_matrix(idx[0], self.g.size)
         draws32 = draws.astype(np.float32)
         if np.float32 == FAST_DTYPE and float(np.max(np.abs(qx), initial=0.0)) * idx[0].shape[1] < 2.0 ** 23:
@@ -344,7 +347,7 @@ class _OneStratum:
         self.WTq = topic_counts(idx[0], self.g.size, FAST_DTYPE) if s.t_tests and dense else None
         self.qbuf: np.ndarray | None = None
         self.draws = draws32 if s.t_tests and not dense else None
-        self.xg = s.x[:, self.g] if s.t_tests else None
+        self.xg = xg if s.t_tests else None
         self.cprime = crit * crit / (n - 1.0)
         self.scale = unit / n
         self.kappa = self.cprime / (n * (1.0 + self.cprime) * self.scale * self.scale)
