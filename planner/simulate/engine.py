@@ -88,8 +88,9 @@ class Setup:
         A predictive engine's prior, fitted earlier on the same scores (None: fit it).
     grid : tuple or None
         The scores' decimal grid ``(q, unit)`` (:func:`planner.variance.decimal_grid` of ``x``
-        with ``n_max = T``: :func:`planner.variance.score_grid` for every count up to ``T``), or
-        None (a binary grid, or not made).
+        with ``n_max = T``: :func:`planner.variance.score_grid` for every count up to ``T``) for
+        the resampling engine with one stratum (C-ordered scores), or None (a binary grid, or
+        another engine).
     """
 
     method: Method

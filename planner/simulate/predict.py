@@ -229,8 +229,10 @@ def setup(o: Options) -> Setup:
     # the pair passes (differences in blocks) stay within max_memory as well
     pblock = max(T, min(2_000_000, int(o.max_memory) // 24))
     _, s2 = pair_moments(x, a, b, block=pblock)
-    grid = decimal_grid(x, T)  # (the resampling engine's grid too: made once)
+    grid = decimal_grid(x, T)
     dbar = exact_dbar(x, a, b, grid=grid)
+    if not (o.method.engine is Engine.RESAMPLING and len(groups) == 1 and x.flags.c_contiguous):
+        grid = None  # (kept only for the engine that reads it: 8 S T bytes, instead of its copy of x)
     comps = components(m)
     _warn_degenerate(comps, dbar, s2)
     allocs = _allocations(o, x, groups, W, labels)
