@@ -181,7 +181,8 @@ With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
     + 4096 * T + 4 MiB + 64 MiB``: the drawn topics and their sparse counts (float64 and float32), the
     dense counts when ``T <= 8 n`` (:data:`~planner.simulate.resampling.DENSE_TOPICS`), every
     system's resampled sums
-    (float64, then float32 when exact), the float32 t-test sums of one block of
+    (float64, then float32 when exact; for the compiled Gram counts also the product's
+    ``(R, S)`` rows, kept), the float32 t-test sums of one block of
     512 pairs (and their 128-pair pieces) and their squared differences, the score
     grid and the scores, the cache-sized pieces being summarised, and when ``T > 8 n`` the
     t-test sums of a group of blocks (:data:`~planner.simulate.resampling.GRAM_CACHE`, or one
