@@ -328,8 +328,8 @@ class ScoreMatrix:
         bits = vals.view(np.uint64)
         weights = np.random.default_rng(_ROW_HASH_SEED).integers(0, 2 ** 63, bits.shape[1], dtype=np.uint64) * 2 + 1
         h = np.empty(S, dtype=np.uint64)
-        step = max(1, 2 ** 20 // max(1, bits.shape[1]))
-        for r0 in range(0, S, step):  # (in pieces: one temporary of a million words; products wrap)
+        step = max(1, 2 ** 15 // max(1, bits.shape[1]))
+        for r0 in range(0, S, step):  # (in pieces: a temporary of 2^15 words, in cache; products wrap)
             h[r0:r0 + step] = (bits[r0:r0 + step] * weights).sum(axis=1, dtype=np.uint64)
         _, inverse, counts = np.unique(h, return_inverse=True, return_counts=True)
         order = np.argsort(inverse.ravel(), kind="stable")  # systems by hash, each hash in matrix order

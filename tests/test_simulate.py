@@ -1437,17 +1437,41 @@ def test_compiled_t_tests_give_the_numpy_paths_bytes(monkeypatch, method, grid):
     assert np.any((sig > 0.05) & (sig < 0.95)) and np.any((ref["power"] > 0.05) & (ref["power"] < 0.95))
 
 
-def test_compiled_sign_counts_match_numpy_comparisons():
-    # the compiled pass counting each row's positive and negative values (order_rates' counts
-    # on the compiled path) gives numpy's counts, ties (0 and -0) and infinities included
+@pytest.mark.parametrize("exact", [True, False])
+def test_compiled_pair_pass_matches_numpy_path(exact):
+    # the one compiled pass of the compiled path (differences, their signs, the two t-test counts)
+    # gives the numpy path's bytes: int32 differences of exact float32 sums, float32 differences of
+    # float64 sums rounded as numpy rounds them, ties (0, -0, u^2 == Q), infinities and NaN included
     from planner.simulate import kernels
 
-    u = np.rint(np.random.default_rng(5).normal(0, 2, (7, 1001))).astype(np.float32)
-    u[0, :5] = [-0.0, 0.0, np.inf, -np.inf, np.nan]
-    pos, neg = kernels.sign_counts(u)
-    assert np.array_equal(pos, np.count_nonzero(u > 0, axis=1))
-    assert np.array_equal(neg, np.count_nonzero(u < 0, axis=1))
-    assert np.all((pos + neg < 1001) & (pos > 300) & (neg > 300))  # ties present, both signs
+    rng = np.random.default_rng(5)
+    S, R = 9, 1001
+    M = np.rint(rng.normal(0, 3, (S, R)))
+    if not exact:
+        M = M + rng.normal(0, 1e-9, (S, R)) * (rng.random((S, R)) < 0.5)  # differences float32 rounds
+        M[0, :6] = [-0.0, 0.0, np.inf, -np.inf, np.nan, 1e300]
+        M[1, :6] = [0.0, -0.0, np.inf, 1.0, 2.0, -1e300]
+    M = M.astype(np.float32) if exact else M
+    aa, bb = np.array([0, 0, 1, 2, 3, 3, 7]), np.array([1, 2, 5, 3, 4, 8, 8])
+    u = kernels.pair_diff(M, aa, bb, np.empty((aa.size, R), dtype=np.float32))
+    Q = rng.choice([0.5, 2.0, 9.0, 30.0], (aa.size, R)).astype(np.float32)
+    Q[:, :40] = (u[:, :40] * u[:, :40]).astype(np.float32)  # ties of the test
+    Q[0, 40:43] = [np.inf, np.nan, -0.0]
+    dp = rng.normal(0, 2, aa.size).astype(np.float32)
+    dp[2] = np.float32(3e38)  # a shift that overflows
+    g = (0.3 * dp.astype(np.float64) ** 2).astype(np.float32)
+    sig, pw = kernels.test_counts(u, Q, dp, g)
+    for tests in (None, (Q, dp, g)):
+        out = np.empty((aa.size, R), dtype=np.int32 if exact else np.float32)
+        (pos, neg), made = kernels.pair_pass(M, aa, bb, out, tests)
+        assert np.array_equal(out.view(np.uint32), (u.astype(np.int32) if exact else u).view(np.uint32))
+        assert np.array_equal(pos, np.count_nonzero(u > 0, axis=1))
+        assert np.array_equal(neg, np.count_nonzero(u < 0, axis=1))
+        assert made is None if tests is None else np.array_equal(made[0], sig) and np.array_equal(made[1], pw)
+    assert np.all((pos + neg < R) & (pos > 300) & (neg > 300))  # ties present, both signs
+    assert np.all((sig > 0) & (sig < R)) and np.all((pw > 0) & (pw <= R))
+    if not exact:
+        assert np.isnan(u[0, [2, 4]]).all() and u[0, 3] == -np.inf and np.signbit(u[0, 0]) and u[0, 5] == np.inf
 
 
 @pytest.mark.filterwarnings("ignore:variance component of systems")

@@ -694,3 +694,21 @@ def test_pair_stats_dbar_is_exact_on_the_score_grid(shared_data):
     assert int((naive == 0).sum()) < 15 and int((ps.dbar == 0).sum()) == 15     # 5 or 6, by memory order
     assert np.array_equal(ps.dbar, predict(s, topics=[25], method="analytic").pairs_frame()["dbar"].to_numpy())
     assert np.allclose(ps.dbar, naive, atol=1e-15, rtol=0)
+
+
+def test_decimal_grid_is_the_score_grid_of_every_smaller_count():
+    # predict makes the grid once at n_max = T; the resampling engine reads it for its count n
+    from planner.variance import decimal_grid, score_grid
+
+    rng = np.random.default_rng(3)
+    x = np.round(rng.random((6, 40)), 3)
+    q, unit = decimal_grid(x, 40)
+    assert unit == 10.0 ** -3 and np.array_equal(q, np.rint(x * 1000))
+    for n in (2, 25, 40):
+        qn, un = score_grid(x, n)
+        assert un == unit and np.array_equal(qn, q)
+    assert decimal_grid(rng.random((6, 40)), 40) is None          # not decimal: a binary grid, per n
+    q0, u0 = decimal_grid(np.zeros((3, 4)), 4)
+    assert u0 == 1.0 and not q0.any()
+    # 3 decimals times n_max = 10^13 pass 2^50: no decimal grid (score_grid's binary one)
+    assert decimal_grid(x, 10 ** 13) is None and score_grid(x, 10 ** 13)[1] == 2.0 ** -6

@@ -102,8 +102,9 @@ Methods
     nearly equal systems, whose squares would cancel, use sparse products ``W @ kappa d^2``;
     :class:`~planner.simulate.resampling.GramSums`); from
     :data:`~planner.simulate.resampling.COMPILED_WORK` pairs x resamples on, the tests are
-    counted by the compiled loops of :mod:`planner.simulate.compiled` (one pass, read from the
-    Gram products themselves: the same float32 operations, the same numbers). Float32 moves ``t^2`` by a few
+    counted by the compiled loops of :mod:`planner.simulate.compiled` (one pass, with the
+    pairs' resampled differences and their signs, or read from the Gram products themselves:
+    the same float32 operations, the same numbers). Float32 moves ``t^2`` by a few
     ``1e-6`` relatively (the Gram sums up to about ``1e-5``), which changes a test's
     outcome only for resamples within that distance of the critical value (tested
     against the float64 path: at most 2 of ``R`` per pair; far below the Monte Carlo
@@ -180,7 +181,8 @@ With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
     + 4096 * T + 4 MiB + 64 MiB``: the drawn topics and their sparse counts (float64 and float32), the
     dense counts when ``T <= 8 n`` (:data:`~planner.simulate.resampling.DENSE_TOPICS`), every
     system's resampled sums
-    (float64, then float32 when exact), the float32 t-test sums of one block of
+    (float64, then float32 when exact; for the compiled Gram counts also the product's
+    ``(R, S)`` rows, kept), the float32 t-test sums of one block of
     512 pairs (and their 128-pair pieces) and their squared differences, the score
     grid and the scores, the cache-sized pieces being summarised, and when ``T > 8 n`` the
     t-test sums of a group of blocks (:data:`~planner.simulate.resampling.GRAM_CACHE`, or one

@@ -1,17 +1,22 @@
-"""Compiled loops of the resampling engines' t-tests (numba; compiled once, cached on disk).
+"""Compiled loops of the resampling engines' pair statistics (numba; compiled once, cached on disk).
 
 The paired t-tests of every resample are counts of comparisons between two float32
 arrays of one block of pairs: numpy needs about eight passes over the ``(pairs, R)``
 values for them (and, with the Gram sums of
 :class:`~planner.simulate.resampling.GramSums`, a transposition into that layout first);
-these loops make one. They perform the same float32 operations in the same order as
-the numpy path (:func:`~planner.simulate.kernels.test_counts`; numba adds no fused
-multiply-adds without ``fastmath``), so the counts are the same, bit for bit (tested).
+these loops make one. :func:`diff_tests` also makes the pairs' resampled differences (for
+the percentiles) and counts their signs (for the order rates) in that pass, reading the
+systems' sums instead of a ``(pairs, R)`` array of differences written first
+(:func:`diff_signs`: the same without the t-tests). They perform the same float32
+operations in the same order as the numpy path
+(:func:`~planner.simulate.kernels.pair_diff`, :func:`~planner.simulate.kernels.test_counts`;
+numba adds no fused multiply-adds without ``fastmath``), so the numbers are the same, bit
+for bit (tested).
 
 Importing this module imports numba (about 0.25 s CPU) and its first call in a process
 loads the cached machine code (about 0.45 s more; the very first calls on a machine compile
-it, 0.7-1.1 s a kernel and type, about 2.7 s for all, and write the cache next to this file
-or in numba's user cache): the resampling engine uses it only for work of at least
+it, 0.4-1.1 s a kernel and type, about 3.3 s for the five the engine uses, and write the cache
+next to this file or in numba's user cache): the resampling engine uses it only for work of at least
 :data:`~planner.simulate.resampling.COMPILED_WORK` pair-resamples a topic count
 (:func:`~planner.simulate.kernels.compiled_loops` says whether it can run at all).
 """
@@ -21,43 +26,54 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["gram_counts", "sign_counts", "test_counts"]
+__all__ = ["diff_signs", "diff_tests", "gram_counts"]
 
 
 @numba.njit(cache=True, nogil=True)
-def test_counts(u, Q, dp, g, sig, pw):  # pragma: no cover (compiled)
-    """Per pair ``i`` (a row of ``u`` and ``Q``, float32), the resamples with ``u^2 > Q``
-    into ``sig[i]`` and those with ``(u + dp[i])^2 + g[i] > Q`` into ``pw[i]``."""
-    for i in range(u.shape[0]):
-        s = 0
+def diff_signs(M, aa, bb, u, pos, neg):  # pragma: no cover (compiled)
+    """Per pair ``i``, ``u[i] = M[aa[i]] - M[bb[i]]`` (in ``M``'s precision, rounded to float32,
+    stored in ``u``'s dtype: int32 for the integer sums below ``2^23``) and that float32
+    difference's values above 0 into ``pos[i]``, below 0 into ``neg[i]``."""
+    for i in range(aa.size):
+        ma, mb, ui = M[aa[i]], M[bb[i]], u[i]
         p = 0
+        m = 0
+        for r in range(ui.size):
+            uu = np.float32(ma[r] - mb[r])
+            ui[r] = uu
+            p += uu > 0
+            m += uu < 0
+        pos[i] = p
+        neg[i] = m
+
+
+@numba.njit(cache=True, nogil=True)
+def diff_tests(M, aa, bb, Q, dp, g, u, pos, neg, sig, pw):  # pragma: no cover (compiled)
+    """:func:`diff_signs`, and per pair the resamples with ``u^2 > Q`` into ``sig[i]`` and
+    those with ``(u + dp[i])^2 + g[i] > Q`` into ``pw[i]`` (``u``, ``Q`` float32)."""
+    for i in range(aa.size):
+        ma, mb, ui, qi = M[aa[i]], M[bb[i]], u[i], Q[i]
+        p = 0
+        m = 0
+        s = 0
+        w = 0
         d = dp[i]
         gi = g[i]
-        for r in range(u.shape[1]):
-            uu = u[i, r]
-            q = Q[i, r]
+        for r in range(ui.size):
+            uu = np.float32(ma[r] - mb[r])
+            ui[r] = uu
+            p += uu > 0
+            m += uu < 0
+            q = qi[r]
             s += uu * uu > q
             v = uu + d
             v = v * v
             v = v + gi
-            p += v > q
-        sig[i] = s
-        pw[i] = p
-
-
-@numba.njit(cache=True, nogil=True)
-def sign_counts(u, pos, neg):  # pragma: no cover (compiled)
-    """Per row ``i`` of ``u``, the values above 0 into ``pos[i]`` and below 0 into ``neg[i]``
-    (one pass; numpy's two comparisons and counts make four)."""
-    for i in range(u.shape[0]):
-        p = 0
-        m = 0
-        for r in range(u.shape[1]):
-            v = u[i, r]
-            p += v > 0
-            m += v < 0
+            w += v > q
         pos[i] = p
         neg[i] = m
+        sig[i] = s
+        pw[i] = w
 
 
 @numba.njit(cache=True, nogil=True)

@@ -86,6 +86,11 @@ class Setup:
         Parent of the per-count streams of a random engine.
     prior : Prior or None
         A predictive engine's prior, fitted earlier on the same scores (None: fit it).
+    grid : tuple or None
+        The scores' decimal grid ``(q, unit)`` (:func:`planner.variance.decimal_grid` of ``x``
+        with ``n_max = T``: :func:`planner.variance.score_grid` for every count up to ``T``) for
+        the resampling engine with one stratum (C-ordered scores), or None (a binary grid, or
+        another engine).
     """
 
     method: Method
@@ -108,6 +113,7 @@ class Setup:
     pair_block: int = 2_000_000
     base: np.random.SeedSequence | None = None
     prior: Any = None
+    grid: tuple[np.ndarray, float] | None = None
 
     @property
     def n_pairs(self) -> int:

@@ -20,7 +20,7 @@ from ..variance import score_grid
 __all__ = [
     "BLOCK", "FAST_DTYPE", "SUB_ELEMS", "block_sums", "compiled_loops", "count_stream", "count_true", "decimal_unit",
     "draw_stats", "exact_small", "fast_block", "linear_quantiles", "one_blas_thread", "order_rates",
-    "pair_diff", "shift_terms", "sign_counts", "strata_sums", "swap_distinct", "test_counts",
+    "pair_diff", "pair_pass", "shift_terms", "strata_sums", "swap_distinct", "test_counts",
 ]
 
 BLOCK = 512  # pairs per matrix product (fixed and aligned: results independent of chunking)
@@ -267,27 +267,29 @@ def compiled_loops() -> bool:
     return True
 
 
-def sign_counts(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of ``u``, the numbers of positive and of negative values, from one compiled
-    pass (:mod:`planner.simulate.compiled`; the same counts as two comparisons)."""
-    from .compiled import sign_counts as counts
+def pair_pass(M: np.ndarray, aa: np.ndarray, bb: np.ndarray, out: np.ndarray,
+              tests: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple[tuple, tuple | None]:
+    """One compiled pass (:mod:`planner.simulate.compiled`) over the pairs' resamples: ``out`` gets
+    :func:`pair_diff` rounded to float32 (stored as ``out``'s dtype: int32 keeps the integer
+    sums' differences exactly), and the result is that float32 difference's per-row counts of
+    positive and negative values and, with ``tests = (Q, dp, g)``, :func:`test_counts`' two counts:
+    ``((pos, neg), (sig, pw) or None)``, the numpy path's counts, bit for bit."""
+    from . import compiled
 
-    pos, neg = np.empty(u.shape[0], dtype=np.intp), np.empty(u.shape[0], dtype=np.intp)
-    counts(u, pos, neg)
-    return pos, neg
+    c = aa.size
+    pos, neg = np.empty(c, dtype=np.intp), np.empty(c, dtype=np.intp)
+    if tests is None:
+        compiled.diff_signs(M, aa, bb, out, pos, neg)
+        return (pos, neg), None
+    sig, pw = np.empty(c, dtype=np.intp), np.empty(c, dtype=np.intp)
+    compiled.diff_tests(M, aa, bb, *tests, out, pos, neg, sig, pw)
+    return (pos, neg), (sig, pw)
 
 
-def test_counts(u: np.ndarray, Q: np.ndarray, dp: np.ndarray, g: np.ndarray,
-                compiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def test_counts(u: np.ndarray, Q: np.ndarray, dp: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the resamples with ``u^2 > Q`` (significant) and with ``(u + dp)^2 + g > Q``
-    (power), every operation in ``u``'s precision; ``compiled``: the same counts from one
-    compiled pass (:mod:`planner.simulate.compiled`)."""
-    if compiled:
-        from .compiled import test_counts as counts
-
-        sig, pw = np.empty(u.shape[0], dtype=np.int64), np.empty(u.shape[0], dtype=np.int64)
-        counts(u, Q, dp, g, sig, pw)
-        return sig, pw
+    (power), every operation in ``u``'s precision (the compiled loops of :func:`pair_pass`
+    make the same counts)."""
     v = u * u
     sig = count_true(v > Q)
     with np.errstate(over="ignore"):
@@ -312,22 +314,34 @@ def fast_block(Msys, scale, aa, bb, Q, dbar, alpha, min_diff, cprime, halves, dt
     drawn differences), i.e. ``u^2 > Q``; with every difference shifted by
     ``delta = min_diff - dbar`` (power) when ``(u + delta')^2 + g > Q``,
     ``delta' = delta / ((1 + c') scale)``, ``g = c' (delta' )^2`` (the same
-    inequality, rearranged; :func:`test_counts`, ``compiled`` as there). ``counts``: the
-    two counts already made (:class:`~planner.simulate.resampling.GramSums`), instead of ``Q``.
+    inequality, rearranged; :func:`test_counts`). ``compiled``: the differences, their signs
+    and the t-test counts from one compiled pass (:func:`pair_pass`; the same numbers).
+    ``counts``: the two counts already made (:class:`~planner.simulate.resampling.GramSums`),
+    instead of ``Q``.
     """
     c = aa.size
     R = Msys.shape[1]
-    u = pair_diff(Msys, aa, bb, np.empty((c, R), dtype=dtype))
-    swap, rev = order_rates(u, dbar, halves, count_true, sign_counts(u) if compiled else None)
-    if counts is None and Q is not None:
-        counts = test_counts(u, Q, *shift_terms(dbar, min_diff, cprime, scale, dtype), compiled=compiled)
+    terms = shift_terms(dbar, min_diff, cprime, scale, dtype) if counts is None and Q is not None else None
+    # float32 sums are integers below 2^23 (exact_small): their differences' order statistics
+    # are selected among int32 values (numpy partitions int32 2-3x faster than float32)
+    exact = Msys.dtype == np.float32
+    if compiled:  # one pass: differences (int32 when exact), signs and t-test counts
+        u = np.empty((c, R), dtype=np.int32 if exact else dtype)
+        signs, made = pair_pass(Msys, aa, bb, u, None if terms is None else (Q, *terms))
+        counts = made if made is not None else counts
+        swap, rev = order_rates(u, dbar, halves, count_true, signs)
+    else:
+        u = pair_diff(Msys, aa, bb, np.empty((c, R), dtype=dtype))
+        swap, rev = order_rates(u, dbar, halves, count_true)
+        if terms is not None:
+            counts = test_counts(u, Q, *terms)
+        if exact:
+            u = u.astype(np.int32)
     if counts is None:
         sig = power = np.full(c, np.nan)
     else:
         sig, power = counts[0] / R, counts[1] / R
-    # float32 sums are integers below 2^23 (exact_small): their differences' order statistics
-    # are selected among int32 copies (numpy partitions int32 2-3x faster than float32)
-    lo, hi = linear_quantiles(u.astype(np.int32) if Msys.dtype == np.float32 else u, (alpha / 2, 1 - alpha / 2))
+    lo, hi = linear_quantiles(u, (alpha / 2, 1 - alpha / 2))
     return {"swap_rate": swap, "reversal_rate": rev, "ci_width": (hi - lo) * scale,
             "power": power, "significant": sig}
 

@@ -24,7 +24,7 @@ from ..errors import DegenerateDataWarning, ParameterError
 from ..methods import DEFAULT_METHOD, Engine, Method
 from ..progress import Progress, bar
 from ..scores import ScoreMatrix
-from ..variance import check_alpha, exact_dbar, pair_index, parse_selector
+from ..variance import check_alpha, decimal_grid, exact_dbar, pair_index, parse_selector
 from ..variance.pairs import check_pair_memory
 from .analytic import AnalyticEngine
 from .checks import MAX_RESAMPLES, check_method, complete_matrix, seed_to_use, topic_counts
@@ -229,7 +229,10 @@ def setup(o: Options) -> Setup:
     # the pair passes (differences in blocks) stay within max_memory as well
     pblock = max(T, min(2_000_000, int(o.max_memory) // 24))
     _, s2 = pair_moments(x, a, b, block=pblock)
-    dbar = exact_dbar(x, a, b)
+    grid = decimal_grid(x, T)
+    dbar = exact_dbar(x, a, b, grid=grid)
+    if not (o.method.engine is Engine.RESAMPLING and len(groups) == 1 and x.flags.c_contiguous):
+        grid = None  # (kept only for the engine that reads it: 8 S T bytes, instead of its copy of x)
     comps = components(m)
     _warn_degenerate(comps, dbar, s2)
     allocs = _allocations(o, x, groups, W, labels)
@@ -237,7 +240,7 @@ def setup(o: Options) -> Setup:
     base = cast(SeedSequence, as_generator(o.rng).bit_generator.seed_seq).spawn(1)[0] if o.method.random else None
     return Setup(o.method, x, a, b, dbar, s2, labels, groups, W, o.topics, allocs, variance=o.variance,
                  alpha=o.alpha, min_diff=o.min_diff, resamples=o.resamples, t_tests=bool(o.t_tests),
-                 components=comps, pair_block=pblock, base=base, prior=o.model)
+                 components=comps, pair_block=pblock, base=base, prior=o.model, grid=grid)
 
 
 #: :func:`predict_until` cuts the pairs into at least this many chunks (when no ``chunk_pairs`` is

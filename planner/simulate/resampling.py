@@ -49,9 +49,9 @@ from .kernels import (
     fast_block,
     one_blas_thread,
     pair_diff,
+    pair_pass,
     shift_terms,
     strata_sums,
-    test_counts,
 )
 from .work import Shape, Work
 
@@ -73,7 +73,8 @@ GRAM_TILE = 2 ** 18
 GRAM_CACHE = 2 ** 26
 #: :class:`GramSums`' t-test counts are made in at least this many groups of pairs, each when its
 #: first block is asked for (the counts do not depend on the groups), so that
-#: :func:`~planner.simulate.predict.predict_until` stopped after its first chunks computes no more
+#: :func:`~planner.simulate.predict.predict_until` stopped after its first chunks computes no more;
+#: but a group holds the pairs of :data:`GRAM_BAND` systems at least (:meth:`GramSums.count_group`)
 GRAM_GROUPS = 16
 #: systems ``a`` per batched product of :class:`GramSums`
 GRAM_BAND = 48
@@ -171,15 +172,16 @@ class GramSums:
     :func:`sparse_sums` instead.
     Negative sums (rounding) are 0.
 
-    With ``tests`` (every system's resampled sums ``Msys`` and the pairs' power terms of
-    :func:`~planner.simulate.kernels.shift_terms`), :meth:`counts` gives the t-tests' two
+    With ``tests`` (every system's resampled sums ``Msys`` (S, R), the pairs' power terms of
+    :func:`~planner.simulate.kernels.shift_terms` and the same sums as made, (R, S): a tile's
+    rows), :meth:`counts` gives the t-tests' two
     counts instead (:func:`planner.simulate.compiled.gram_counts`, read from each tile's
     products in one compiled pass: no ``(pairs, R)`` sums; groups of up to
     ``GRAM_CACHE / 16`` pairs): the counts ``fast_block`` would make from :meth:`block`.
     """
 
     def __init__(self, s: Setup, xg: np.ndarray, idx: np.ndarray, draws: sparse.csr_matrix, kappa: float,
-                 tests: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
+                 tests: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None):
         xc = xg - xg.mean(axis=0)
         energy = np.einsum("st,st->s", xc, xc)
         self.xcT = np.ascontiguousarray(xc.T, dtype=np.float32)  # (T, S): a drawn topic is one row
@@ -192,9 +194,7 @@ class GramSums:
         dd = s.s2 * (T - 1.0) + T * s.dbar * s.dbar  # each pair's sum of d^2 over the collection
         self.exact = dd * GRAM_RATIO <= energy[s.a] + energy[s.b]
         self.tests = tests
-        # (the counts: at most a GRAM_GROUPS-th of the pairs a group, so a first block asks for no more)
-        self.group = self.group_pairs(idx.shape[0]) if tests is None else \
-            min(max(1, GRAM_CACHE // (16 * BLOCK)), -(-s.a.size // (GRAM_GROUPS * BLOCK))) * BLOCK
+        self.group = self.group_pairs(idx.shape[0]) if tests is None else self.count_group(s.a.size, xg.shape[0])
         # the drawn topics and topic T (a row of ones in every band's gathered scores)
         self.idx1 = np.hstack([idx, np.full((idx.shape[0], 1), xg.shape[1], dtype=idx.dtype)])
         self._cached: tuple[int, tuple[np.ndarray, ...]] | None = None
@@ -203,6 +203,15 @@ class GramSums:
     def group_pairs(resamples: int) -> int:
         """Pairs per group: the most whole blocks whose float32 sums fit :data:`GRAM_CACHE` (one at least)."""
         return max(1, GRAM_CACHE // (4 * BLOCK * resamples)) * BLOCK
+
+    @staticmethod
+    def count_group(pairs: int, systems: int) -> int:
+        """Pairs per group of the counts: a :data:`GRAM_GROUPS`-th of the pairs (so a first block
+        asks for no more), but at least the pairs of :data:`GRAM_BAND` systems (a tile's gather of
+        the later systems' rows serves a band's products at least: smaller groups gather the
+        same rows again, group after group) and at most ``GRAM_CACHE / 16`` bytes' worth."""
+        least = max(-(-pairs // (GRAM_GROUPS * BLOCK)), -(-GRAM_BAND * systems // BLOCK))
+        return min(max(1, GRAM_CACHE // (16 * BLOCK)), least) * BLOCK
 
     def block(self, sl: slice) -> np.ndarray:
         """``Q`` (c, R) of the pairs ``sl`` (an aligned block, in row-major order)."""
@@ -255,19 +264,20 @@ class GramSums:
         from .compiled import gram_counts
 
         assert self.tests is not None
-        Msys, dp, g = self.tests[0], self.tests[1][sl], self.tests[2][sl]
+        Msys, dp, g, rows_ = self.tests[0], self.tests[1][sl], self.tests[2][sl], self.tests[3]
         aa, bb = self.a[sl], self.b[sl]
         sig, pw = np.zeros(aa.size, dtype=np.int64), np.zeros(aa.size, dtype=np.int64)
         runs = self._runs(aa, bb)
         rows = np.array([(i0, a, b0, b1) for i0, _, a, b0, b1 in runs], dtype=np.int64)
         for r0, r1, G in self._products(runs):
-            gram_counts(G, self.sq[r0:r1], np.ascontiguousarray(Msys[:, r0:r1].T), runs[0][2], rows, dp, g, sig, pw)
+            gram_counts(G, self.sq[r0:r1], rows_[r0:r1], runs[0][2], rows, dp, g, sig, pw)
         ex = np.flatnonzero(self.exact[sl])
         for e0 in range(0, ex.size, BLOCK):
             e = ex[e0:e0 + BLOCK]
             Q = sparse_sums(self.draws, self.xg, aa[e], bb[e], self.kappa)
-            u = pair_diff(Msys, aa[e], bb[e], np.empty(Q.shape, dtype=FAST_DTYPE))
-            sig[e], pw[e] = test_counts(u, Q, dp[e], g[e], compiled=True)
+            made = pair_pass(Msys, aa[e], bb[e], np.empty(Q.shape, dtype=FAST_DTYPE), (Q, dp[e], g[e]))[1]
+            assert made is not None
+            sig[e], pw[e] = made
         return sig, pw
 
     @staticmethod
@@ -288,22 +298,24 @@ class GramSums:
         S = self.xcT.shape[1]
         a0, na = runs[0][2], runs[-1][2] - runs[0][2] + 1
         W = S - a0
-        # the factors' table: per topic [-2 kappa y, y] of the systems a0.., and topic T: [-, 1]
-        tab = np.empty((self.xcT.shape[0] + 1, 2 * W), dtype=np.float32)
-        np.multiply(self.xcT[:, a0:], np.float32(-2.0 * self.kappa), out=tab[:-1, :W])
-        tab[:-1, W:] = self.xcT[:, a0:]
+        # the right factor's table: per topic y of the systems a0.., and topic T: 1 (the left
+        # factor, -2 kappa y, is made from the gathered rows: half the table, half the gather)
+        tab = np.empty((self.xcT.shape[0] + 1, W), dtype=np.float32)
+        tab[:-1] = self.xcT[:, a0:]
         tab[-1] = 1.0
+        c = np.float32(-2.0 * self.kappa)
         tile = max(1, GRAM_TILE // ((n + 1) * 2 * W + na * W))
-        F = np.empty((tile, n + 1, 2 * W), dtype=np.float32)
+        FL, FR = np.empty((2, tile, n + 1, W), dtype=np.float32)
         G = np.zeros((tile, na, W), dtype=np.float32)
         bands = self._bands(runs)
         for r0 in range(0, R, tile):
             r1 = min(R, r0 + tile)
-            f, g = F[:r1 - r0], G[:r1 - r0]
-            np.take(tab, self.idx1[r0:r1], axis=0, out=f, mode="clip")  # (valid indices; "clip": no buffer)
-            f[:, n, :W] = self.sq[r0:r1, a0:]  # the left factor's row T: kappa SQ_a
+            fl, fr, g = FL[:r1 - r0], FR[:r1 - r0], G[:r1 - r0]
+            np.take(tab, self.idx1[r0:r1], axis=0, out=fr, mode="clip")  # (valid indices; "clip": no buffer)
+            np.multiply(fr[:, :n], c, out=fl[:, :n])
+            fl[:, n] = self.sq[r0:r1, a0:]  # the left factor's row T: kappa SQ_a
             for lo, hi in bands:  # (tile, hi - lo, W - lo): rows a0 + lo:a0 + hi, columns a0 + lo:
-                np.matmul(f[:, :, lo:hi].transpose(0, 2, 1), f[:, :, W + lo:], out=g[:, lo:hi, lo:])
+                np.matmul(fl[:, :, lo:hi].transpose(0, 2, 1), fr[:, :, lo:], out=g[:, lo:hi, lo:])
             yield r0, r1, g
 
 
@@ -313,33 +325,39 @@ class _OneStratum:
 
     def __init__(self, s: Setup, idx: list[np.ndarray], n: int, nk: np.ndarray, crit: float, r_tot: int):
         self.s, self.g, self.halves = s, s.groups[0], s.method.disjoint
-        qx, unit = score_grid(s.x[:, self.g], int(nk[0]))  # per n: n's numbers depend on n only
+        whole = self.g.size == s.x.shape[1]  # (one stratum of every topic: groups[0] is arange(T))
+        xg = s.x if whole and s.x.flags.c_contiguous else s.x[:, self.g]  # (the copy's layout)
+        # per n: n's numbers depend on n only (the setup's decimal grid is n's grid for n <= T)
+        qx, unit = s.grid if whole and s.grid is not None and nk[0] <= xg.shape[1] else score_grid(xg, int(nk[0]))
         draws = draw_matrix(idx[0], self.g.size)
         draws32 = draws.astype(np.float32)
         if np.float32 == FAST_DTYPE and float(np.max(np.abs(qx), initial=0.0)) * idx[0].shape[1] < 2.0 ** 23:
             # every partial sum an integer below 2^23: the float32 product is exact (and 2-3x faster)
-            Msys = np.ascontiguousarray((draws32 @ qx.T.astype(np.float32)).T)
+            rows = draws32 @ qx.T.astype(np.float32)
         else:
-            Msys = np.ascontiguousarray((draws @ qx.T).T)  # exact integers
-            if np.float32 == FAST_DTYPE and float(np.max(np.abs(Msys), initial=0.0)) < 2.0 ** 23:
-                Msys = Msys.astype(np.float32)  # still exact: differences subtract exactly in float32
+            rows = draws @ qx.T  # exact integers
+            if np.float32 == FAST_DTYPE and float(np.max(np.abs(rows), initial=0.0)) < 2.0 ** 23:
+                rows = rows.astype(np.float32)  # still exact: differences subtract exactly in float32
+        Msys = np.ascontiguousarray(rows.T)  # (S, R): a system's sums one row
         self.Msys = Msys
         dense = self.g.size <= DENSE_TOPICS * n
+        self.compiled = s.n_pairs * r_tot >= COMPILED_WORK and compiled_loops()
+        made = rows if s.t_tests and not dense and self.compiled else None  # (the Gram counts' tiles)
+        del rows
         self.WTq = topic_counts(idx[0], self.g.size, FAST_DTYPE) if s.t_tests and dense else None
         self.qbuf: np.ndarray | None = None
         self.draws = draws32 if s.t_tests and not dense else None
-        self.xg = s.x[:, self.g] if s.t_tests else None
+        self.xg = xg if s.t_tests else None
         self.cprime = crit * crit / (n - 1.0)
         self.scale = unit / n
         self.kappa = self.cprime / (n * (1.0 + self.cprime) * self.scale * self.scale)
         self.sub1 = max(1, SUB_ELEMS // r_tot)
         del qx  # (memory: the grid goes before the Gram sums' centred scores come)
-        self.compiled = s.n_pairs * r_tot >= COMPILED_WORK and compiled_loops()
         self.gram = None
         if s.t_tests and not dense:
             assert self.draws is not None and self.xg is not None
-            tests = (Msys, *shift_terms(s.dbar, s.min_diff, self.cprime, self.scale, FAST_DTYPE)) \
-                if self.compiled else None
+            tests = (Msys, *shift_terms(s.dbar, s.min_diff, self.cprime, self.scale, FAST_DTYPE), made) \
+                if made is not None else None
             self.gram = GramSums(s, self.xg, idx[0], self.draws, self.kappa, tests)
 
     def thresholds(self, sl: slice) -> np.ndarray:

@@ -128,6 +128,7 @@ from .dstudy import DStudy, TopicsNeeded
 from .fit import fit
 from .pairs import (
     PairStats,
+    decimal_grid,
     exact_dbar,
     pair_index,
     pair_moments,
@@ -153,6 +154,7 @@ __all__ = [
     "anova_components",
     "as_matrix",
     "check_alpha",
+    "decimal_grid",
     "exact_dbar",
     "fit",
     "fit_variants",

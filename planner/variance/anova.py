@@ -25,7 +25,8 @@ def anova2(x: np.ndarray) -> dict:
     step = max(1, CHUNK_VALUES // max(T, 1))
     base = m_t - m
     for i in range(0, S, step):
-        r = x[i:i + step] - m_s[i:i + step, None] - base[None, :]
+        r = x[i:i + step] - m_s[i:i + step, None]
+        r -= base[None, :]  # (in place: one temporary of the chunk, the same values)
         ss_e += float(np.einsum("ij,ij->", r, r))
     df_s, df_t = S - 1, T - 1
     df_e = df_s * df_t

@@ -32,16 +32,16 @@ def check_size(x: np.ndarray, m: ScoreMatrix) -> None:
 
 def check_degenerate(x: np.ndarray, m: ScoreMatrix, topics: Sequence[str]) -> None:
     """Error for a constant matrix; warning for topics on which every system scores the same."""
-    finite = x[~np.isnan(x)]
-    if finite.size == 0:
-        raise InputError("no observed scores", file=m.source)
-    if np.all(finite == finite[0]):
-        raise InputError(f"every score is {finite[0]:.6g}: a constant matrix has no variance to "
-                         "decompose", file=m.source)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        lo = np.nanmin(x, axis=0)
+        lo = np.nanmin(x, axis=0)  # (NaN for a topic without scores)
         hi = np.nanmax(x, axis=0)
+    seen = ~np.isnan(lo)
+    if not seen.any():
+        raise InputError("no observed scores", file=m.source)
+    if np.min(lo[seen]) == np.max(hi[seen]):  # every score the same (two passes fewer than comparing them)
+        raise InputError(f"every score is {x[~np.isnan(x)][0]:.6g}: a constant matrix has no variance to "
+                         "decompose", file=m.source)
     flat = np.flatnonzero(lo == hi)
     if flat.size:
         zero = [topics[int(j)] for j in flat if lo[j] == 0]

@@ -150,6 +150,23 @@ def score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
     below ``2^50``, exact in float64 whatever order a matrix product adds it in.
     """
     amax = float(np.max(np.abs(xg))) if xg.size else 0.0
+    found = _decimals(xg, amax, n_max)
+    if found is not None:
+        return found
+    k = 50 - math.frexp(amax * n_max)[1]
+    return np.rint(np.ldexp(xg, k)), math.ldexp(1.0, -k)
+
+
+def decimal_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float] | None:
+    """:func:`score_grid` ``(xg, n_max)`` when it is a decimal grid (or all scores are 0), else
+    None: then it is also :func:`score_grid` ``(xg, n)`` for every ``n <= n_max`` (a smaller
+    ``n_max`` only allows more decimals, and the fewest that fit are taken), so one grid serves
+    every topic count up to ``n_max``."""
+    return _decimals(xg, float(np.max(np.abs(xg))) if xg.size else 0.0, n_max)
+
+
+def _decimals(xg: np.ndarray, amax: float, n_max: int) -> tuple[np.ndarray, float] | None:
+    """The decimal grid of :func:`score_grid` (``amax`` the largest ``|score|``), or None."""
     if amax == 0.0:
         return np.zeros_like(xg), 1.0
     flat = xg.ravel()
@@ -162,8 +179,7 @@ def score_grid(xg: np.ndarray, n_max: int) -> tuple[np.ndarray, float]:
         q = _on_decimals(xg, k)
         if q is not None:
             return q, 10.0 ** -k
-    k = 50 - math.frexp(amax * n_max)[1]
-    return np.rint(np.ldexp(xg, k)), math.ldexp(1.0, -k)
+    return None
 
 
 #: scores a decimal count is tried on before all of them (:func:`score_grid`)
@@ -180,17 +196,19 @@ def _on_decimals(v: np.ndarray, k: int) -> np.ndarray | None:
     return q if np.max(y) <= 1e-6 else None
 
 
-def exact_dbar(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def exact_dbar(x: np.ndarray, a: np.ndarray, b: np.ndarray, *,
+               grid: tuple[np.ndarray, float] | None = None) -> np.ndarray:
     """Each pair's observed mean difference, from the scores' integer grid (:func:`score_grid`).
 
     Every system's total is an exact integer there, so pairs with equal totals get exactly 0
     (a tie: reversal 0.5) and, on a decimal grid, a difference is the double nearest its
     decimal value (one rounding), so that e.g. 0.02 falls in the bin ``[0.02, 0.03)``. The
     float mean of the differences can instead be 1e-18 for a tie, or 0.019999999999999987
-    (TREC-6 P@10). On a binary grid the value moves by at most ``2^-50 max|x|``.
+    (TREC-6 P@10). On a binary grid the value moves by at most ``2^-50 max|x|``. ``grid``:
+    :func:`score_grid` ``(x, T)`` when already made (:func:`decimal_grid`).
     """
     T = x.shape[1]
-    q, unit = score_grid(x, T)
+    q, unit = score_grid(x, T) if grid is None else grid
     tot = q.sum(axis=1)                      # exact integers below 2^50
     diff = tot[a] - tot[b]
     if unit <= 1.0:
