@@ -111,9 +111,7 @@ def fit_prior(dbar, s2_d, n0, *, prior: str = "normal", grid: int = 121, max_fit
         tau2 = max(0.0, float(np.mean(d * d) - np.mean(se2)))
         return Prior("normal", np.empty(0), np.empty(0), tau2, n0, int(d.size))
     if prior == "scale":
-        z, tie = standardized(dbar, s2_d, n0)
-        w = fit_scale_weights(scale_histogram(z, tie), n0)[0]
-        return Prior("scale", SCALE_GRID, w, float(np.sum(w * SCALE_GRID ** 2)), n0, int(d.size), _EM_STEPS)
+        return _scale_prior(dbar, s2_d, n0, lambda counts: fit_scale_weights(counts, n0))
     if d.size > max_fit_pairs:
         idx = np.linspace(0, d.size - 1, max_fit_pairs).round().astype(np.int64)
         d, se2 = d[idx], se2[idx]
@@ -280,6 +278,10 @@ def unseen_mass_prior(dbar, s2_d, n0: int, systems: int, level: float) -> Prior:
     """The ``"scale"`` prior of :func:`fit_prior` with :func:`unseen_mass_weights` in place of the
     maximum-likelihood ones, for the pairs ``dbar``, ``s2_d`` of ``systems`` systems and ``n0`` topics."""
     dbar, s2_d, n0, _ = check_pair_inputs(dbar, s2_d, n0, [1])
-    z, tie = standardized(dbar, s2_d, n0)
-    w = unseen_mass_weights(scale_histogram(z, tie), n0, systems, level)[0]
+    return _scale_prior(dbar, s2_d, n0, lambda counts: unseen_mass_weights(counts, n0, systems, level))
+
+
+def _scale_prior(dbar: np.ndarray, s2_d: np.ndarray, n0: int, weights) -> Prior:
+    """The ``"scale"`` prior whose weights ``weights(counts)`` gives from the pairs' ``|z|`` histogram."""
+    w = weights(scale_histogram(*standardized(dbar, s2_d, n0)))[0]
     return Prior("scale", SCALE_GRID, w, float(np.sum(w * SCALE_GRID ** 2)), n0, int(np.sum(s2_d > 0)), _EM_STEPS)
