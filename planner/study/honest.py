@@ -13,10 +13,10 @@ __all__ = ["checked_caveat", "honest_paragraphs", "interval_caveat"]
 #: run low far out (method analytic, swap_rate 0.05, Terabyte AP: 204 topics from 25-topic draws)
 COVERAGE_CHECKED = 8.2
 #: what benchmarks/bench_coverage.py measured for the default method's counts (docs/research/calibration.md)
-COVERAGE_FINDING = ("over 20 draws per row, the 95% interval held the whole collection's count in 94% of draws on "
-                    "average for swap and Kendall tau (70-100% by row; 90% or more on 47 of 54 rows) and 93% for "
-                    "power (80-100%; 23 of 27); over 60 draws per row the median count from a draw was within 10% of "
-                    "the whole collection's on 69 of 81 rows (0.70-1.11 of it), and below that band by more than "
+COVERAGE_FINDING = ("over 60 draws per row, the 95% interval held the whole collection's count in 97% of draws on "
+                    "average for swap and Kendall tau (88-100% by row; 90% or more on 53 of 54 rows), and over 20 "
+                    "draws 93% for power (80-100%; 23 of 27); the median count from a draw was within 10% of the "
+                    "whole collection's on 69 of 81 rows (0.70-1.11 of it), and below that band by more than "
                     "the draws' own noise on two matrices: TREC-6 P@10 from 20 topics (0.70) and Terabyte AP from "
                     "25 (0.83).")
 
