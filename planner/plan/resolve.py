@@ -24,6 +24,7 @@ from ..errors import DegenerateDataWarning
 from ..results import Interval
 from ..simulate import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
 from ..simulate.prediction import resampled_moments
+from ..simulate.priors import unseen_mass_weights
 from ..simulate.rates import scale_batch_rates
 from ..variance import VarianceComponents, pair_index, pair_moments
 from .pairs import PairModel, batch_stat, check_resampled_pairs
@@ -133,7 +134,8 @@ def unseen_mass_count(t: methods.Target, value: float, dbar: np.ndarray, var: np
     end of their interval fell short of the whole collection's count in 30% of 20-topic draws of
     TREC-6 P@10 (docs/research/calibration.md, seventh session). This count is the upper end the data
     themselves still allow."""
-    batch = scale_batch_rates(dbar[None, :], var[None, :], n0, systems=systems, level=level)
+    batch = scale_batch_rates(dbar[None, :], var[None, :], n0,
+                              weights=lambda counts: unseen_mass_weights(counts, n0, systems, level))
     stat = _of_rate(t.name, lambda n: batch(n, _rate_key(t.name)))
     sign = 1.0 if t.direction == "<=" else -1.0
     n = smallest_n_vec(lambda k: sign * stat(k) <= sign * value, 1, 2, n_max, start=start)[0]

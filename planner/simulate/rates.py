@@ -120,7 +120,6 @@ from .priors import (
     mixture_loglik,
     scale_histogram,
     standardized,
-    unseen_mass_weights,
 )
 
 __all__ = [
@@ -546,13 +545,13 @@ class PairRates:
 _BIN_Z = np.concatenate([(SCALE_EDGES[:-2] + SCALE_EDGES[1:-1]) / 2, [SCALE_EDGES[-2]]])
 
 
-def scale_batch_rates(D: np.ndarray, V: np.ndarray, n0: int, *, systems: int | None = None,
-                      level: float | None = None) -> Callable[[np.ndarray, str], np.ndarray]:
+def scale_batch_rates(D: np.ndarray, V: np.ndarray, n0: int, *,
+                      weights: Callable[[np.ndarray], np.ndarray] | None = None
+                      ) -> Callable[[np.ndarray, str], np.ndarray]:
     """``rate(n, statistic)``: the mean ``statistic`` (swap or reversal rate) over all pairs of each of
     ``B`` collections of ``n0`` topics (rows of pair means ``D`` and variances ``V``) under each row's
-    own ``"scale"`` prior (:func:`planner.simulate.priors.fit_scale_weights`; with ``level``, the prior
-    with the most mass near zero that the row's ``systems`` systems do not reject at that level:
-    :func:`planner.simulate.priors.unseen_mass_weights`), at ``n[b]`` topics
+    own ``"scale"`` prior (:func:`planner.simulate.priors.fit_scale_weights`, or ``weights(counts)`` of
+    the rows' ``|z|`` histograms: e.g. :func:`planner.simulate.priors.unseen_mass_weights`), at ``n[b]`` topics
     (``n`` of shape ``(B,)``: result ``(B,)``) or at each ``n[b, k]`` (shape ``(B, k)``: ``(B, k)``).
 
     Each pair enters through the bin of its ``|z|`` in the histogram the prior is fitted on (at the
@@ -563,11 +562,7 @@ def scale_batch_rates(D: np.ndarray, V: np.ndarray, n0: int, *, systems: int | N
     """
     z, tie = standardized(D, V, n0)
     counts = scale_histogram(z, tie)
-    if level is None:
-        w = fit_scale_weights(counts, n0)
-    else:
-        assert systems is not None
-        w = unseen_mass_weights(counts, n0, systems, level)
+    w = fit_scale_weights(counts, n0) if weights is None else weights(counts)
     d = _BIN_Z / math.sqrt(n0)
     se2 = np.full(d.size, 1.0 / n0)
     with np.errstate(divide="ignore"):
