@@ -17,7 +17,8 @@ Variants (each runs in a fresh subprocess, so that peak memory is its own):
 
 Prints wall time (best of ``--repeat``), the CPU time of that process (less
 sensitive to other load on the machine), peak resident memory of the process
-(ru_maxrss) and the ratio of each variant to ``irm4``. Goal: planner4 / irm4 <= 1.5.
+(ru_maxrss) and the ratio of each variant to ``irm4``. Goal (:data:`GOAL`, issue 2: reading adds at
+most 50% to ir_measures' own time): planner4 / irm4 <= 1.5 in CPU time, printed in the last line.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import time
 import warnings
 from pathlib import Path
 
+GOAL = 1.5
 MEASURES4 = ["nDCG@10", "AP(rel=2)", "RR(rel=2)", "P(rel=2)@10"]
 MEASURES5 = MEASURES4 + ["RBP(rel=2,p=0.8)"]
 
@@ -113,7 +115,7 @@ def main(argv=None) -> int:
                       f"{r['cpu_seconds'] / base['cpu_seconds']:.2f} (CPU)")
         if "planner4" in results:
             r = results["planner4"]["cpu_seconds"] / base["cpu_seconds"]
-            print(f"planner4 / irm4 CPU time: ratio {r:.2f} (goal <= 1)")
+            print(f"planner4 / irm4 CPU time: ratio {r:.2f} (goal <= {GOAL:g})")
     return 0
 
 
