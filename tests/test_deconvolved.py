@@ -193,6 +193,24 @@ def test_cli_leads_with_the_count_to_plan_with(capsys):
 
 
 @needs_data
+def test_cli_says_when_no_count_suffices(tmp_path, capsys):
+    """Five topics of TREC-6 P@10 cannot bound the swap count: the JSON's upper end is null, and the
+    text's lead line says there is no count to plan with instead of leaving the line out."""
+    from planner.cli import main
+
+    path = tmp_path / "p10_5.csv"
+    path.write_text("".join((DATA / "trec-adhoc" / "adhoc6_p10.csv").read_text().splitlines(True)[:6]))
+    args = ["size", str(path), "--target", "swap_rate:0.05", "--resamples", "30", "--seed", "1", "--quiet"]
+    assert main([*args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["n_topics"] > 5 and got["interval"]["high"] is None
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[3].startswith("  plan with     no count") and "unbounded" in lines[3]
+    assert lines[4] == f"  topics        {got['n_topics']}"
+
+
+@needs_data
 @pytest.mark.slow
 def test_defining_property_median_draw_near_full_count(tb_ap):
     """On TREC 2006 Terabyte AP (149 topics), 25-topic draws without replacement: the

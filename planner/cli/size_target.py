@@ -196,6 +196,9 @@ def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target
     ivl = res.interval
     if ivl.plan_n is not None:
         print(f"  plan with     {ivl.plan_n} topics (enough at {ivl.level:.0%}: the interval's upper end)")
+    elif ivl.how is not IntervalMethod.NONE:
+        print(f"  plan with     no count: at {ivl.level:.0%} the interval's upper end is unbounded "
+              "(these topics cannot bound it; judge more)")
     print(f"  topics        {n}")
     if res.n_topics is not None:
         prev = "" if res.at_n_minus_1 is None else f" (at n-1: {res.at_n_minus_1:.8g})"
