@@ -69,9 +69,9 @@ class DegenerateDataWarning(PlannerWarning):
 
 
 class IdenticalPairsWarning(DegenerateDataWarning):
-    """Pairs of systems identical on every topic, counted as ties in a target (swap and
-    reversal rate 0.5 at any n): :func:`planner.plan.size_for_target` warns with it, so a caller
-    that has said so already filters it by class.
+    """Pairs of systems identical on every topic, counted as ties (swap and reversal rate 0.5 at
+    any n): :func:`planner.predict` and :func:`planner.plan.size_for_target` warn with it, so a
+    caller that has said so already (``size_for_target`` around its own curves) filters it by class.
 
     Examples
     --------

@@ -741,6 +741,27 @@ def test_target_on_web2010_with_identical_systems_matches_the_curve(shared_data)
     assert r.n_topics == 166
 
 
+def test_identical_pairs_are_warned_once_by_a_target(shared_data):
+    """The target says once that identical pairs count as ties; the curves it reads (one predict per
+    topic count and resample) said it again before, in predict's words (TREC 2010 Web AP: 10 pairs)."""
+    import warnings
+
+    from planner.collection import load_scores
+    from planner.errors import DegenerateDataWarning, IdenticalPairsWarning
+    from planner.simulate import predict
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        m = load_scores(shared_data / "trec-web" / "web2010_ap.csv")
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        r = plan.size_for_target(m, target="swap_rate", value=0.05, n_resamples=10, rng=1)
+    said = [w for w in got if issubclass(w.category, IdenticalPairsWarning)]
+    assert r.identical_pairs == 10 and len(said) == 1 and "10 pair(s)" in str(said[0].message)
+    with pytest.warns(IdenticalPairsWarning, match="10 pair"):   # predict alone still says it
+        predict(m, topics=[20], method="analytic")
+
+
 def test_target_through_simulator_method():
     from planner.simulate import predict
 

@@ -445,6 +445,14 @@ def solve_target(data: FittedPairs, req: TargetRequest, rng: Any = None, progres
     rng, seed = _seed(req, rng)
     gen = as_generator(rng)
     identical = _check_identical(data, req.target.name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IdenticalPairsWarning)   # (said once, above: not per curve point)
+        return _solve(data, req, gen, seed, identical, progress)
+
+
+def _solve(data: FittedPairs, req: TargetRequest, gen: np.random.Generator, seed: int | None, identical: int,
+           progress: Progress) -> TargetResult:
+    """:func:`solve_target` once its seed is drawn and its identical pairs counted."""
     m = req.method
     stat_at: Callable[[int], float]
     if m.engine is methods.Engine.ANALYTIC:

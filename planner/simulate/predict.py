@@ -20,7 +20,7 @@ from numpy.random import SeedSequence
 
 from .._checks import check_min_diff
 from .._random import as_generator, draw_seed, keyed_stream, seed_of
-from ..errors import DegenerateDataWarning, ParameterError
+from ..errors import DegenerateDataWarning, IdenticalPairsWarning, ParameterError
 from ..methods import DEFAULT_METHOD, Engine, Method
 from ..progress import Progress, bar
 from ..scores import ScoreMatrix
@@ -216,7 +216,7 @@ def _warn_degenerate(comps: dict, dbar: np.ndarray, s2: np.ndarray) -> None:
     idents = int(((dbar == 0) & (s2 == 0)).sum())
     if idents:
         warnings.warn(f"{idents} pair(s) of systems identical on every topic: each counts as a tie "
-                      "(reversal and swap rate 0.5)", DegenerateDataWarning, stacklevel=4)
+                      "(reversal and swap rate 0.5)", IdenticalPairsWarning, stacklevel=4)
 
 
 def setup(o: Options) -> Setup:
