@@ -201,3 +201,19 @@ def test_cli_study_prints_the_headline_on_its_own_line(small_scores, tmp_path, c
     saved = json.loads((tmp_path / "out" / "results.json").read_text())["answer"]
     assert lines[0] == saved["headline"].replace("**", "") and _words(lines[0]) <= HEADLINE_WORDS
     assert str(saved["plan_n"]) in lines[0]
+
+
+def test_headline_names_the_target_of_the_point_estimate_when_another_binds_the_plan():
+    """DL 2019 passage (the quick start's data): power's point count is the largest, swap's upper end
+    the largest; the headline's point estimate names power, so it is not read as swap's count."""
+    doc = {"collection": {"dataset": "dl19-passage"}, "measure": "nDCG@10", "method": "deconvolved",
+           "topics": [43, 100, 200], "seed": 20190, "resamples": 200,
+           "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "power", "value": 0.8}]}
+    res = run_study(doc, quiet=True, write=False)
+    s = res.scenario_results[0]
+    swap, power = s.targets
+    assert power.n_topics > swap.n_topics and swap.interval.high > power.interval.high
+    ans = res.answer_result
+    assert ans.plan_n == swap.interval.high and ans.n_topics == power.n_topics
+    assert f"the point estimate is {power.n_topics} (power >= 0.8)" in ans.headline
+    assert _words(ans.headline) <= HEADLINE_WORDS

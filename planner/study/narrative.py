@@ -211,7 +211,15 @@ def _plan_headline(s0: ScenarioResult, need: int, plan: int | None, depth: int |
                    if plan == iv.plan_n else f"what depth {depth} needs; the {ivl} for {tgt} is for the full "
                    "judgments."))
     return (f"Plan for **{plan} topics**{where}: the upper end of the {ivl} for the binding target {tgt}; "
-            f"the point estimate is {need}.")
+            f"the point estimate is {need}{_point_target(s0, t, need)}.")
+
+
+def _point_target(s0: ScenarioResult, t: ScenarioTarget, need: int) -> str:
+    """`` (target)`` when the point estimate ``need`` is another target's count than the binding ``t``'s."""
+    if t.n_topics == need:
+        return ""
+    other = [x for x in s0.targets if x.n_topics == need]
+    return f" ({_short_target(other[0])})" if other else ""
 
 
 def headline(s0: ScenarioResult, need: int | None, n_show: int | None, depth: int | None) -> str:
