@@ -61,10 +61,10 @@ from .collection.interop import native_runs, not_accepted
 from .collection.notes import collapse, plural
 from .collection.runs import is_run_folder
 from .errors import InputError, ParameterError, PlannerWarning
-from .policies import DUPLICATE_POLICIES
+from .policies import DUPLICATE_POLICIES, MISSING_POLICIES
 from .progress import Progress, bar
 from .results import ResultMixin
-from .scores import MISSING_POLICIES, ScoreMatrix
+from .scores import ScoreMatrix
 from .simulate.work import Work, check_fits, fits, largest_fitting
 
 __all__ = [

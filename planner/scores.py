@@ -32,11 +32,11 @@ import numpy as np
 from ._atomic import write_atomic
 from ._checks import check_choice
 from .errors import DegenerateDataWarning, InputError, ParameterError
+from .policies import MISSING_POLICIES
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-MISSING_POLICIES = ("error", "zero", "drop-topic", "drop-system", "keep")
 
 #: largest |score| accepted: the pilot's kurtosis takes fourth powers of pair differences,
 #: which stay finite in float64 for any realistic number of topics below this

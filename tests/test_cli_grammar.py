@@ -169,3 +169,30 @@ def test_suggestions_for_shipped_measures_and_variance_selectors(capsys):
     assert "(did you mean 'nDCG@10'?)" in _error(capsys)
     assert main(["predict", "dl19-passage", "--topics", "10", "--variance", "pairs"]) == 2
     assert "(did you mean 'pair'?)" in _error(capsys)
+
+
+@pytest.mark.parametrize("argv", [
+    ["size", "--target", "swap_rate:0.05", "--resamples", "0"],
+    ["size", "--design", "paired-t", "--min-diff", "0.05"],
+    ["predict", "--topics", "10", "--seed", "1"],
+    ["fit"],
+    ["validate", "--pilot", "6", "--topics", "4", "--repeats", "2", "--seed", "1", "--methods", "analytic"],
+    ["select", "--n-dev", "4", "--seed", "1"],
+])
+def test_every_score_reading_command_takes_the_missing_policy_its_error_names(tmp_path, capsys, argv):
+    """A missing cell's error says `choose a missing-cell policy: --missing zero, ...`; size, predict,
+    validate and select did not take --missing (a usage error), only fit and scores did. With
+    drop-topic each reads the 15 complete topics (select named the unnamed measure 'None')."""
+    rng = np.random.default_rng(3)
+    x = np.round(rng.uniform(0, 1, (16, 6)), 3).astype(object)
+    x[2, 1] = ""
+    f = tmp_path / "w.csv"
+    pd.DataFrame(x, columns=[f"s{i}" for i in range(6)], index=[f"t{i}" for i in range(16)]).rename_axis(
+        "topic").to_csv(f)
+    assert main([argv[0], str(f), *argv[1:], "--quiet"] if argv[0] != "fit" else ["fit", str(f)]) == 2
+    assert "--missing zero" in capsys.readouterr().err
+    cmd = [argv[0], str(f), *argv[1:], "--missing", "drop-topic"]
+    assert main(cmd if argv[0] == "fit" else [*cmd, "--quiet"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    if argv[1:2] != ["--design"]:     # (a design prints the variance it read, not the matrix)
+        assert ("x 15 topics" if argv[0] != "select" else "w.csv: 1 groups of candidates, 15 topics") in out

@@ -30,7 +30,7 @@ def add(subparsers: Subparsers) -> None:
                                 "Erho2/Phi targets and the variance of per-topic differences under each "
                                 "selector (pair, pooled, within-system, percentile:95). Definitions: "
                                 "docs/variance.md.")
-    add_scores_option(p)
+    add_scores_option(p, missing_help="missing-cell policy when reading SCORES (keep: fit by REML)")
     p.add_argument("--strata", default=None, metavar="FILE",
                    help="topic metadata CSV (topic, stratum): per-stratum fits")
     p.add_argument("--drop", type=float, default=0.0, metavar="Q",
@@ -38,8 +38,6 @@ def add(subparsers: Subparsers) -> None:
     p.add_argument("--method", default="auto", choices=["auto", "anova", "reml"],
                    help="auto (default): ANOVA when complete, REML when cells are missing and kept (--missing keep); "
                         "reml keeps missing cells by itself")
-    p.add_argument("--missing", default="error", choices=["error", "zero", "drop-topic", "drop-system", "keep"],
-                   help="missing-cell policy when reading --scores (keep: fit by REML)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="A",
                    help="D-study intervals cover 1-A, two-sided (0.05)")
     p.add_argument("--topics", default=None, metavar="N,N,...",

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from .. import methods
 from ..errors import ParameterError
-from ..policies import DUPLICATE_POLICIES
+from ..policies import DUPLICATE_POLICIES, MISSING_POLICIES
 
 #: argparse's ``add_subparsers()`` result (a private class in typeshed)
 Subparsers = Any
@@ -109,12 +109,21 @@ def merge_scores_input(args: argparse.Namespace) -> None:
                              parameter="SCORES")
 
 
-def add_scores_option(p: argparse.ArgumentParser) -> None:
-    """The required score input (:func:`add_scores_input`) and the optional ``--measure`` and
-    ``--variant-divisor`` of fit, predict, validate and select."""
+def add_scores_option(p: argparse.ArgumentParser, *, missing_help: str | None = None) -> None:
+    """The required score input (:func:`add_scores_input`) and the optional ``--measure``,
+    ``--missing`` and ``--variant-divisor`` of fit, predict, validate and select."""
     add_scores_input(p)
     p.add_argument("--measure", default=None, help="measure to select in SCORES (trec_eval folders, tidy tables)")
+    add_missing_option(p, help=missing_help)
     add_variant_option(p)
+
+
+def add_missing_option(p: argparse.ArgumentParser, *, default: str | None = "error", help: str | None = None) -> None:
+    """``--missing``: the missing-cell policy of a score file (:data:`planner.policies.MISSING_POLICIES`;
+    the library's ``missing=``), which the missing-cell errors name."""
+    p.add_argument("--missing", default=default, choices=MISSING_POLICIES,
+                   help=help or "missing cells of SCORES: error (default), zero, drop-topic, drop-system, or keep "
+                                "(only fits take it: the others need a complete matrix)")
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:

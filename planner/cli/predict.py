@@ -225,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
 
     topics, m = _check(args)
     edges = _edges(args)
-    scores = load_scores(args.scores, measure=args.measure, strata=args.strata,
+    scores = load_scores(args.scores, measure=args.measure, strata=args.strata, missing=args.missing,
                          variant_divisor=args.variant_divisor)
     scores, filt, removed = _filter(args, scores)
     strata = args.allocation or ("stratified" if args.strata else "uniform")

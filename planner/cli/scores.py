@@ -11,14 +11,21 @@ from ..errors import ParameterError
 from .errors import write_text
 from .format import print_json
 from .inputs import load_scores
-from .options import Subparsers, add_command, add_run_options, add_scores_input, reject_unused, run_options
+from .options import (
+    Subparsers,
+    add_command,
+    add_missing_option,
+    add_run_options,
+    add_scores_input,
+    reject_unused,
+    run_options,
+)
 
 if TYPE_CHECKING:
     from ..scores import ScoreMatrix
 
 NAME = "scores"
 
-MISSING = ["error", "zero", "drop-topic", "drop-system", "keep"]
 
 
 def add(subparsers: Subparsers) -> None:
@@ -41,8 +48,7 @@ def add(subparsers: Subparsers) -> None:
     p.add_argument("--measure", action="append", default=None, metavar="M",
                    help="measure: ir_measures syntax with --runs (repeat for several), the trec_eval "
                         "name for a trec_eval folder, the measure column value of a tidy table")
-    p.add_argument("--missing", default=None, choices=MISSING,
-                   help="missing-cell policy (default: error for score files, zero for --runs)")
+    add_missing_option(p, default=None, help="missing-cell policy (default: error for score files, zero for --runs)")
     add_run_options(p)
     p.add_argument("--strata", default=None, metavar="FILE", help="topic metadata CSV (topic,stratum) to attach")
     p.add_argument("--tidy", action="store_true", help="write the tidy form (system,topic,value[,measure])")

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from ..plan.selection import check_budget, plan_split, selection_bias
 
     check_budget(args.budget, args.accuracy, args.width)
-    m = load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
+    m = load_scores(args.scores, measure=args.measure, missing=args.missing, variant_divisor=args.variant_divisor)
     draw_seed(args)
     common = {"margin": args.margin, "confidence_level": args.confidence_level, "n_resamples": args.n_resamples,
               "rng": args.seed}
@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"selection": sb.to_dict()}, args)
         return 0
-    print(f"{sb.measure}: {len(sb.groups)} groups of candidates, {sb.n_topics} topics, {sb.n_resamples} random "
+    label = sb.measure or m.source or "scores"     # (a wide table names no measure)
+    print(f"{label}: {len(sb.groups)} groups of candidates, {sb.n_topics} topics, {sb.n_resamples} random "
           f"dev/test splits, seed {sb.seed}{seed_note(args)}")
     if sb.skipped:
         print(f"set aside (fewer than 2 candidates, or fewer than --k): {', '.join(sb.skipped)}")

@@ -16,6 +16,7 @@ from .inputs import draw_seed, load_scores, seed_note
 from .options import (
     Subparsers,
     add_command,
+    add_missing_option,
     add_scores_input,
     add_variant_option,
     method_help,
@@ -81,6 +82,7 @@ def _add_modes(p: argparse.ArgumentParser) -> None:
     add_scores_input(src, required=False, help="estimate the variance from a score file/folder or an "
                      "embedded data set (dl19-passage, dl20-passage) instead of --sigma2")
     p.add_argument("--measure", default=None, help="measure to select in SCORES (trec_eval folders)")
+    add_missing_option(p)
     add_variant_option(p)
     p.add_argument("--variance", default=None, metavar="SEL",
                    help="with --scores: pair | pooled | within-system | percentile:q "
@@ -182,7 +184,8 @@ def _design(args: argparse.Namespace) -> int:
         if not args.resamples and args.seed is not None:
             raise ParameterError("not used without --resamples R (no interval on n: nothing is drawn at random)",
                                  parameter="--seed")
-        scores: object = load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
+        scores: object = load_scores(args.scores, measure=args.measure, missing=args.missing,
+                                     variant_divisor=args.variant_divisor)
         if args.resamples:
             draw_seed(args)
     else:
@@ -251,7 +254,7 @@ def _allocate(args: argparse.Namespace) -> int:
     if args.scores is None or args.strata is None:
         raise ParameterError("--allocate needs --scores FILE and --strata FILE", parameter="--allocate")
     costs = _stratum_costs(args.stratum_costs)
-    scores = load_scores(args.scores, measure=args.measure, strata=args.strata,
+    scores = load_scores(args.scores, measure=args.measure, strata=args.strata, missing=args.missing,
                          variant_divisor=args.variant_divisor)
     with options({"n": "--allocate", "costs": "--stratum-costs", "scores": "--strata"}):
         res = allocate(scores, n=args.allocate, costs=costs, method=args.allocation or "optimal",

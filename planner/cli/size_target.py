@@ -105,7 +105,7 @@ def run_target(args: argparse.Namespace) -> int:
         raise ParameterError("a target needs a collection to learn from (SCORES)", parameter="--scores")
     asked = _targets(args)
     nv = None if args.variants is None else parse_int_list(args.variants, option="--variants", minimum=1)
-    scores = load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
+    scores = load_scores(args.scores, measure=args.measure, missing=args.missing, variant_divisor=args.variant_divisor)
     # '' is an unknown method, not the default
     method = methods.method(methods.DEFAULT_METHOD if args.method is None else args.method, parameter="--method")
     for name, _ in asked:

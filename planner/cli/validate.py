@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
 
     topics = parse_int_list(args.topics, option="--topics", minimum=1)
     names = parse_name_list(args.methods, option="--methods")
-    scores = load_scores(args.scores, measure=args.measure, variant_divisor=args.variant_divisor)
+    scores = load_scores(args.scores, measure=args.measure, missing=args.missing, variant_divisor=args.variant_divisor)
     jobs, scheduler = check_parallel_options(args)
     draw_seed(args)
     v = validate(scores, pilot=args.pilot, topics=topics, repeats=args.repeats, rng=args.seed,
