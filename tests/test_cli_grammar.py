@@ -196,3 +196,14 @@ def test_every_score_reading_command_takes_the_missing_policy_its_error_names(tm
     out = capsys.readouterr().out
     if argv[1:2] != ["--design"]:     # (a design prints the variance it read, not the matrix)
         assert ("x 15 topics" if argv[0] != "select" else "w.csv: 1 groups of candidates, 15 topics") in out
+
+
+def test_no_help_prints_a_doubled_percent_sign(capsys):
+    """argparse %-formats an option's help but not a description: '95%%' in reuse's description
+    printed as '95%%'."""
+    from planner.cli.app import COMMANDS
+
+    for command in COMMANDS:
+        assert main([command.NAME, "--help"]) == 0
+        text = capsys.readouterr().out
+        assert "%%" not in text and "usage: planner " + command.NAME in text

@@ -21,7 +21,7 @@ def add(subparsers: Subparsers) -> None:
   planner reuse --runs runs/ --qrels qrels.txt --pool-runs runA,runB,runC --json""",
                     description="For each team: the documents only its runs put in the depth-k pool lose their "
                                 "judgments, its runs are re-scored, every other run keeps its score. Prints each "
-                                "run's score and rank change, the largest drop beside the 95%% interval "
+                                "run's score and rank change, the largest drop beside the 95% interval "
                                 "half-width of a run's mean, and Kendall's tau of the whole ranking. Definitions: "
                                 "docs/deep-learning.md.")
     p.add_argument("--runs", required=True, metavar="DIR", help="folder of TREC run files")
