@@ -24,7 +24,7 @@ import numpy as np
 
 from ._json import plain
 
-__all__ = ["Interval", "IntervalMethod", "ResultMixin", "html_view", "short_repr"]
+__all__ = ["Interval", "IntervalMethod", "ResultMixin", "binding", "html_view", "short_repr"]
 
 
 class IntervalMethod(enum.Enum):
@@ -93,6 +93,24 @@ class Interval:
         if self.how is IntervalMethod.NONE or self.high is None or not math.isfinite(self.high):
             return None
         return self.high
+
+    def plan_bound(self, point: float | None) -> float:
+        """The count to plan with of a target whose point count is ``point``, as a number to compare
+        targets by: the upper end where this is an interval (``inf`` when unbounded: no finite count
+        suffices), else ``point`` (``inf`` when not reached). The largest binds (:func:`binding`).
+
+        Examples
+        --------
+        >>> Interval(117, 161, 0.95, IntervalMethod.TOPIC_RESAMPLING, 200).plan_bound(130)
+        161.0
+        >>> Interval(117, None, 0.95, IntervalMethod.TOPIC_RESAMPLING, 200).plan_bound(130)
+        inf
+        >>> Interval.none("no resamples").plan_bound(130)
+        130.0
+        """
+        if self.how is not IntervalMethod.NONE:
+            return math.inf if self.plan_n is None else float(self.plan_n)
+        return math.inf if point is None else float(point)
 
     @property
     def resampled(self) -> bool:
@@ -291,3 +309,22 @@ def _to_plain(v: object) -> Any:
     if isinstance(v, dict):
         return {str(k): _to_plain(x) for k, x in v.items()}
     return plain(v)
+
+
+def binding(results: list[Any]) -> Any:
+    """Of results with an ``interval`` and a point count ``n_topics`` (one per target), the one that
+    sets the count to plan with: the largest :meth:`Interval.plan_bound` (an unbounded upper end
+    first), the larger point count on a tie, the first of equals. Every answer that names a binding
+    target (``planner size``, ``planner budget``, a study's headline) reads it here.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as R
+    >>> tr = IntervalMethod.TOPIC_RESAMPLING
+    >>> a = R(n_topics=216, interval=Interval(60, 342, 0.95, tr, 200))
+    >>> b = R(n_topics=238, interval=Interval(44, None, 0.95, tr, 200))
+    >>> binding([a, b]) is b
+    True
+    """
+    return max(results, key=lambda r: (r.interval.plan_bound(r.n_topics),
+                                       math.inf if r.n_topics is None else r.n_topics))

@@ -20,7 +20,7 @@ from planner.report import figures, write_report
 from planner.results import Interval, IntervalMethod
 from planner.study import run_study
 from planner.study.narrative import headline
-from planner.study.results import HEADLINE_WORDS, ScenarioTarget, SolveKind, plan_count
+from planner.study.results import HEADLINE_WORDS, ScenarioTarget, SolveKind, plan_count, plan_target
 
 SHIPPED = sorted(p for p in (ROOT / "reports").iterdir() if (p / "results.json").is_file())
 
@@ -119,6 +119,11 @@ def test_headline_says_when_there_is_no_count_to_plan_with():
     # the target with the larger upper end sets the count, not the larger point estimate
     s = _scen([_target(120, 80, 150), _target(110, 60, 190)])
     assert plan_count(s.targets) == 190 and "60 to 190" in headline(s, 120, 120, None)
+    # an unbounded upper end binds: no finite count suffices for that target, whatever another's
+    # upper end (the headline said 'Plan for 342 topics', power's, on 5 topics of TREC-6 P@10)
+    s = _scen([_target(120, 80, 342), _target(110, 60, None)])
+    assert plan_target(s.targets) is s.targets[1] and plan_count(s.targets) is None
+    assert "no finite upper end" in headline(s, 120, 120, None)
     # a long scenario name is left out rather than running past 40 words
     long = _scen([_target(120, 80, 150)], name=" ".join(["word"] * 30))
     assert _words(headline(long, 120, 120, None)) <= 40 and "word word" not in headline(long, 120, 120, None)

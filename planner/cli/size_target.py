@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import methods
 from ..errors import DegenerateDataWarning, ParameterError
-from ..results import IntervalMethod
+from ..results import Interval, IntervalMethod, binding
 from .format import print_json
 from .inputs import draw_seed, load_scores, seed_note
 from .options import parse_int_list, parse_target
@@ -79,13 +79,18 @@ class _Solved:
     variants: VariantTrade | None
 
     @property
+    def interval(self) -> Interval:
+        return self.res.interval
+
+    @property
+    def n_topics(self) -> int | None:
+        return self.res.n_topics
+
+    @property
     def plan_count(self) -> float:
-        """The count to plan with: the interval's upper end (:attr:`planner.results.Interval.plan_n`)
-        where there is an interval, else the point; ``inf`` when unbounded or not reached."""
-        ivl = self.res.interval
-        if ivl.how is not IntervalMethod.NONE:
-            return math.inf if ivl.plan_n is None else float(ivl.plan_n)
-        return math.inf if self.res.n_topics is None else float(self.res.n_topics)
+        """The count to plan with (:meth:`planner.results.Interval.plan_bound`): ``inf`` when unbounded
+        or not reached."""
+        return self.res.interval.plan_bound(self.res.n_topics)
 
 
 def _targets(args: argparse.Namespace) -> list[tuple[str, float]]:
@@ -148,8 +153,8 @@ def _solve(args: argparse.Namespace, scores: ScoreMatrix, method: methods.Method
 
 
 def _binding(solved: list[_Solved]) -> _Solved:
-    """The target that needs the most topics (the first of equals)."""
-    return max(solved, key=lambda one: one.plan_count)
+    """The target that sets the count to plan with (:func:`planner.results.binding`)."""
+    return binding(solved)
 
 
 def _one_json(scores: ScoreMatrix, one: _Solved) -> dict[str, Any]:
