@@ -24,7 +24,7 @@ import numpy as np
 
 from ._json import plain
 
-__all__ = ["Interval", "IntervalMethod", "ResultMixin", "binding", "html_view", "short_repr"]
+__all__ = ["Interval", "IntervalMethod", "ResultMixin", "html_view", "plan_binding", "short_repr"]
 
 
 class IntervalMethod(enum.Enum):
@@ -97,7 +97,7 @@ class Interval:
     def plan_bound(self, point: float | None) -> float:
         """The count to plan with of a target whose point count is ``point``, as a number to compare
         targets by: the upper end where this is an interval (``inf`` when unbounded: no finite count
-        suffices), else ``point`` (``inf`` when not reached). The largest binds (:func:`binding`).
+        suffices), else ``point`` (``inf`` when not reached). The largest binds (:func:`plan_binding`).
 
         Examples
         --------
@@ -311,7 +311,7 @@ def _to_plain(v: object) -> Any:
     return plain(v)
 
 
-def binding(results: list[Any]) -> Any:
+def plan_binding(results: list[Any]) -> Any:
     """Of results with an ``interval`` and a point count ``n_topics`` (one per target), the one that
     sets the count to plan with: the largest :meth:`Interval.plan_bound` (an unbounded upper end
     first), the larger point count on a tie, the first of equals. Every answer that names a binding
@@ -323,7 +323,7 @@ def binding(results: list[Any]) -> Any:
     >>> tr = IntervalMethod.TOPIC_RESAMPLING
     >>> a = R(n_topics=216, interval=Interval(60, 342, 0.95, tr, 200))
     >>> b = R(n_topics=238, interval=Interval(44, None, 0.95, tr, 200))
-    >>> binding([a, b]) is b
+    >>> plan_binding([a, b]) is b
     True
     """
     return max(results, key=lambda r: (r.interval.plan_bound(r.n_topics),

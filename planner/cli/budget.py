@@ -181,7 +181,7 @@ def _from_runs(args: argparse.Namespace, ask: _Ask) -> tuple[BudgetResult, Depth
 def _from_dataset(args: argparse.Namespace, ask: _Ask) -> BudgetResult:
     """The budget from an embedded data set's pool statistics (no runs to re-score)."""
     from .. import datasets, plan  # heavy (scipy, pandas): loaded when the command runs
-    from ..results import binding
+    from ..results import plan_binding
 
     if args.project_runs is not None:
         raise ParameterError("projection to other run counts needs --runs", parameter="--project-runs")
@@ -199,7 +199,7 @@ def _from_dataset(args: argparse.Namespace, ask: _Ask) -> BudgetResult:
             if r.n_topics is None:
                 raise ParameterError(f"no topic count reaches {target} {value}", parameter="--target")
             needs.append(r)
-        need = binding(needs)
+        need = plan_binding(needs)
     ps_depths = set(int(d) for d in pool.depths)
     bad = [d for d in ask.depths if d not in ps_depths]
     if bad:

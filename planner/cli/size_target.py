@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import methods
 from ..errors import DegenerateDataWarning, ParameterError
-from ..results import Interval, IntervalMethod, binding
+from ..results import Interval, IntervalMethod, plan_binding
 from .format import print_json
 from .inputs import draw_seed, load_scores, seed_note
 from .options import parse_int_list, parse_target
@@ -153,8 +153,8 @@ def _solve(args: argparse.Namespace, scores: ScoreMatrix, method: methods.Method
 
 
 def _binding(solved: list[_Solved]) -> _Solved:
-    """The target that sets the count to plan with (:func:`planner.results.binding`)."""
-    return binding(solved)
+    """The target that sets the count to plan with (:func:`planner.results.plan_binding`)."""
+    return plan_binding(solved)
 
 
 def _one_json(scores: ScoreMatrix, one: _Solved) -> dict[str, Any]:

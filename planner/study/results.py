@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..plan import PairedBootstrap
-from ..results import Interval, ResultMixin, binding
+from ..results import Interval, ResultMixin, plan_binding
 
 __all__ = ["HEADLINE_WORDS", "NO_INTERVAL", "Answer", "HonestStatement",
            "JudgedShare", "PairedComparison", "ScenarioComponents", "ScenarioCurve", "ScenarioData", "ScenarioResult",
@@ -597,7 +597,7 @@ def plan_target(targets) -> ScenarioTarget | None:
     (its interval's upper end, :attr:`planner.results.Interval.plan_n`, else its count) is
     largest, the larger count on a tie; ``None`` when no target is reached."""
     reached = [t for t in targets if t.n_topics is not None]
-    return binding(reached) if reached else None
+    return plan_binding(reached) if reached else None
 
 
 def plan_count(targets, pool: dict | None = None) -> int | None:
