@@ -1657,6 +1657,10 @@ def test_cli_size_target_with_variants(shared_data, capsys, tmp_path):
     out = capsys.readouterr().out
     assert "V = 6" in out and "157 is 3.1 times" not in out and "extrapolated" not in out
     assert "the largest count, 157, is 3.1 times the 50 topics" in out
+    # the default method's counts do not run low far out (planner.methods.runs_low_far_out): no such note
+    assert main(base + ["--variant-divisor", "1000", "--variants", "1,6", "--resamples", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "deconvolved" in out and "V = 1" in out and "tend to run low" not in out
     # what the variant model cannot answer: one line naming --variants, exit 2
     for extra, msg in ((["--variants", "1,2"], "no query variants"),
                        (["--variant-divisor", "1000", "--variants", "1", "--method", "bootstrap"],

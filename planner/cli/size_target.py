@@ -128,7 +128,7 @@ def run_target(args: argparse.Namespace) -> int:
     for one in solved:
         far_noted = _print_target(one.res, scores, one.target)
         if one.variants is not None:
-            _print_variants(one.variants, method.name, far_noted)
+            _print_variants(one.variants, method.name, far_noted, methods.runs_low_far_out(method, one.target))
         if one.res.seed is not None and not one.target.reliability:
             print(f"  seed          {one.res.seed}{seed_note(args)}")
     return 0
@@ -230,7 +230,9 @@ def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target
     return far_noted
 
 
-def _print_variants(vtr: VariantTrade, method: str, far_noted: bool) -> None:
+def _print_variants(vtr: VariantTrade, method: str, far_noted: bool, runs_low: bool) -> None:
+    """The topics needed with each variant count; the note on far counts only for a method whose
+    counts run low there (``runs_low``: :func:`planner.methods.runs_low_far_out`)."""
     ivl = ("no interval on n" if not vtr.n_resamples else
            f"{vtr.confidence_level:.0%} interval on n from the same {vtr.n_resamples} topic resamples")
     print(f"  variants      topics needed with V query variants per topic ({method}; each pair's "
@@ -240,7 +242,7 @@ def _print_variants(vtr: VariantTrade, method: str, far_noted: bool) -> None:
               f"(variance x {r['variance_ratio']:.3f})")
     far = max((r["n_topics"] for r in vtr.rows if r["n_topics"] is not None), default=None)
     more = [r["n_variants"] for r in vtr.rows if r["n_variants"] > vtr.n_variants_observed]
-    if far is not None and far >= 1.5 * vtr.n_topics_observed:
+    if runs_low and far is not None and far >= 1.5 * vtr.n_topics_observed:
         print(f"    note        the largest count, {far}, is {far / vtr.n_topics_observed:.1f} times the "
               f"{vtr.n_topics_observed} topics learnt from"
               + (" (as the note above says, such counts tend to run low)" if far_noted else

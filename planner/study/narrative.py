@@ -270,8 +270,9 @@ def _variant_costs(s0: ScenarioResult, vrows: list[dict], nv: int) -> str:
                if any(r["n_variants"] == nv for r in priced) and best["n_variants"] != nv else "") + ".")
 
 
-def _far_variants(far: int | None, T0: int) -> str:
-    if far is None or not T0 or far < 1.5 * T0:
+def _far_variants(far: int | None, T0: int, runs_low: bool) -> str:
+    """The note on a far variant count, for a method whose counts run low there (``runs_low``)."""
+    if not runs_low or far is None or not T0 or far < 1.5 * T0:
         return ""
     return (f"; the largest, {far}, is {far / T0:.1f} times the collection's {T0} topics, and "
             "counts this far out tend to run low (see 'Intervals on n')")
@@ -290,7 +291,7 @@ def _variant_tradeoff(s0: ScenarioResult, bt: ScenarioTarget, vrows: list[dict],
             + ("; every run counted, the tied pairs included: with one run of each tied group "
                + " / ".join("-" if d is None else str(d) for d in dups) + " topics"
                if "n_without_duplicates" in vrows[0] else "")
-            + _far_variants(far, T0)
+            + _far_variants(far, T0, bt.runs_low)
             + (f"; more than the collection's {nv} variants extrapolates the model" if more else "")
             + ("; informative topics, before scaling up to the topics to build" if s0.data.filtered else "")
             + ").")
