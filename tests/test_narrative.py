@@ -230,6 +230,12 @@ def test_honest_sentences(small_scores, tmp_path):
     assert "beyond the 8.2 times that check reached" in cav2
     d = run_study({**doc, "targets": [{"target": "erho2", "value": 0.9}]}, quiet=True, write=False)
     assert not any(p.startswith("**Intervals on n.**") for p in d.results["honest"]["paragraphs"])
+    # a target that does not run low (ci_width) under another method than the default: the coverage
+    # check (of the default method) is not quoted for it, nor the deconvolution it did not use
+    w = run_study({**doc, "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "ci_width", "value": 0.2}]},
+                  quiet=True, write=False)
+    (cav4,) = [p for p in w.results["honest"]["paragraphs"] if p.startswith("**Intervals on n.**")]
+    assert "not a calibrated confidence interval" in cav4 and "deconvolved" not in cav4
     # the default method's counts do not run low: one paragraph with the measured coverage and the
     # largest count, instead of the run-low caveat
     dec = run_study({**doc, "method": "deconvolved"}, quiet=True, write=False)

@@ -34,7 +34,10 @@ def _far_targets(s: ScenarioResult) -> list[tuple[ScenarioTarget, float]]:
 
 
 def _checked_targets(s: ScenarioResult) -> list[ScenarioTarget]:
-    """A scenario's targets with a resampled interval whose count does not run low far out."""
+    """A scenario's targets with a resampled interval whose count does not run low far out, when its
+    method is the one the coverage check measured (:data:`COVERAGE_FINDING`: the default method's)."""
+    if s.settings["method"] != methods.DEFAULT_METHOD:
+        return []
     return [t for t in s.targets if t.resampled_interval and not t.runs_low and t.n_topics is not None]
 
 
