@@ -610,6 +610,24 @@ def test_cli_size_interval_resamples_bounded(tmp_path, capsys, extra, needle):
     assert len(err) == 1 and needle in err[0]
 
 
+def test_cli_size_design_with_an_interval_leads_with_the_count_to_plan_with(tmp_path, capsys):
+    """A design solved for n with an interval on n leads with its upper end, as a target does (it
+    printed the point count first, and no count to plan with)."""
+    path = tmp_path / "wide.csv"
+    _toy().to_csv(path)
+    args = ["size", "--scores", str(path), "--design", "paired-t", "--min-diff", "0.05", "--resamples", "30",
+            "--seed", "1"]
+    assert main([*args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == f"  plan with     {got['interval']['high']} topics (enough at 95%: the interval's upper end)"
+    assert lines[2] == f"  topics        {got['n_topics']}" and got["interval"]["high"] >= got["n_topics"]
+    assert main(["size", "--scores", str(path), "--design", "paired-t", "--topics", "20", "--resamples", "30",
+                 "--seed", "1"]) == 0    # solved for min_diff: no count to plan with
+    assert "plan with" not in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("argv", [
     ["size", "--target", "swap_rate:0.05", "--sigma2", "0.02", "--seed", "-1"],
     ["budget", "--dataset", "dl19-passage", "--seed", "x"],

@@ -6,6 +6,7 @@ import argparse
 import json
 import shlex
 from collections.abc import Iterable
+from typing import Any
 
 from .errors import PROG
 
@@ -73,3 +74,26 @@ def words_or(names: Iterable[str]) -> str:
     """
     xs = list(names)
     return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " or " + xs[-1]
+
+
+def plan_line(ivl: Any) -> str | None:
+    """The lead line of a count with an interval on n (a :class:`planner.results.Interval`): the
+    count to plan with (:attr:`~planner.results.Interval.plan_n`), or that there is none when the
+    upper end is unbounded; ``None`` without an interval.
+
+    Examples
+    --------
+    >>> from planner.results import Interval, IntervalMethod
+    >>> plan_line(Interval(192, 356, 0.95, IntervalMethod.TOPIC_RESAMPLING, 100))
+    "  plan with     356 topics (enough at 95%: the interval's upper end)"
+    >>> plan_line(Interval.none("no resamples")) is None
+    True
+    """
+    from ..results import IntervalMethod  # numpy: not imported for a usage error or --help
+
+    if ivl.plan_n is not None:
+        return f"  plan with     {ivl.plan_n} topics (enough at {ivl.level:.0%}: the interval's upper end)"
+    if ivl.how is IntervalMethod.NONE:
+        return None
+    return (f"  plan with     no count: at {ivl.level:.0%} the interval's upper end is unbounded "
+            "(these topics cannot bound it; judge more)")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .. import methods
 from ..errors import ParameterError
 from .errors import options
-from .format import print_json, words_or
+from .format import plan_line, print_json, words_or
 from .inputs import draw_seed, load_scores, seed_note
 from .options import (
     Subparsers,
@@ -208,8 +208,11 @@ def _design(args: argparse.Namespace) -> int:
 
 def _print_design(args: argparse.Namespace, res: SizeResult) -> None:
     print(f"design {res.design} ({res.method}), solved for {res.solved_for}")
-    print(f"  topics        {res.n_topics}")
     ivl = res.interval
+    lead = plan_line(ivl) if res.solved_for == "n_topics" else None
+    if lead is not None:
+        print(lead)
+    print(f"  topics        {res.n_topics}")
     if ivl.low is not None or ivl.high is not None:
         hi = "unbounded" if ivl.high is None else ivl.high
         print(f"  {ivl.level:.0%} interval  [{ivl.low}, {hi}]  ({ivl.describe()})")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .. import methods
 from ..errors import DegenerateDataWarning, ParameterError
 from ..results import Interval, IntervalMethod, plan_binding
-from .format import print_json
+from .format import plan_line, print_json
 from .inputs import draw_seed, load_scores, seed_note
 from .options import parse_int_list, parse_target
 
@@ -199,11 +199,9 @@ def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target
           + (f" (each topic the mean of its {scores.n_variants} query variants)"
              if getattr(scores, "n_variants", 1) and scores.n_variants > 1 else ""))
     ivl = res.interval
-    if ivl.plan_n is not None:
-        print(f"  plan with     {ivl.plan_n} topics (enough at {ivl.level:.0%}: the interval's upper end)")
-    elif ivl.how is not IntervalMethod.NONE:
-        print(f"  plan with     no count: at {ivl.level:.0%} the interval's upper end is unbounded "
-              "(these topics cannot bound it; judge more)")
+    lead = plan_line(ivl)
+    if lead is not None:
+        print(lead)
     print(f"  topics        {n}")
     if res.n_topics is not None:
         prev = "" if res.at_n_minus_1 is None else f" (at n-1: {res.at_n_minus_1:.8g})"
