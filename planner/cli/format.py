@@ -6,9 +6,12 @@ import argparse
 import json
 import shlex
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .errors import PROG
+
+if TYPE_CHECKING:
+    from ..results import Interval
 
 
 def print_json(obj: object, args: argparse.Namespace | None = None) -> None:
@@ -76,7 +79,7 @@ def words_or(names: Iterable[str]) -> str:
     return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " or " + xs[-1]
 
 
-def plan_line(ivl: Any) -> str | None:
+def plan_line(ivl: Interval) -> str | None:
     """The lead line of a count with an interval on n (a :class:`planner.results.Interval`): the
     count to plan with (:attr:`~planner.results.Interval.plan_n`), or that there is none when the
     upper end is unbounded; ``None`` without an interval.
