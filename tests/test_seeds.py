@@ -86,8 +86,9 @@ def test_tradeoff_needs_fewer_topics_with_more_seeds_and_costs_pick():
     ok = need[~np.isnan(need)]
     assert (np.diff(ok) <= 0).all()
     assert t.n_seeds == 6                               # seeds are free: the most seeds
+    assert t.at_max_seeds                               # ... the most tried: more may cost less
     dear = seed_topic_tradeoff(COMP, min_diff=0.04, power=0.8, seed_cost=1e6, max_seeds=6)
-    assert dear.n_seeds == int(t.table.dropna().n_seeds.min())
+    assert dear.n_seeds == int(t.table.dropna().n_seeds.min()) and not dear.at_max_seeds
     p = seed_power(COMP, min_diff=0.04, n_topics=t.n_topics, n_seeds=t.n_seeds)
     assert p.power >= 0.8
     assert seed_power(COMP, min_diff=0.04, n_topics=t.n_topics - 1, n_seeds=t.n_seeds).power < 0.8

@@ -64,6 +64,17 @@ def test_json_equals_the_api(seeds_csv, capsys):
     assert [r["n_topics"] for r in d["tradeoff"]["table"]] == [
         None if np.isnan(v) else v for v in trade.table["n_topics"]]
     assert d["tradeoff"]["cost"] == trade.n_topics + 2 * 20 * trade.n_seeds
+    assert d["tradeoff"]["at_max_seeds"] == (trade.n_seeds == 6) == trade.at_max_seeds
+
+
+def test_cheapest_at_the_most_seeds_tried_says_so(seeds_csv, capsys):
+    """Free seeds: the cheapest design is at --max-seeds, and more seeds may cost less still."""
+    args = ["seeds", "--scores", str(seeds_csv), "--min-diff", "0.05", "--power", "0.8", "--max-seeds", "4"]
+    assert cli.main([*args, "--seed-cost", "0"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("cheapest: 4 seeds") and "raise --max-seeds" in last
+    assert cli.main([*args, "--seed-cost", "1000"]) == 0
+    assert "raise --max-seeds" not in capsys.readouterr().out
 
 
 def test_text_output_and_chosen_topics_and_seeds(seeds_csv, capsys):

@@ -110,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
         out = {"components": c.to_dict(), "power": [r.to_dict() for r in rows]}
         if trade is not None:
             out["tradeoff"] = {"n_seeds": trade.n_seeds, "n_topics": trade.n_topics, "cost": trade.cost,
-                               "power": trade.power, "table": trade.table.to_dict("records")}
+                               "power": trade.power, "at_max_seeds": trade.at_max_seeds,
+                               "table": trade.table.to_dict("records")}
         print_json(out, args)
         return 0
     _print(c, rows, trade, args)
@@ -142,4 +143,5 @@ def _print(c, rows, trade, args: argparse.Namespace) -> None:
     if trade.n_seeds is None:
         print(f"no design with at most {args.max_seeds} seeds and {args.max_topics} topics reaches it")
     else:
-        print(f"cheapest: {trade.n_seeds} seeds x {trade.n_topics} topics, cost {trade.cost:g}")
+        print(f"cheapest: {trade.n_seeds} seeds x {trade.n_topics} topics, cost {trade.cost:g}"
+              + (" (the most seeds tried: more may cost less; raise --max-seeds)" if trade.at_max_seeds else ""))

@@ -292,6 +292,8 @@ class SeedTradeoff(ResultMixin):
         Per ``n_seeds``: ``n_topics`` needed (NaN: not reachable with ``max_topics``), ``power``, ``cost``.
     simulated : bool
         The components came from simulated scores.
+    at_max_seeds : bool
+        The cheapest is at ``max_seeds``, the most seeds tried: more seeds may cost less.
     """
 
     n_seeds: int | None
@@ -300,6 +302,7 @@ class SeedTradeoff(ResultMixin):
     power: float
     table: pd.DataFrame
     simulated: bool = False
+    at_max_seeds: bool = False
 
     def __repr__(self) -> str:
         return short_repr(self, ("n_seeds", "n_topics", "cost", "power"))
@@ -341,7 +344,7 @@ def seed_topic_tradeoff(components: SeedComponents, *, min_diff: float, power: f
         return SeedTradeoff(None, None, None, target, table, components.simulated)
     best = ok.sort_values(["cost", "n_seeds"]).iloc[0]
     return SeedTradeoff(int(best["n_seeds"]), int(best["n_topics"]), float(best["cost"]), target, table,
-                        components.simulated)
+                        components.simulated, at_max_seeds=int(best["n_seeds"]) == M)
 
 
 def _fewest_topics(c: SeedComponents, d: float, m: int, alpha: float, target: float, N: int
