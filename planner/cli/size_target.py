@@ -152,11 +152,6 @@ def _solve(args: argparse.Namespace, scores: ScoreMatrix, method: methods.Method
     return _Solved(methods.target(name), res, vtr)
 
 
-def _binding(solved: list[_Solved]) -> _Solved:
-    """The target that sets the count to plan with (:func:`planner.results.plan_binding`)."""
-    return plan_binding(solved)
-
-
 def _one_json(scores: ScoreMatrix, one: _Solved) -> dict[str, Any]:
     return {**one.res.to_dict(), "source": scores.source, "measure": scores.measure, "n_variants": scores.n_variants,
             **({"variants": one.variants.to_dict()} if one.variants is not None else {})}
@@ -167,7 +162,7 @@ def _json(args: argparse.Namespace, scores: ScoreMatrix, solved: list[_Solved]) 
     if len(solved) == 1:
         print_json(_one_json(scores, solved[0]), args)
         return
-    bind = _binding(solved)
+    bind = plan_binding(solved)
     print_json({"targets": [_one_json(scores, one) for one in solved],
                 "binding": {"target": bind.res.target, "value": bind.res.value,
                             "plan_n": None if math.isinf(bind.plan_count) else int(bind.plan_count),
@@ -176,7 +171,7 @@ def _json(args: argparse.Namespace, scores: ScoreMatrix, solved: list[_Solved]) 
 
 def _print_binding(solved: list[_Solved]) -> None:
     """The count to plan with for each target, and the binding one, before the details."""
-    bind = _binding(solved)
+    bind = plan_binding(solved)
     print(f"{len(solved)} targets; the binding one (needing the most topics): {bind.res.target} "
           f"{bind.res.direction} {bind.res.value:g}")
     print(f"  {'plan with':>10} {'point':>6}  target")
