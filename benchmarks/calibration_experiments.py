@@ -1,7 +1,7 @@
 """The small experiments behind docs/research/calibration.md (not run by pytest).
 
-    /work/venv/bin/python benchmarks/calibration_experiments.py curve [FILE] [TARGET:VALUE]
-    /work/venv/bin/python benchmarks/calibration_experiments.py simex [FILE] [N0] [TARGET:VALUE]
+    /work/venv/bin/python benchmarks/calibration_experiments.py curve [FILE] [--target TARGET:VALUE]
+    /work/venv/bin/python benchmarks/calibration_experiments.py simex [FILE] [N0] [--target TARGET:VALUE]
     /work/venv/bin/python benchmarks/calibration_experiments.py methods [FILE] [N0] [M1,M2,...]
     /work/venv/bin/python benchmarks/calibration_experiments.py variants
     /work/venv/bin/python benchmarks/calibration_experiments.py priorfit [FILE] [N0]
@@ -23,6 +23,7 @@ penalty ``c0 |a|``) with c0 = 1 and 0.25.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import warnings
 from pathlib import Path
@@ -37,6 +38,7 @@ from planner.simulate import PairRates, Prior
 from planner.simulate.priors import SCALE_GRID, fit_scale_weights, scale_bin_probs, scale_histogram, standardized
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DEFAULT_FILE = "trec-terabyte/terabyte2006_ap.csv"
 
 
 def counts(mats: list[np.ndarray], target: str, value: float) -> np.ndarray:
@@ -205,24 +207,40 @@ def _coverage_rows() -> list[tuple[str, int]]:
     return matrices()
 
 
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("variants", help="seven matrix/size cases, the correction and interval variants")
+    for name, extra in (("curve", ()), ("simex", ("n0",)), ("methods", ("n0", "names")), ("priorfit", ("n0",))):
+        sp = sub.add_parser(name)
+        sp.add_argument("file", nargs="?", default=DEFAULT_FILE, help="relative to ../shared/data")
+        if "n0" in extra:
+            sp.add_argument("n0", nargs="?", type=int, default=25 if name == "priorfit" else 43)
+        if "names" in extra:
+            sp.add_argument("names", nargs="?", default="analytic,predictive", help="methods, comma-separated")
+        if name != "priorfit":
+            sp.add_argument("--target", default="swap_rate:0.05", help="TARGET:VALUE (default swap_rate:0.05)")
+    return ap.parse_args(argv)
+
+
 def main() -> None:
+    args = parse_args()
     warnings.simplefilter("ignore")
-    cmd, rest = sys.argv[1], sys.argv[2:]
-    if cmd == "variants":
+    if args.cmd == "variants":
         variants()
         return
-    x = load_scores(str(DATA / (rest[0] if rest else "trec-terabyte/terabyte2006_ap.csv"))).topic_scores()
-    tv = next((a for a in rest if ":" in a), "swap_rate:0.05")
-    target, value = tv.split(":")[0], float(tv.split(":")[1])
-    n0 = int(rest[1]) if len(rest) > 1 and rest[1].isdigit() else 43
-    if cmd == "priorfit":
-        priorfit(x, rest[0] if rest else "trec-terabyte/terabyte2006_ap.csv", int(rest[1]) if len(rest) > 1 else 25)
-    elif cmd == "curve":
+    x = load_scores(str(DATA / args.file)).topic_scores()
+    if args.cmd == "priorfit":
+        priorfit(x, args.file, args.n0)
+        return
+    target, value = args.target.split(":")[0], float(args.target.split(":")[1])
+    if args.cmd == "curve":
         curve(x, target, value)
-    elif cmd == "simex":
-        simex(x, n0, target, value)
+    elif args.cmd == "simex":
+        simex(x, args.n0, target, value)
     else:
-        compare(x, n0, (rest[2] if len(rest) > 2 else "analytic,predictive").split(","))
+        compare(x, args.n0, args.names.split(","))
 
 
 if __name__ == "__main__":
