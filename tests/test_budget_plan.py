@@ -46,3 +46,40 @@ def test_cli_budget_leads_with_the_count_to_plan_with(capsys):
     assert main([*args[:-5], "--resamples", "0", "--quiet", "--json"]) == 0
     row = json.loads(capsys.readouterr().out)["budget"]["rows"][0]
     assert row["n_topics_plan"] == row["n_topics_needed"] == r.n_topics and row["n_upper"] is None
+
+
+def test_budget_plans_a_dstudy_interval_as_size_does(capsys):
+    # budget dropped every interval not from topic resamples: Erho2 0.95 on DL 2019 was costed at
+    # its point count, 24 topics, where `planner size` plans with the Feldt interval's upper end, 37
+    m = datasets.load("dl19-passage", measure="nDCG@10")
+    r = plan.size_for_target(m, target="erho2", value=0.95, n_resamples=0)
+    assert r.interval.how.value == "analytic" and r.interval.high > r.n_topics
+    row = plan.budget(topic_cost=20, judgment_cost=1, judgments={10: 58.0}, topics_needed=r).rows[0]
+    assert (row["n_topics_plan"], row["n_topics_needed"]) == (r.interval.high, r.n_topics)
+    assert row["n_topics_plan"] == r.interval.plan_bound(r.n_topics)
+    args = ["budget", "--dataset", "dl19-passage", "--topic-cost", "20", "--judgment-cost", "1",
+            "--target", "erho2:0.95", "--depths", "10", "--quiet", "--json"]
+    assert main(args) == 0
+    cheapest = json.loads(capsys.readouterr().out)["budget"]["cheapest"]
+    assert (cheapest["n_topics_plan"], cheapest["n_lower"]) == (r.interval.high, r.interval.low)
+
+
+def test_budget_from_a_depth_study_keeps_its_dstudy_interval(shared_data):
+    import warnings
+
+    from planner.collection import read_qrels, read_runs
+    from planner.errors import DegenerateDataWarning
+
+    d = shared_data / "trec-dl2019-passage"
+    runs, qrels = read_runs(d / "runs"), read_qrels(d / "qrels.txt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        ds = plan.pool_depth_study(runs, qrels, depths=[10], measure="nDCG@10", target="erho2", value=0.9,
+                                   method="analytic", topic_cost=5.0, judgment_cost=1.0, tau_min=0.0)
+    study_row = ds.rows[0]
+    # all 37 runs, depth-10 pool: Erho2 0.9 needs 12 topics, Feldt interval [7, 18] (measured here)
+    assert study_row["n_interval"] == "analytic" and ds.n_resamples == 0
+    assert study_row["n_lower"] < study_row["n_topics_needed"] < study_row["n_upper"]
+    row = plan.budget(topic_cost=5.0, judgment_cost=1.0, judgments=ds).rows[0]
+    assert (row["n_topics_plan"], row["n_topics_needed"]) == (study_row["n_upper"], study_row["n_topics_needed"])
+    assert row["total_cost"] == pytest.approx(study_row["n_upper"] * row["cost_per_topic"])

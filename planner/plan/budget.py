@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import ParameterError
-from ..results import ResultMixin
+from ..results import Interval, ResultMixin
 from .checks import N_MAX, check_cost, plain
 from .pool import DepthStudy, GrowthCurve
 
@@ -99,18 +99,27 @@ class _Judgments:
 
 @dataclass(frozen=True)
 class Need:
-    """Topics needed at one depth: the point count and its interval on n (``resampled`` False:
+    """Topics needed at one depth: the point count and its interval on n (:meth:`Interval.none`:
     none, and the count is planned with as it is)."""
 
     n_topics: int | None
-    low: int | None = None
-    high: int | None = None
-    resampled: bool = False
+    interval: Interval = field(default_factory=lambda: Interval.none(""))
 
     @property
     def plan(self) -> int | None:
-        """The count to plan with: the interval's upper end (None: unbounded), else the count."""
-        return self.high if self.resampled else self.n_topics
+        """The count to plan with (:meth:`planner.results.Interval.plan_bound`; None: no finite count)."""
+        bound = self.interval.plan_bound(self.n_topics)
+        return None if math.isinf(bound) else int(bound)
+
+    @property
+    def low(self) -> float | None:
+        """The interval's lower end (None: none)."""
+        return self.interval.low
+
+    @property
+    def high(self) -> float | None:
+        """The interval's upper end (None: unbounded, or none)."""
+        return self.interval.plan_n
 
     @classmethod
     def of(cls, value: Any) -> Need:
@@ -120,10 +129,9 @@ class Need:
             if value is not None and (isinstance(value, bool) or not float(value) >= 1 or float(value) != int(value)):
                 raise ParameterError(f"topic counts must be integers >= 1, got {value!r}", parameter="topics_needed")
             return cls(None if value is None else int(value))
-        iv = value.interval
-        if value.n_topics is None or not iv.resampled:
-            return cls(value.n_topics)
-        return cls(int(value.n_topics), iv.low, iv.plan_n, True)
+        if value.n_topics is None:
+            return cls(None)
+        return cls(int(value.n_topics), value.interval)
 
 
 def _judgments(judgments: Any, growth: GrowthCurve | None, source: str | None,
@@ -131,8 +139,7 @@ def _judgments(judgments: Any, growth: GrowthCurve | None, source: str | None,
     if isinstance(judgments, DepthStudy):
         return _Judgments({r["depth"]: r["judgments_per_topic"] for r in judgments.rows},
                           f"pool depth study ({judgments.n_runs} runs, {judgments.n_topics} topics)",
-                          {r["depth"]: Need(r["n_topics_needed"], r["n_lower"], r["n_upper"],
-                                            judgments.n_resamples > 0 and r["n_topics_needed"] is not None)
+                          {r["depth"]: Need(r["n_topics_needed"], judgments.row_interval(r))
                            for r in judgments.rows},
                           {r["depth"]: r["kendall_tau_vs_full"] for r in judgments.rows},
                           judgments.tau_min if tau_min is None else tau_min)

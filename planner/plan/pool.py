@@ -18,7 +18,7 @@ from ..collection import Qrels, read_qrels
 from ..errors import DegenerateDataWarning, InputError, ParameterError
 from ..measures import as_runs, check_depth_work, check_rows_work, rank_frame, score_runs
 from ..progress import Progress, bar
-from ..results import ResultMixin
+from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate.work import Work
 from ..variance import fit
@@ -27,6 +27,9 @@ from .targets import TargetRequest, fit_pairs, solve_target, target_request
 
 __all__ = ["DepthStudy", "GrowthCurve", "check_depths", "check_growth", "depth_study_estimate", "depth_study_work",
            "growth_work", "judgment_growth", "pool_depth_study", "ranked_lines"]
+
+#: the level of a depth study's interval on n (``n_lower``, ``n_upper``)
+LEVEL = 0.95
 
 
 def check_depths(depths: Any) -> tuple[int, ...]:
@@ -317,7 +320,9 @@ class DepthStudy(ResultMixin):
         (tau-b of the system means against full judgments), ``var_s``, ``var_t``, ``var_e`` and
         ``var_e_ratio`` (to full judgments), ``mean_score`` / ``mean_score_full``,
         ``n_topics_needed`` (the largest over the targets, None when one is not reached; with
-        ``n_lower``, ``n_upper``), ``n_by_target``, ``cost_per_topic``, ``total_cost``, ``tau_ok``.
+        ``n_lower``, ``n_upper``, its 95% interval, and
+        ``n_interval``, how that was made: an :class:`planner.results.IntervalMethod` value),
+        ``n_by_target``, ``cost_per_topic``, ``total_cost``, ``tau_ok``.
     full : dict
         The same statistics with the full qrels (``depth`` None).
     recommendation : dict
@@ -368,6 +373,15 @@ class DepthStudy(ResultMixin):
 
         return pd.DataFrame(list(self.rows))
 
+    def row_interval(self, row: dict) -> Interval:
+        """The interval on n of a row's ``n_topics_needed`` (that target's ``n_lower``, ``n_upper``,
+        made as ``n_interval`` says)."""
+        how = IntervalMethod(row["n_interval"])
+        if how is IntervalMethod.NONE:
+            return Interval.none("none for this depth")
+        resamples = self.n_resamples if how is IntervalMethod.TOPIC_RESAMPLING else 0
+        return Interval(row["n_lower"], row["n_upper"], LEVEL, how, resamples)
+
 
 def _components(m: ScoreMatrix) -> dict[str, float]:
     with warnings.catch_warnings():
@@ -385,10 +399,11 @@ class _Plan:
     rng: Any
 
 
-def _needs(m: ScoreMatrix, p: _Plan) -> tuple[dict[str, int | None], int | None, int | None, int | None]:
-    """Topics each target needs on ``m`` (fitted once), the binding count and its interval."""
+def _needs(m: ScoreMatrix, p: _Plan) -> tuple[dict[str, int | None], int | None, Interval]:
+    """Topics each target needs on ``m`` (fitted once), the largest (None when a target is not
+    reached) and its interval."""
     by: dict[str, int | None] = {t: None for t, _ in p.requests}
-    best: tuple[int, int | None, int | None] = (-1, None, None)      # the binding target's n and interval
+    best: tuple[int, Interval] = (-1, Interval.none("a target is not reached"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         try:
@@ -396,7 +411,6 @@ def _needs(m: ScoreMatrix, p: _Plan) -> tuple[dict[str, int | None], int | None,
         except ParameterError:
             data = None
         for t, req in p.requests:
-            by[t] = None
             if req is None or data is None:
                 continue
             try:
@@ -405,17 +419,17 @@ def _needs(m: ScoreMatrix, p: _Plan) -> tuple[dict[str, int | None], int | None,
                 continue
             by[t] = tr.n_topics
             if tr.n_topics is not None and tr.n_topics > best[0]:
-                lo_, hi_ = tr.interval.low, tr.interval.high
-                best = (tr.n_topics, None if lo_ is None else int(lo_), None if hi_ is None else int(hi_))
-    need = None if any(n is None for n in by.values()) else int(best[0])
-    lo, hi = (best[1], best[2]) if need is not None else (None, None)
-    return by, need, lo, hi
+                best = (tr.n_topics, tr.interval)
+    if any(n is None for n in by.values()):
+        return by, None, Interval.none("a target is not reached")
+    return by, best[0], best[1]
 
 
 def _stats_of(m: ScoreMatrix, cost: float | None, p: _Plan) -> dict:
-    by, need, lo, hi = _needs(m, p)
+    by, need, iv = _needs(m, p)
+    lo, hi = (None if v is None else int(v) for v in (iv.low, iv.high))
     return {**_components(m), "mean_score": float(m.topic_scores().mean()), "n_topics_needed": need,
-            "n_by_target": by, "n_lower": lo, "n_upper": hi,
+            "n_by_target": by, "n_lower": lo, "n_upper": hi, "n_interval": iv.how.value,
             "total_cost": None if need is None or cost is None else need * cost}
 
 
@@ -673,7 +687,7 @@ def pool_depth_study(runs: Any, qrels: Any, *, depths: Any = (10, 20, 50, 100), 
     depths, resamples, rng = _depth_iv(depths, n_resamples, rng, method, topic_cost, judgment_cost, tau_min)
     tlist = [(str(t), float(v)) for t, v in (targets if targets else [(target, value)])]
     p = _Plan([(t, _request_or_none(t, v, method=method, variance=variance, min_diff=min_diff, alpha=alpha,
-                                    quantile=50.0, confidence_level=0.95, n_resamples=resamples,
+                                    quantile=50.0, confidence_level=LEVEL, n_resamples=resamples,
                                     n_max=100_000, method_resamples=1000)) for t, v in tlist], variance, rng)
     q = read_qrels(qrels)
     run_map = as_runs(runs)
