@@ -62,6 +62,12 @@ def test_budget_plans_a_dstudy_interval_as_size_does(capsys):
     assert main(args) == 0
     cheapest = json.loads(capsys.readouterr().out)["budget"]["cheapest"]
     assert (cheapest["n_topics_plan"], cheapest["n_lower"]) == (r.interval.high, r.interval.low)
+    assert cheapest["n_interval"] == "analytic"
+    # the footer says how the interval was made: no topic resamples were drawn for it
+    assert main(args[:-1]) == 0
+    out = capsys.readouterr().out
+    assert f"plan with {r.interval.high} topics (count {r.n_topics}" in out
+    assert "topic resamples, seed" not in out and "D-study's closed form" in out
 
 
 def test_budget_from_a_depth_study_keeps_its_dstudy_interval(shared_data):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import methods
 from ..errors import ParameterError
+from ..results import IntervalMethod
 from .format import dash, print_json, words_or
 from .inputs import draw_seed, seed_note
 from .options import (
@@ -230,8 +231,11 @@ def run(args: argparse.Namespace) -> int:
                     "growth": None if growth is None else growth.to_dict()}, args)
         return 0
     _print_table(args, ask, res)
-    if ask.targets and args.resamples:
+    hows = {IntervalMethod(r["n_interval"]) for r in res.rows}
+    if IntervalMethod.TOPIC_RESAMPLING in hows:
         print(f"intervals on n: {args.resamples} topic resamples, seed {args.seed}{seed_note(args)}")
+    elif IntervalMethod.ANALYTIC in hows:
+        print("intervals on n: the D-study's closed form (no topic resamples)")
     if growth is not None:
         fits = "; ".join(f"depth {d}: {growth.a[d]:.3g} * r^{growth.b[d]:.3f} (R^2 {growth.r2[d]:.3f})"
                          for d in growth.depths)
@@ -273,7 +277,7 @@ def _cheapest_condition(res: BudgetResult) -> str:
 
 
 def _interval(r: dict[str, Any]) -> str:
-    if r["n_lower"] is None and r["n_upper"] is None:
+    if IntervalMethod(r["n_interval"]) is IntervalMethod.NONE:
         return "-"
     return f"[{dash(r['n_lower'], 'd')}, {'unbounded' if r['n_upper'] is None else r['n_upper']}]"
 

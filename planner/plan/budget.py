@@ -31,7 +31,8 @@ class BudgetResult(ResultMixin):
         total), ``n_topics_plan`` (the count to plan with: the upper end of the count's 95%
         interval on n when it has one, else the count; None when unknown or unbounded),
         ``n_topics_needed`` (the point count), ``n_lower`` / ``n_upper`` (its interval, None
-        without one), ``total_cost`` (the count to plan with x cost per topic),
+        without one; ``n_interval``: how it was made, an :class:`planner.results.IntervalMethod`
+        value), ``total_cost`` (the count to plan with x cost per topic),
         ``kendall_tau_vs_full`` and ``tau_ok`` (from a DepthStudy, else None / True),
         ``feasible`` (the count to plan with known, within the total, and tau_ok).
     cheapest : dict or None
@@ -208,7 +209,7 @@ def _row(k: int, j: _Judgments, tc: float, jc: float, total: float | None) -> di
     feasible = tot is not None and (total is None or tot <= total) and tau_ok
     return {"depth": k, "judgments_per_topic": j.jmap[k], "cost_per_topic": cost,
             "max_topics": max_n, "n_topics_plan": need.plan, "n_topics_needed": need.n_topics,
-            "n_lower": need.low, "n_upper": need.high, "total_cost": tot,
+            "n_lower": need.low, "n_upper": need.high, "n_interval": need.interval.how.value, "total_cost": tot,
             "kendall_tau_vs_full": tau, "tau_ok": bool(tau_ok), "feasible": bool(feasible)}
 
 
