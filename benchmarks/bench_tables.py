@@ -15,7 +15,9 @@ Each child imports numpy, pandas and planner first, with the modules ``load_scor
 (their RSS is printed as "after imports"; pandas' reader is imported with pandas), then
 reports wall time, CPU time and peak RSS. Prints the best of ``--rounds`` of each, and in its
 last line the ratios planner / pandas in CPU time (the goal; wall time is printed too, but on a
-shared machine it swings by 2x between rounds) and in peak memory (goal <= 1.5 for both).
+shared machine it swings by 2x between rounds, and pandas given a path reads the file on a second
+thread: its wall time is about 0.6 of its CPU time, where planner, which reads the bytes first for
+its checks, parses them on one) and in peak memory (goal <= 1.5 for both).
 ``--transpose`` writes 1,000 rows and 10,000 columns instead.
 """
 
@@ -104,7 +106,8 @@ def main(argv=None) -> int:
     m_ratio = p["peak_rss_mb"] / q["peak_rss_mb"]
     print(f"read ratio planner / pandas.read_csv: CPU time {c_ratio:.2f} ({min(cpu['planner']):.2f} / "
           f"{min(cpu['pandas']):.2f} s), wall {t_ratio:.2f} ({p['seconds']:.2f} / {q['seconds']:.2f} s), "
-          f"peak memory {m_ratio:.2f} ({p['peak_rss_mb']:.0f} / {q['peak_rss_mb']:.0f} MB); goal <= {GOAL} each")
+          f"peak memory {m_ratio:.2f} ({p['peak_rss_mb']:.0f} / {q['peak_rss_mb']:.0f} MB); goal <= {GOAL} "
+          "for CPU time and memory (wall time is not a goal: pandas reads a path on a second thread)")
     return 0 if c_ratio <= GOAL and m_ratio <= GOAL else 1
 
 
