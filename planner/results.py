@@ -24,7 +24,7 @@ import numpy as np
 
 from ._json import plain
 
-__all__ = ["Interval", "IntervalMethod", "ResultMixin", "html_view", "plan_binding", "short_repr"]
+__all__ = ["Interval", "IntervalMethod", "ResultMixin", "html_view", "joint_need", "plan_binding", "short_repr"]
 
 
 class IntervalMethod(enum.Enum):
@@ -309,6 +309,30 @@ def _to_plain(v: object) -> Any:
     if isinstance(v, dict):
         return {str(k): _to_plain(x) for k, x in v.items()}
     return plain(v)
+
+
+def joint_need(results: list[Any]) -> tuple[int | None, Interval]:
+    """Of results with a point count ``n_topics`` and an ``interval`` (one per target), what they
+    need together: the largest point count (``None`` when a target is not reached) and the interval
+    of the target that binds the plan (:func:`plan_binding`), whose :meth:`Interval.plan_bound` is
+    the count to plan with. The largest point count lies in that interval: the binding target's
+    lower end is below its own count, and its upper end above every target's.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as R
+    >>> tr = IntervalMethod.TOPIC_RESAMPLING
+    >>> swap = R(n_topics=216, interval=Interval(60, 342, 0.95, tr, 200))
+    >>> power = R(n_topics=250, interval=Interval(200, 300, 0.95, tr, 200))
+    >>> n, iv = joint_need([swap, power])
+    >>> n, iv.plan_bound(n)
+    (250, 342.0)
+    >>> joint_need([swap, R(n_topics=None, interval=Interval.none("not reached"))])[0] is None
+    True
+    """
+    if not results or any(r.n_topics is None for r in results):
+        return None, Interval.none("a target is not reached")
+    return max(int(r.n_topics) for r in results), plan_binding(results).interval
 
 
 def plan_binding(results: list[Any]) -> Any:

@@ -70,7 +70,10 @@ def test_budget_plans_a_dstudy_interval_as_size_does(capsys):
     assert "topic resamples, seed" not in out and "D-study's closed form" in out
 
 
-def test_budget_from_a_depth_study_keeps_its_dstudy_interval(shared_data):
+def test_budget_from_a_depth_study_plans_with_the_binding_interval(shared_data):
+    # a depth study kept the interval of the target with the largest point count, or none: with
+    # Erho2 0.95 (24 topics, Feldt interval to 36) and a CI width of 0.16 (30, no interval) its
+    # row had no interval and budget planned with 30 topics, where `planner size` plans with 36
     import warnings
 
     from planner.collection import read_qrels, read_runs
@@ -80,12 +83,30 @@ def test_budget_from_a_depth_study_keeps_its_dstudy_interval(shared_data):
     runs, qrels = read_runs(d / "runs"), read_qrels(d / "qrels.txt")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
-        ds = plan.pool_depth_study(runs, qrels, depths=[10], measure="nDCG@10", target="erho2", value=0.9,
-                                   method="analytic", topic_cost=5.0, judgment_cost=1.0, tau_min=0.0)
+        ds = plan.pool_depth_study(runs, qrels, depths=[10], measure="nDCG@10", method="analytic",
+                                   targets=[("erho2", 0.95), ("ci_width", 0.16)], topic_cost=5.0,
+                                   judgment_cost=1.0, tau_min=0.0)
     study_row = ds.rows[0]
-    # all 37 runs, depth-10 pool: Erho2 0.9 needs 12 topics, Feldt interval [7, 18] (measured here)
+    by = study_row["n_by_target"]
+    assert by["erho2"] < by["ci_width"] == study_row["n_topics_needed"]       # measured: 24 < 30
+    # the interval is Erho2's (the D-study's, no resamples drawn): it binds the plan
     assert study_row["n_interval"] == "analytic" and ds.n_resamples == 0
-    assert study_row["n_lower"] < study_row["n_topics_needed"] < study_row["n_upper"]
+    assert study_row["n_lower"] < by["erho2"] and study_row["n_upper"] > study_row["n_topics_needed"]
     row = plan.budget(topic_cost=5.0, judgment_cost=1.0, judgments=ds).rows[0]
     assert (row["n_topics_plan"], row["n_topics_needed"]) == (study_row["n_upper"], study_row["n_topics_needed"])
     assert row["total_cost"] == pytest.approx(study_row["n_upper"] * row["cost_per_topic"])
+
+
+def test_cli_budget_with_two_targets_needs_the_largest_count_and_plans_with_the_binding_end(capsys):
+    # DL 2019, the default method, seed 1: swap 0.05 needs 117 [78, 233], power 0.8 135 [94, 176];
+    # budget reported swap's 117 as the count (the binding target's), though power needs 135
+    m = datasets.load("dl19-passage", measure="nDCG@10")
+    swap, power = (plan.size_for_target(m, target=t, value=v, n_resamples=60, rng=1)
+                   for t, v in (("swap_rate", 0.05), ("power", 0.8)))
+    assert swap.n_topics < power.n_topics and swap.interval.high > power.interval.high
+    assert main(["budget", "--dataset", "dl19-passage", "--topic-cost", "20", "--depths", "10", "--target",
+                 "swap_rate:0.05", "--target", "power:0.8", "--resamples", "60", "--seed", "1", "--quiet",
+                 "--json"]) == 0
+    cheapest = json.loads(capsys.readouterr().out)["budget"]["cheapest"]
+    assert cheapest["n_topics_needed"] == power.n_topics
+    assert (cheapest["n_lower"], cheapest["n_topics_plan"]) == (swap.interval.low, swap.interval.high)

@@ -182,13 +182,14 @@ def _from_runs(args: argparse.Namespace, ask: _Ask) -> tuple[BudgetResult, Depth
 def _from_dataset(args: argparse.Namespace, ask: _Ask) -> BudgetResult:
     """The budget from an embedded data set's pool statistics (no runs to re-score)."""
     from .. import datasets, plan  # heavy (scipy, pandas): loaded when the command runs
-    from ..results import plan_binding
+    from ..plan.budget import Need
+    from ..results import joint_need
 
     if args.project_runs is not None:
         raise ParameterError("projection to other run counts needs --runs", parameter="--project-runs")
     pool = datasets.load_pool(args.dataset)
     need: Any = args.topics
-    if ask.targets:      # no fixed --topics: solve each target, the largest count to plan with binds
+    if ask.targets:      # no fixed --topics: solve each target; they need together what joint_need says
         scores = datasets.load(args.dataset, measure=args.measure)
         if args.resamples:
             draw_seed(args)
@@ -200,7 +201,7 @@ def _from_dataset(args: argparse.Namespace, ask: _Ask) -> BudgetResult:
             if r.n_topics is None:
                 raise ParameterError(f"no topic count reaches {target} {value}", parameter="--target")
             needs.append(r)
-        need = plan_binding(needs)
+        need = Need(*joint_need(needs))
     ps_depths = set(int(d) for d in pool.depths)
     bad = [d for d in ask.depths if d not in ps_depths]
     if bad:

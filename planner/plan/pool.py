@@ -18,7 +18,7 @@ from ..collection import Qrels, read_qrels
 from ..errors import DegenerateDataWarning, InputError, ParameterError
 from ..measures import as_runs, check_depth_work, check_rows_work, rank_frame, score_runs
 from ..progress import Progress, bar
-from ..results import Interval, IntervalMethod, ResultMixin
+from ..results import Interval, IntervalMethod, ResultMixin, joint_need
 from ..scores import ScoreMatrix
 from ..simulate.work import Work
 from ..variance import fit
@@ -320,8 +320,9 @@ class DepthStudy(ResultMixin):
         (tau-b of the system means against full judgments), ``var_s``, ``var_t``, ``var_e`` and
         ``var_e_ratio`` (to full judgments), ``mean_score`` / ``mean_score_full``,
         ``n_topics_needed`` (the largest over the targets, None when one is not reached; with
-        ``n_lower``, ``n_upper``, its 95% interval, and
-        ``n_interval``, how that was made: an :class:`planner.results.IntervalMethod` value),
+        ``n_lower``, ``n_upper`` the 95% interval of the target that binds the plan, and
+        ``n_interval``, how that was made: an :class:`planner.results.IntervalMethod` value;
+        :func:`planner.results.joint_need`),
         ``n_by_target``, ``cost_per_topic``, ``total_cost``, ``tau_ok``.
     full : dict
         The same statistics with the full qrels (``depth`` None).
@@ -400,10 +401,10 @@ class _Plan:
 
 
 def _needs(m: ScoreMatrix, p: _Plan) -> tuple[dict[str, int | None], int | None, Interval]:
-    """Topics each target needs on ``m`` (fitted once), the largest (None when a target is not
-    reached) and its interval."""
+    """Topics each target needs on ``m`` (fitted once), and what they need together
+    (:func:`planner.results.joint_need`)."""
     by: dict[str, int | None] = {t: None for t, _ in p.requests}
-    best: tuple[int, Interval] = (-1, Interval.none("a target is not reached"))
+    solved = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         try:
@@ -418,11 +419,10 @@ def _needs(m: ScoreMatrix, p: _Plan) -> tuple[dict[str, int | None], int | None,
             except ParameterError:
                 continue
             by[t] = tr.n_topics
-            if tr.n_topics is not None and tr.n_topics > best[0]:
-                best = (tr.n_topics, tr.interval)
-    if any(n is None for n in by.values()):
+            solved.append(tr)
+    if len(solved) < len(by):
         return by, None, Interval.none("a target is not reached")
-    return by, best[0], best[1]
+    return (by, *joint_need(solved))
 
 
 def _stats_of(m: ScoreMatrix, cost: float | None, p: _Plan) -> dict:
