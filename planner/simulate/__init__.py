@@ -179,12 +179,13 @@ With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
   - bootstrap / subsample, one stratum (``strata="uniform"``):
     ``40 * R_tot * n + 12 * R_tot * min(T, 8 n) + 12 * S * R_tot + 12 * 512 * R_tot + 32 * S * T
     + 4096 * T + 4 MiB + 64 MiB``: the drawn topics and their sparse counts (float64 and float32), the
-    dense counts when ``T <= 8 n`` (:data:`~planner.simulate.resampling.DENSE_TOPICS`), every
+    dense counts when ``T <= dense_topics(n, S, P R_tot)`` (at most ``8 n``:
+    :func:`~planner.simulate.resampling.dense_topics`), every
     system's resampled sums
     (float64, then float32 when exact; for the compiled Gram counts also the product's
     ``(R, S)`` rows, kept), the float32 t-test sums of one block of
     512 pairs (and their 128-pair pieces) and their squared differences, the score
-    grid and the scores, the cache-sized pieces being summarised, and when ``T > 8 n`` the
+    grid and the scores, the cache-sized pieces being summarised, and beyond ``dense_topics`` the
     t-test sums of a group of blocks (:data:`~planner.simulate.resampling.GRAM_CACHE`, or one
     block when larger; with the compiled loops, the two int64 counts of a group of up to
     ``GRAM_CACHE / 16`` pairs); independent of ``P``;

@@ -6,7 +6,7 @@ For every topic count the drawn topics are made once (from the count's own strea
 resampled sums follow from one exact sparse product on the score grid, and the pair
 statistics of each aligned block of :data:`~planner.simulate.kernels.BLOCK` pairs are read
 from them (:func:`~planner.simulate.kernels.fast_block`); only the t-tests need a product
-per block: with the dense draw counts while ``T <= DENSE_TOPICS * n``, else from each
+per block: with the dense draw counts while ``T <= dense_topics(n, S, P R)``, else from each
 resample's Gram matrix of its drawn scores (:class:`GramSums`, a group of blocks at a time).
 From :data:`COMPILED_WORK` pairs x resamples on, the t-tests are counted by the compiled
 loops of :mod:`~planner.simulate.compiled` (the same numbers; with the Gram sums, read from
@@ -55,15 +55,21 @@ from .kernels import (
 )
 from .work import Shape, Work
 
-__all__ = ["COMPILED_WORK", "DENSE_TOPICS", "GRAM_BAND", "GRAM_CACHE", "GRAM_RATIO", "PAIR_COLUMNS", "GramSums",
-           "ResamplingEngine",
-           "draw_matrix", "draw_topics", "sparse_sums", "topic_counts"]
+__all__ = ["COMPILED_WORK", "DENSE_GRAM", "DENSE_TOPICS", "GRAM_BAND", "GRAM_CACHE", "GRAM_RATIO", "GRAM_WORK",
+           "PAIR_COLUMNS", "GramSums", "ResamplingEngine",
+           "dense_topics", "draw_matrix", "draw_topics", "sparse_sums", "topic_counts"]
 
 #: pairs per sparse product of the t-tests (their squared differences stay in cache)
 PAIR_COLUMNS = 128
 #: up to ``DENSE_TOPICS * n`` topics the t-tests' sums are one dense float32 product with the
-#: draw counts per block (BLAS: faster there than the Gram sums, whose work is ``R n``)
+#: draw counts per block (BLAS: faster there than the Gram sums, whose work is ``R n``), and
+#: fewer with the compiled loops (:func:`dense_topics`)
 DENSE_TOPICS = 8
+#: from ``GRAM_WORK`` pairs x resamples on (the work of the compiled loops, :data:`COMPILED_WORK`),
+#: the dense product is used up to ``DENSE_GRAM n (S + GRAM_BAND) / S`` topics (at most
+#: ``DENSE_TOPICS n``): :func:`dense_topics`
+DENSE_GRAM = 1.5
+GRAM_WORK = 2 ** 24
 #: a pair whose squared differences sum to less than ``1 / GRAM_RATIO`` of its systems'
 #: centred squares has its t-test sums from sparse products (:class:`GramSums`)
 GRAM_RATIO = 64.0
@@ -152,9 +158,35 @@ def sparse_sums(draws: sparse.csr_matrix, xg: np.ndarray, aa: np.ndarray, bb: np
     return Q
 
 
+def dense_topics(n: int, systems: int, work: int) -> float:
+    """The most topics for which the t-tests' sums of ``n`` drawn topics come from the dense product
+    with the draw counts, for ``work`` pairs x resamples; beyond it they come from the Gram sums
+    (:class:`GramSums`).
+
+    The dense product's work per resample grows with the collection (``P T``), the Gram sums' with
+    the draw (``n S (S + GRAM_BAND) / 2``: each band's diagonal square is computed whole), so the
+    Gram sums win past a multiple of ``n``. From :data:`GRAM_WORK` on, where the compiled loops
+    count the tests, that multiple, measured on 2 cores (docs/research/speed.md), is about 2.5 at
+    100 systems and 1.5 at 300: ``DENSE_GRAM (S + GRAM_BAND) / S``. Below it the Gram sums are
+    written out as ``(P, R)`` arrays first, and the dense product wins up to 4-8 ``n``:
+    :data:`DENSE_TOPICS`. The rule reads the inputs only (not whether numba is installed), so the
+    numbers do not depend on the machine.
+
+    Examples
+    --------
+    >>> dense_topics(50, 100, work=4950 * 10_000), dense_topics(50, 100, work=4950 * 1000)
+    (111.0, 400)
+    >>> dense_topics(50, 5, work=2 ** 30)        # (at most DENSE_TOPICS n)
+    400
+    """
+    if work < GRAM_WORK:
+        return DENSE_TOPICS * n
+    return min(DENSE_TOPICS * n, DENSE_GRAM * (systems + GRAM_BAND) * n / systems)
+
+
 class GramSums:
     """The t-tests' sums ``Q = kappa sum_i d(t_i)^2`` of a block of pairs from each resample's
-    Gram matrix of its drawn scores, when ``T > DENSE_TOPICS * n``.
+    Gram matrix of its drawn scores, when ``T > dense_topics(n, S, P R)``.
 
     ``sum_i (y_a - y_b)^2 = SQ_a + SQ_b - 2 sum_i y_a y_b`` over a resample's drawn topics,
     ``y`` the scores centred on each topic's mean over the systems (the same differences,
@@ -247,13 +279,15 @@ class GramSums:
         Q = np.empty((aa.size, self.idx.shape[0]), dtype=FAST_DTYPE)
         runs = self._runs(aa, bb)
         a0 = runs[0][2]
+        W = self.xcT.shape[1] - a0
+        at = (aa - a0) * W + (bb - a0)      # each pair's entry in a resample's (na, W) products
         for r0, r1, G in self._products(runs):
             for lo, hi in self._bands(runs):
                 Gb = G[:, lo:hi, lo:]
                 Gb += self.sq[r0:r1, None, a0 + lo:]
                 np.maximum(Gb, 0.0, out=Gb)
-            for i0, i1, a, b0, b1 in runs:
-                Q[i0:i1, r0:r1] = G[:, a - a0, b0 - a0:b1 - a0].T
+            # one gather a tile (a copy per run and tile cost 40,000 small copies at n = 200)
+            Q[:, r0:r1] = G.reshape(r1 - r0, -1)[:, at].T
         ex = np.flatnonzero(self.exact[sl])
         if ex.size:
             Q[ex] = sparse_sums(self.draws, self.xg, aa[ex], bb[ex], self.kappa)
@@ -340,7 +374,7 @@ class _OneStratum:
                 rows = rows.astype(np.float32)  # still exact: differences subtract exactly in float32
         Msys = np.ascontiguousarray(rows.T)  # (S, R): a system's sums one row
         self.Msys = Msys
-        dense = self.g.size <= DENSE_TOPICS * n
+        dense = self.g.size <= dense_topics(n, s.x.shape[0], s.n_pairs * r_tot)
         self.compiled = s.n_pairs * r_tot >= COMPILED_WORK and compiled_loops()
         made = rows if s.t_tests and not dense and self.compiled else None  # (the Gram counts' tiles)
         del rows
@@ -362,7 +396,7 @@ class _OneStratum:
 
     def thresholds(self, sl: slice) -> np.ndarray:
         """The t-tests' ``Q`` (c, R): each resample's sum of ``kappa d^2`` over its drawn
-        topics: a dense product with the counts while ``T <= DENSE_TOPICS * n``, else from
+        topics: a dense product with the counts while ``T <= dense_topics(n, S, P R)``, else from
         each resample's Gram matrix of the drawn scores (:class:`GramSums`; work ``R n`` per
         pair, whatever ``T``)."""
         s = self.s
