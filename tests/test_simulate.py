@@ -1475,6 +1475,36 @@ def test_compiled_pair_pass_matches_numpy_path(exact):
 
 
 @pytest.mark.filterwarnings("ignore:variance component of systems")
+@pytest.mark.filterwarnings("ignore:.*identical on every topic")
+@pytest.mark.parametrize("method", ["bootstrap", "subsample"])
+def test_stratified_t_tests_from_gram_sums_match_the_dense_counts(monkeypatch, method):
+    # a stratum of more than DENSE_TOPICS n_k topics (200 topics, n_k = 5 and 10) takes its sums of
+    # squares from the Gram sums (work R n_k a pair, float32) instead of a dense product with its
+    # draw counts (R T_k): the t-tests agree within rounding, every other statistic bit for bit
+    # (the systems' sums are exact integers either way); two identical systems take the sparse sums
+    from planner.simulate import resampling
+
+    x = _scores4(8, 14, 400, 0.4, 0.15)
+    x[9] = x[2]
+    m = _matrix(x, strata=["a" if t % 2 else "b" for t in range(400)])
+    R = 400
+    kw = dict(topics=[10, 20], method=method, n_resamples=R, rng=3, strata="proportional", keep_pairs=True)
+    served, block = [], resampling.GramSums.block
+    monkeypatch.setattr(resampling.GramSums, "block", lambda self, sl: served.append(sl) or block(self, sl))
+    got = simulate.predict(m, **kw).per_pair
+    assert len(served) == 2 * 2 * 1      # 2 topic counts x 2 strata x one block of 91 pairs
+    monkeypatch.setattr(resampling, "DENSE_TOPICS", 10 ** 6)      # every stratum's dense counts
+    ref = simulate.predict(m, **kw).per_pair
+    assert len(served) == 4
+    for k in ref:
+        if k in ("significant", "power"):
+            assert np.all(np.abs(got[k] - ref[k]) <= 2 / R), k
+            assert np.any((ref[k] > 0.05) & (ref[k] < 0.95)), k
+        else:
+            assert np.array_equal(got[k], ref[k], equal_nan=True), k
+
+
+@pytest.mark.filterwarnings("ignore:variance component of systems")
 def test_gram_sums_in_groups_and_bands_match_float64_sums(monkeypatch):
     # the Gram sums are computed a group of blocks at a time, in bands of systems a; with one
     # block a group and bands of 4 systems, groups start and end inside a system's row: every

@@ -120,8 +120,9 @@ Methods
     one coefficient, usually the case with proportional allocation) and otherwise
     the float64 combination is used. Percentiles are read from the means rounded to
     float32 (exact below ``2^23``). The t-tests' sums of squares come from per-block
-    float64 products (``d^2 @ W_k.T``), their thresholds ``crit^2 sum_k W_k^2 var_k
-    / n_k`` are assembled in float64 and compared in float32.
+    float64 products (``d^2 @ W_k.T``), or for a stratum of more than ``8 n_k`` topics from its
+    Gram sums (float32, work ``R n_k`` a pair, as with one stratum); their thresholds
+    ``crit^2 sum_k W_k^2 var_k / n_k`` are assembled in float64 and compared in float32.
     BLAS runs on one thread meanwhile (when ``threadpoolctl`` is installed).
 ``subsample``
     Voorhees & Buckley: ``R`` times, two disjoint topic sets of size ``n`` drawn
@@ -190,10 +191,16 @@ With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
     block when larger; with the compiled loops, the two int64 counts of a group of up to
     ``GRAM_CACHE / 16`` pairs); independent of ``P``;
   - bootstrap / subsample, ``K > 1`` strata: ``8 * (2 * R_tot * T + (K + 1) * S *
-    R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 MiB``: the draw counts (built
+    R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 MiB + K * ((2048 + 4 * S) * R_tot + P)
+    + 16 * S * T + 4 MiB``: the draw counts (built
     transposed from the drawn topics, one stratum at a time), every system's resampled sums per stratum and
     their stratified combination, the score grid, the t-test sums of squares of one
-    block of 512 pairs, and the cache-sized pieces being summarised;
+    block of 512 pairs, and the cache-sized pieces being summarised; a stratum of more than
+    ``8 n_k`` topics keeps sparse counts instead, and its sums of squares come from its Gram
+    sums (:class:`~planner.simulate.resampling.GramSums`, one block at a time): its scores
+    (float64, and centred float32 with their table), every system's resampled sum of squares
+    and one block's sums (float32), the pairs it sums sparsely (a flag each) and the products'
+    tiles;
   - parametric: ``max(max_memory, 8 * 16 * S * (S + n) + 512 * 48 * R)``: chunks of
     ``C`` pairs with ``8 * (6 * R * C + 16 * S * (S + n)) <= max_memory``.
 

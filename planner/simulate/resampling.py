@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse, stats
@@ -53,10 +54,11 @@ from .kernels import (
     shift_terms,
     strata_sums,
 )
+from .pairs import pair_moments
 from .work import Shape, Work
 
 __all__ = ["COMPILED_WORK", "DENSE_GRAM", "DENSE_TOPICS", "GRAM_BAND", "GRAM_CACHE", "GRAM_RATIO", "GRAM_WORK",
-           "PAIR_COLUMNS", "GramSums", "ResamplingEngine",
+           "PAIR_COLUMNS", "GramSums", "ResamplingEngine", "StratumPairs",
            "dense_topics", "draw_matrix", "draw_topics", "sparse_sums", "topic_counts"]
 
 #: pairs per sparse product of the t-tests (their squared differences stay in cache)
@@ -184,6 +186,23 @@ def dense_topics(n: int, systems: int, work: int) -> float:
     return min(DENSE_TOPICS * n, DENSE_GRAM * (systems + GRAM_BAND) * n / systems)
 
 
+@dataclass(frozen=True)
+class StratumPairs:
+    """The pairs ``a``, ``b`` and their mean ``dbar`` and variance ``s2`` of differences over one
+    stratum's topics: what :class:`GramSums` reads of a :class:`~planner.simulate.engine.Setup`."""
+
+    a: np.ndarray
+    b: np.ndarray
+    dbar: np.ndarray
+    s2: np.ndarray
+
+    @classmethod
+    def of(cls, x: np.ndarray, a: np.ndarray, b: np.ndarray) -> StratumPairs:
+        """From the stratum's scores ``x`` (S, T_k)."""
+        dbar, s2 = pair_moments(x, a, b)
+        return cls(a, b, dbar, s2)
+
+
 class GramSums:
     """The t-tests' sums ``Q = kappa sum_i d(t_i)^2`` of a block of pairs from each resample's
     Gram matrix of its drawn scores, when ``T > dense_topics(n, S, P R)``.
@@ -191,7 +210,8 @@ class GramSums:
     ``sum_i (y_a - y_b)^2 = SQ_a + SQ_b - 2 sum_i y_a y_b`` over a resample's drawn topics,
     ``y`` the scores centred on each topic's mean over the systems (the same differences,
     smaller squares). The pairs are summed in groups of aligned blocks (:meth:`group_pairs`,
-    about :data:`GRAM_CACHE` bytes of sums, fixed by ``R``: the same groups for any chunking),
+    about ``cache`` bytes of sums, :data:`GRAM_CACHE` by default, fixed by ``R``: the same groups
+    for any chunking; the strata's sums take one block a group),
     each group once when its first block is asked for. Per tile of resamples the drawn rows of
     ``[-2 kappa y, y]`` of the group's systems and every later one are gathered once (``n`` rows a
     resample, from a table made once a group: no pass scales the left factors per tile); the
@@ -212,8 +232,9 @@ class GramSums:
     ``GRAM_CACHE / 16`` pairs): the counts ``fast_block`` would make from :meth:`block`.
     """
 
-    def __init__(self, s: Setup, xg: np.ndarray, idx: np.ndarray, draws: sparse.csr_matrix, kappa: float,
-                 tests: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None):
+    def __init__(self, s: Setup | StratumPairs, xg: np.ndarray, idx: np.ndarray, draws: sparse.csr_matrix,
+                 kappa: float, tests: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+                 cache: int | None = None):
         xc = xg - xg.mean(axis=0)
         energy = np.einsum("st,st->s", xc, xc)
         self.xcT = np.ascontiguousarray(xc.T, dtype=np.float32)  # (T, S): a drawn topic is one row
@@ -226,15 +247,16 @@ class GramSums:
         dd = s.s2 * (T - 1.0) + T * s.dbar * s.dbar  # each pair's sum of d^2 over the collection
         self.exact = dd * GRAM_RATIO <= energy[s.a] + energy[s.b]
         self.tests = tests
-        self.group = self.group_pairs(idx.shape[0]) if tests is None else self.count_group(s.a.size, xg.shape[0])
+        self.group = self.group_pairs(idx.shape[0], cache) if tests is None else self.count_group(s.a.size, xg.shape[0])
         # the drawn topics and topic T (a row of ones in every band's gathered scores)
         self.idx1 = np.hstack([idx, np.full((idx.shape[0], 1), xg.shape[1], dtype=idx.dtype)])
         self._cached: tuple[int, tuple[np.ndarray, ...]] | None = None
 
     @staticmethod
-    def group_pairs(resamples: int) -> int:
-        """Pairs per group: the most whole blocks whose float32 sums fit :data:`GRAM_CACHE` (one at least)."""
-        return max(1, GRAM_CACHE // (4 * BLOCK * resamples)) * BLOCK
+    def group_pairs(resamples: int, cache: int | None = None) -> int:
+        """Pairs per group: the most whole blocks whose float32 sums fit ``cache`` bytes (default
+        :data:`GRAM_CACHE`; one block at least)."""
+        return max(1, (GRAM_CACHE if cache is None else cache) // (4 * BLOCK * resamples)) * BLOCK
 
     @staticmethod
     def count_group(pairs: int, systems: int) -> int:
@@ -436,9 +458,18 @@ class _Strata:
     (:func:`~planner.simulate.kernels.strata_sums`); per block of pairs only the t-tests'
     sums of squares need a product."""
 
-    def __init__(self, s: Setup, WT: list[np.ndarray], n: int, nk: np.ndarray, crit: float, r_tot: int):
-        self.s, self.WT, self.halves = s, WT, s.method.disjoint
+    def __init__(self, s: Setup, idx: list[np.ndarray], n: int, nk: np.ndarray, crit: float, r_tot: int):
+        self.s, self.halves = s, s.method.disjoint
+        # a stratum of more than DENSE_TOPICS n_k topics: sparse counts, and its t-tests' sums of
+        # squares from the Gram sums (work R n_k a pair), else the dense counts (work R T_k)
+        big = [g.size > DENSE_TOPICS * int(c) for g, c in zip(s.groups, nk)]
+        WT = [draw_matrix(i, g.size).T if b else topic_counts(i, g.size) for i, g, b in zip(idx, s.groups, big)]
+        self.WT = WT
         self.Msk, unit, self.Mcomb, self.mscale = strata_sums(s.x, s.groups, nk, WT, n)
+        # (one block a group: every stratum's Gram sums are held at once)
+        self.gram = [GramSums(StratumPairs.of(s.x[:, g], s.a, s.b), s.x[:, g], i,
+                              w.T.tocsr().astype(np.float32), 1.0, cache=0) if b and s.t_tests else None
+                     for i, g, w, b in zip(idx, s.groups, WT, big)]
         # the t-test rejects when u^2 > Q, mean = mscale * u, Q = crit^2 se^2 / mscale^2:
         # se^2 = sum_k W_k^2 var_k / n_k, var_k = (SS_k - unit^2 D_k^2 / n_k) / (n_k - 1)
         # with D_k the pair's resampled sum of differences on the grid
@@ -451,6 +482,24 @@ class _Strata:
         # the t-tests' work arrays, reused block after block (fresh ones cost page faults)
         self.ss = [np.empty((BLOCK, r_tot)) for _ in WT] if s.t_tests else None
         self.q = np.empty((self.sub1, r_tot)) if s.t_tests else None
+
+    def squares(self, sl: slice) -> list[np.ndarray]:
+        """Per stratum, the pairs ``sl``'s resampled sums of squared differences (c, R): a dense
+        product with the draw counts, or the stratum's Gram sums (float32)."""
+        s = self.s
+        assert self.ss is not None  # built with the t-tests
+        aa, bb, c = s.a[sl], s.b[sl], sl.stop - sl.start
+        dense = [k for k, gram in enumerate(self.gram) if gram is None]
+        out: list[np.ndarray] = [self.ss[k][:c] for k in range(len(self.gram))]
+        if dense:
+            Dk = [s.x[aa][:, s.groups[k]] - s.x[bb][:, s.groups[k]] for k in dense]
+            sums = block_sums([self.WT[k] for k in dense], Dk, sums=False, out=[self.ss[k] for k in dense])
+            for k, (_, s2) in zip(dense, sums):
+                out[k] = s2
+        for k, gram in enumerate(self.gram):
+            if gram is not None:
+                out[k][...] = gram.block(sl)
+        return out
 
     def thresholds(self, SS: list[np.ndarray], a_: np.ndarray, b_: np.ndarray, r0: int) -> np.ndarray:
         """The t-tests' thresholds ``Q`` of a few pairs (rows ``r0:`` of the block's sums)."""
@@ -473,8 +522,7 @@ class _Strata:
         aa, bb = s.a[sl], s.b[sl]
         SS = None
         if s.t_tests:
-            Dk = [s.x[aa][:, g] - s.x[bb][:, g] for g in s.groups]
-            SS = [s2 for _, s2 in block_sums(self.WT, Dk, sums=False, out=self.ss)]
+            SS = self.squares(sl)
         c = sl.stop - sl.start
         res = {k: np.empty(c) for k in PAIR_STATS}
         # post-process a few pairs at a time so the (pairs x R) pieces stay in cache
@@ -545,7 +593,7 @@ class ResamplingEngine(PairEngine):
         if s.n_strata == 1:
             state: _OneStratum | _Strata = _OneStratum(s, idx, n, nk, crit, self.r_tot)
         else:
-            state = _Strata(s, [topic_counts(i, g.size) for i, g in zip(idx, s.groups)], n, nk, crit, self.r_tot)
+            state = _Strata(s, idx, n, nk, crit, self.r_tot)
         del idx
         self._state = (j, state)
         return state
