@@ -110,7 +110,7 @@ class Need:
     def plan(self) -> int | None:
         """The count to plan with (:meth:`planner.results.Interval.plan_bound`; None: no finite count)."""
         bound = self.interval.plan_bound(self.n_topics)
-        return None if math.isinf(bound) else int(bound)
+        return None if math.isinf(bound) else math.ceil(bound)
 
     @property
     def low(self) -> float | None:
