@@ -232,7 +232,9 @@ def memory_bound(method: str, S: int, T: int, R: int, K: int, N: int, *, n_max: 
         work = max(max_memory, 8 * 16 * S * (S + n_max) + 512 * 48 * R)
     else:
         per = 8 * (12 + 6 * K if meth.engine is Engine.ANALYTIC else 50 if integrate else 34)
-        work = max(max_memory, 512 * per)
+        # (analytic with strata: each chunk's per-stratum pair pass, in blocks of B differences)
+        B = max(T, max(T, D) // 2) if meth.engine is Engine.ANALYTIC and K > 1 else 0
+        work = max(max_memory, 512 * per + 24 * B)
         if meth.spec is not None and meth.spec.prior != "normal":   # npmle and mixture priors
             work += 8 * 2 * 121 * min(P, 20_000) + 8 * 6 * 2_000_000
         if integrate:
@@ -262,8 +264,6 @@ def bench_memory(R: int, n: int = 50) -> bool:
         if S <= 600:
             cases += [("bootstrap", 1), ("bootstrap", 2), ("bootstrap", 3), ("subsample", 1), ("subsample", 2),
                       ("parametric", 1), ("predictive-npmle", 1)]
-        if T >= 1000:      # (strata of more than 8 n_k topics: the resampling engines' Gram sums)
-            cases = [c for c in cases if registered(c[0]).engine is Engine.RESAMPLING]
         # the closed forms also under a small budget (their pair passes then use smaller blocks)
         cases = [(method, K, 64 * MiB) for method, K in cases] + \
             [(method, K, 4 * MiB) for method, K in cases if registered(method).closed_form]

@@ -183,3 +183,24 @@ def test_identical_systems_warning_is_one_short_line():
         ScoreMatrix.build(many, [f"r{i}" for i in range(48)], ["a", "b"])
     (msg,) = [str(w.message) for w in rec if "identical" in str(w.message)]
     assert msg.count(" = ") == 10 and msg.endswith("; and 14 more groups")
+
+
+def test_analytic_with_strata_keeps_within_max_memory(traced_peak):
+    # with strata, each chunk's per-stratum pair pass ran in blocks of max_memory / 24
+    # differences beside the chunk's pairs: 4.7 MiB at max_memory 4 MiB (100 systems x 1,000
+    # topics, 3 strata), over the stated bound; the pass now takes half the block, and the chunk
+    # what is left (planner.simulate's docstring, "Memory")
+    rng = np.random.default_rng(0)
+    x = np.clip(rng.normal(0.3, 0.15, (100, 1000)) + rng.normal(0, 0.05, (100, 1)), 0, 1).round(3)
+    m = ScoreMatrix.build(x, [f"s{i}" for i in range(100)], [f"t{j}" for j in range(1000)],
+                          strata=[f"k{j % 3}" for j in range(1000)], warn=False)
+    budget, P = 4 * 2 ** 20, 100 * 99 // 2
+    kept = 8 * P * 2 * 2 + 64 * P          # two topic counts' pair results and the setup's pairs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = lambda mm: planner.predict(m, topics=[10, 20], method="analytic", strata="proportional",
+                                         max_memory=mm).to_frame()
+        got, peak = traced_peak(lambda: run(budget))
+        ref = run(256 * 2 ** 20)
+    assert peak <= budget + kept, f"{peak / 2 ** 20:.2f} MiB traced"
+    assert got.equals(ref)                 # the blocks change no number

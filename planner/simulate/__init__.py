@@ -176,7 +176,9 @@ With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
     (rates per chunk and topic count, the prior fitted once over all pairs), ``8 * 50``
     for ``predictive-integrated`` (plus its ``16 * P``); the npmle and mixture priors
     add their fit, ``8 * 2 * 121 * min(P, 20000)``, and blocks of ``6 * 2e6`` float64
-    values;
+    values; analytic with ``K > 1`` strata and ``variance="pair"`` computes each chunk's
+    variances per stratum in blocks of ``B = max(T, max(T, D) / 2)`` differences, beside the
+    chunk: ``max(max_memory, 512 * per + 24 * B)``, chunks of ``C * per <= max_memory - 24 * B``;
   - bootstrap / subsample, one stratum (``strata="uniform"``):
     ``40 * R_tot * n + 12 * R_tot * min(T, 8 n) + 12 * S * R_tot + 12 * 512 * R_tot + 32 * S * T
     + 4096 * T + 4 MiB + 64 MiB``: the drawn topics and their sparse counts (float64 and float32), the

@@ -104,8 +104,17 @@ class AnalyticEngine(PairEngine):
 
     @staticmethod
     def memory(setup: Setup) -> tuple[int, int]:
-        # about 12 + 6 K float64 values per pair (measured by benchmarks/bench_bootstrap.py)
-        return 8 * (12 + 6 * max(1, setup.n_strata)), 0
+        # about 12 + 6 K float64 values per pair (measured by benchmarks/bench_bootstrap.py); with
+        # strata, beside the chunk, the pair pass of each stratum's variances (:meth:`stratum_variances`)
+        return 8 * (12 + 6 * max(1, setup.n_strata)), 24 * AnalyticEngine.stratum_block(setup)
+
+    @staticmethod
+    def stratum_block(setup: Setup) -> int:
+        """Differences per block of the per-chunk pair pass of the strata's variances (0: none):
+        half the setup's pair block, so that the pass and the chunk's pairs share ``max_memory``."""
+        if setup.n_strata == 1 or setup.variance != "pair":
+            return 0
+        return max(setup.x.shape[1], setup.pair_block // 2)
 
     @staticmethod
     def work(shape: Shape) -> Work:
@@ -134,7 +143,7 @@ class AnalyticEngine(PairEngine):
             if sg is not None:
                 cols.append(np.full(pairs.stop - pairs.start, sg))
             else:
-                cols.append(pair_moments(s.x[:, g], s.a[pairs], s.b[pairs], block=s.pair_block)[1])
+                cols.append(pair_moments(s.x[:, g], s.a[pairs], s.b[pairs], block=self.stratum_block(s))[1])
         return np.stack(cols, axis=1)
 
     def analytic(self, j: int, pairs: slice, sig2_k: np.ndarray) -> dict[str, np.ndarray]:
