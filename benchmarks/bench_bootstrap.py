@@ -227,7 +227,7 @@ def memory_bound(method: str, S: int, T: int, R: int, K: int, N: int, *, n_max: 
                     + 32 * S * T + 4096 * T + 4 * MiB + 64 * MiB)
         else:
             work = (8 * (2 * R_tot * T + (K + 1) * S * R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 * MiB
-                    + K * ((2048 + 4 * S) * R_tot + P) + 16 * S * T + 4 * MiB)
+                    + K * ((2048 + 4 * S) * R_tot + 17 * P) + 16 * S * T + 4 * MiB)
     elif meth.engine is Engine.PARAMETRIC:
         work = max(max_memory, 8 * 16 * S * (S + n_max) + 512 * 48 * R)
     else:

@@ -420,8 +420,8 @@ def _needs(m: ScoreMatrix, p: _Plan) -> tuple[dict[str, int | None], int | None,
                 continue
             by[t] = tr.n_topics
             solved.append(tr)
-    if len(solved) < len(by):
-        return by, None, Interval.none("a target is not reached")
+    if len(solved) < len(by):       # a target failed to solve: none is needed together
+        solved = []
     return (by, *joint_need(solved))
 
 

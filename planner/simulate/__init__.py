@@ -193,7 +193,7 @@ With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
     block when larger; with the compiled loops, the two int64 counts of a group of up to
     ``GRAM_CACHE / 16`` pairs); independent of ``P``;
   - bootstrap / subsample, ``K > 1`` strata: ``8 * (2 * R_tot * T + (K + 1) * S *
-    R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 MiB + K * ((2048 + 4 * S) * R_tot + P)
+    R_tot + S * T + 512 * R_tot * K + 512 * T) + 8 MiB + K * ((2048 + 4 * S) * R_tot + 17 * P)
     + 16 * S * T + 4 MiB``: the draw counts (built
     transposed from the drawn topics, one stratum at a time), every system's resampled sums per stratum and
     their stratified combination, the score grid, the t-test sums of squares of one
@@ -201,8 +201,8 @@ With ``P`` pairs, ``N`` topic counts, ``T`` topics, ``S`` systems, ``K`` strata,
     ``8 n_k`` topics keeps sparse counts instead, and its sums of squares come from its Gram
     sums (:class:`~planner.simulate.resampling.GramSums`, one block at a time): its scores
     (float64, and centred float32 with their table), every system's resampled sum of squares
-    and one block's sums (float32), the pairs it sums sparsely (a flag each) and the products'
-    tiles;
+    and one block's sums (float32), its pairs' mean and variance (made once) and the pairs it
+    sums sparsely (a flag each), and the products' tiles;
   - parametric: ``max(max_memory, 8 * 16 * S * (S + n) + 512 * 48 * R)``: chunks of
     ``C`` pairs with ``8 * (6 * R * C + 16 * S * (S + n)) <= max_memory``.
 

@@ -32,7 +32,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -160,10 +160,11 @@ def sparse_sums(draws: sparse.csr_matrix, xg: np.ndarray, aa: np.ndarray, bb: np
     return Q
 
 
-def dense_topics(n: int, systems: int, work: int) -> float:
+def dense_topics(n: int, systems: int, work: int, *, counted: bool = True) -> float:
     """The most topics for which the t-tests' sums of ``n`` drawn topics come from the dense product
     with the draw counts, for ``work`` pairs x resamples; beyond it they come from the Gram sums
-    (:class:`GramSums`).
+    (:class:`GramSums`). ``counted=False``: the Gram sums are always written out (a stratum's, whose
+    thresholds subtract its squared mean), the rule below :data:`GRAM_WORK`.
 
     The dense product's work per resample grows with the collection (``P T``), the Gram sums' with
     the draw (``n S (S + GRAM_BAND) / 2``: each band's diagonal square is computed whole), so the
@@ -181,7 +182,7 @@ def dense_topics(n: int, systems: int, work: int) -> float:
     >>> dense_topics(50, 5, work=2 ** 30)        # (at most DENSE_TOPICS n)
     400
     """
-    if work < GRAM_WORK:
+    if work < GRAM_WORK or not counted:
         return DENSE_TOPICS * n
     return min(DENSE_TOPICS * n, DENSE_GRAM * (systems + GRAM_BAND) * n / systems)
 
@@ -197,9 +198,9 @@ class StratumPairs:
     s2: np.ndarray
 
     @classmethod
-    def of(cls, x: np.ndarray, a: np.ndarray, b: np.ndarray) -> StratumPairs:
-        """From the stratum's scores ``x`` (S, T_k)."""
-        dbar, s2 = pair_moments(x, a, b)
+    def of(cls, x: np.ndarray, a: np.ndarray, b: np.ndarray, block: int) -> StratumPairs:
+        """From the stratum's scores ``x`` (S, T_k), differences in blocks of ``block`` (the setup's)."""
+        dbar, s2 = pair_moments(x, a, b, block=block)
         return cls(a, b, dbar, s2)
 
 
@@ -458,18 +459,19 @@ class _Strata:
     (:func:`~planner.simulate.kernels.strata_sums`); per block of pairs only the t-tests'
     sums of squares need a product."""
 
-    def __init__(self, s: Setup, idx: list[np.ndarray], n: int, nk: np.ndarray, crit: float, r_tot: int):
+    def __init__(self, s: Setup, idx: list[np.ndarray], n: int, nk: np.ndarray, crit: float, r_tot: int,
+                 pairs_of: Callable[[int], StratumPairs]):
         self.s, self.halves = s, s.method.disjoint
-        # a stratum of more than DENSE_TOPICS n_k topics: sparse counts, and its t-tests' sums of
+        # a stratum of many more topics than it draws: sparse counts, and its t-tests' sums of
         # squares from the Gram sums (work R n_k a pair), else the dense counts (work R T_k)
-        big = [g.size > DENSE_TOPICS * int(c) for g, c in zip(s.groups, nk)]
+        S = s.x.shape[0]
+        big = [g.size > dense_topics(int(c), S, s.n_pairs * r_tot, counted=False) for g, c in zip(s.groups, nk)]
         WT = [draw_matrix(i, g.size).T if b else topic_counts(i, g.size) for i, g, b in zip(idx, s.groups, big)]
         self.WT = WT
         self.Msk, unit, self.Mcomb, self.mscale = strata_sums(s.x, s.groups, nk, WT, n)
         # (one block a group: every stratum's Gram sums are held at once)
-        self.gram = [GramSums(StratumPairs.of(s.x[:, g], s.a, s.b), s.x[:, g], i,
-                              w.T.tocsr().astype(np.float32), 1.0, cache=0) if b and s.t_tests else None
-                     for i, g, w, b in zip(idx, s.groups, WT, big)]
+        self.gram = [GramSums(pairs_of(k), s.x[:, g], i, w.T.tocsr().astype(np.float32), 1.0, cache=0)
+                     if b and s.t_tests else None for k, (i, g, w, b) in enumerate(zip(idx, s.groups, WT, big))]
         # the t-test rejects when u^2 > Q, mean = mscale * u, Q = crit^2 se^2 / mscale^2:
         # se^2 = sum_k W_k^2 var_k / n_k, var_k = (SS_k - unit^2 D_k^2 / n_k) / (n_k - 1)
         # with D_k the pair's resampled sum of differences on the grid
@@ -488,18 +490,16 @@ class _Strata:
         product with the draw counts, or the stratum's Gram sums (float32)."""
         s = self.s
         assert self.ss is not None  # built with the t-tests
-        aa, bb, c = s.a[sl], s.b[sl], sl.stop - sl.start
+        c = sl.stop - sl.start
         dense = [k for k, gram in enumerate(self.gram) if gram is None]
-        out: list[np.ndarray] = [self.ss[k][:c] for k in range(len(self.gram))]
-        if dense:
-            Dk = [s.x[aa][:, s.groups[k]] - s.x[bb][:, s.groups[k]] for k in dense]
-            sums = block_sums([self.WT[k] for k in dense], Dk, sums=False, out=[self.ss[k] for k in dense])
-            for k, (_, s2) in zip(dense, sums):
-                out[k] = s2
+        if dense:       # (block_sums writes the sums into the buffers ``ss``)
+            xa, xb = s.x[s.a[sl]], s.x[s.b[sl]]
+            block_sums([self.WT[k] for k in dense], [xa[:, s.groups[k]] - xb[:, s.groups[k]] for k in dense],
+                       sums=False, out=[self.ss[k] for k in dense])
         for k, gram in enumerate(self.gram):
             if gram is not None:
-                out[k][...] = gram.block(sl)
-        return out
+                self.ss[k][:c] = gram.block(sl)
+        return [ss[:c] for ss in self.ss]
 
     def thresholds(self, SS: list[np.ndarray], a_: np.ndarray, b_: np.ndarray, r0: int) -> np.ndarray:
         """The t-tests' thresholds ``Q`` of a few pairs (rows ``r0:`` of the block's sums)."""
@@ -545,6 +545,14 @@ class ResamplingEngine(PairEngine):
         super().__init__(setup)
         self.r_tot = (2 if setup.method.disjoint else 1) * setup.resamples
         self._state: tuple[int, _OneStratum | _Strata] | None = None
+        self._pairs: dict[int, StratumPairs] = {}
+
+    def _stratum_pairs(self, k: int) -> StratumPairs:
+        """Stratum ``k``'s pair moments (made once: the same for every topic count)."""
+        if k not in self._pairs:
+            s = self.setup
+            self._pairs[k] = StratumPairs.of(s.x[:, s.groups[k]], s.a, s.b, s.pair_block)
+        return self._pairs[k]
 
     @staticmethod
     def memory(setup: Setup) -> tuple[int, int]:
@@ -593,7 +601,7 @@ class ResamplingEngine(PairEngine):
         if s.n_strata == 1:
             state: _OneStratum | _Strata = _OneStratum(s, idx, n, nk, crit, self.r_tot)
         else:
-            state = _Strata(s, idx, n, nk, crit, self.r_tot)
+            state = _Strata(s, idx, n, nk, crit, self.r_tot, self._stratum_pairs)
         del idx
         self._state = (j, state)
         return state
