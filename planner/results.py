@@ -112,6 +112,20 @@ class Interval:
             return math.inf if self.plan_n is None else float(self.plan_n)
         return math.inf if point is None else float(point)
 
+    def plan_count(self, point: float | None) -> int | None:
+        """:meth:`plan_bound` as a topic count: rounded up, ``None`` where no finite count suffices
+        (an unbounded upper end, or a target not reached). What budgets cost and depths are chosen by.
+
+        Examples
+        --------
+        >>> Interval(36.2, 37.4, 0.95, IntervalMethod.ANALYTIC, 0).plan_count(24)
+        38
+        >>> Interval.none("no resamples").plan_count(None) is None
+        True
+        """
+        bound = self.plan_bound(point)
+        return None if math.isinf(bound) else math.ceil(bound)
+
     @property
     def resampled(self) -> bool:
         """True when the interval comes from topic resamples."""

@@ -67,13 +67,16 @@ def test_narrative_sentences(small_scores, tmp_path):
         # the two fields the pool sentence reads of a ScenarioResult
         return SimpleNamespace(name=name, pool={
             "tau_min": 0.9, "choice": {"depth": 10, "n_topics_needed": rows[0][1]},
-            "depths": [{"depth": d, "n_topics_needed": n, "kendall_tau_vs_full": t, "tau_ok": t >= 0.9,
-                        "cost_per_topic": c} for d, n, t, c in rows]})
-    s0 = scen("nDCG@10", [(10, 107, 0.985, 58.0), (20, 106, 0.99, 114.6)])
-    ap = scen("AP(rel=2)", [(10, 141, 0.874, 58.0), (20, 84, 0.922, 114.6)])
+            "depths": [{"depth": d, "n_topics_needed": n, "n_topics_plan": p, "kendall_tau_vs_full": t,
+                        "tau_ok": t >= 0.9, "cost_per_topic": c} for d, n, p, t, c in rows]})
+    s0 = scen("nDCG@10", [(10, 107, 107, 0.985, 58.0), (20, 106, 106, 0.99, 114.6)])
+    ap = scen("AP(rel=2)", [(10, 141, 141, 0.874, 58.0), (20, 84, 84, 0.922, 114.6)])
     text = pool_others(s0, [s0, ap], 10)
     assert "At depth 10, AP(rel=2) needs 141 topics" in text and "0.874, below tau_min 0.9" in text
-    assert "Serving every scenario at once takes depth 20 with 106 topics (cost 12148)" in text
+    assert "Serving every scenario at once takes depth 20 with 106 topics to plan with (cost 12148)" in text
+    # the depths are costed at the count to plan with (an interval's upper end), as budget does
+    ap = scen("AP(rel=2)", [(10, 141, 141, 0.874, 58.0), (20, 84, 130, 0.922, 114.6)])
+    assert "takes depth 20 with 130 topics to plan with (cost 14898)" in pool_others(s0, [s0, ap], 10)
 
     # 5. query variants: the count assumes the collection's variants per topic; the binding
     # target's trade of topics against variants, its intervals and costs (not included, or the

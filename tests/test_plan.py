@@ -305,7 +305,7 @@ def test_pool_depth_study_meets_every_target_with_the_given_method(dl19_small):
         two = plan.pool_depth_study(runs, qrels, targets=tg[:2], method="predictive", **kw).rows[0]
     assert two["n_topics_needed"] == max(one["ci_width"].rows[0]["n_topics_needed"],
                                          one["power"].rows[0]["n_topics_needed"])
-    assert two["total_cost"] == pytest.approx(two["n_topics_needed"] * two["cost_per_topic"])
+    assert two["total_cost"] == pytest.approx(two["n_topics_plan"] * two["cost_per_topic"])
 
 
 @pytest.mark.slow
@@ -325,7 +325,8 @@ def test_pool_depth_study_against_measures_module(dl19_small, dl19_study):
         tau = stats.kendalltau(full.values.mean(axis=1), m_k.values.mean(axis=1)).statistic
         assert rows[k]["kendall_tau_vs_full"] == pytest.approx(tau, abs=1e-12)
         assert rows[k]["cost_per_topic"] == pytest.approx(5.0 + means[k])
-        assert rows[k]["total_cost"] == pytest.approx(rows[k]["n_topics_needed"] * rows[k]["cost_per_topic"])
+        assert rows[k]["total_cost"] == pytest.approx(rows[k]["n_topics_plan"] * rows[k]["cost_per_topic"])
+        assert rows[k]["n_topics_plan"] == rows[k]["n_topics_needed"]          # no interval: the count
     assert rows[10]["judgments_per_topic"] < rows[20]["judgments_per_topic"]
     # the share of the pool's documents (all topics) that the qrels judge; it was named
     # judged_share_mean, which planner pool uses for the mean over runs of each run's share
@@ -1358,6 +1359,35 @@ def test_growth_and_pool_depth_study_record_their_seed(dl19_small):
         none = plan.pool_depth_study(runs, qrels, **{**kw, "n_resamples": 0})
     assert d2.to_dict() == d.to_dict()
     assert (none.seed, none.n_resamples) == (None, 0)
+
+
+@pytest.mark.slow
+def test_depth_study_and_budget_choose_by_the_count_to_plan_with(shared_data, dl19_small):
+    # the depth study recommended the depth whose point count cost least, while budget costs the
+    # count to plan with (the upper end of the interval on n): both now read one rule
+    import warnings
+
+    from planner.collection import read_runs
+
+    runs = read_runs(shared_data / "trec-dl2019-passage" / "runs", pattern="[bimT]*")   # 21 runs
+    qrels = dl19_small[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d = plan.pool_depth_study(runs, qrels, depths=[10, 20], measure="nDCG@10", method="analytic",
+                                  targets=[("swap_rate", 0.05), ("erho2", 0.95)], n_resamples=40, rng=3,
+                                  topic_cost=5.0, judgment_cost=1.0, tau_min=0.8)
+    for r in d.rows:
+        iv = d.row_interval(r)
+        assert r["n_topics_plan"] == math.ceil(iv.high) > r["n_topics_needed"]
+        assert r["total_cost"] == pytest.approx(r["n_topics_plan"] * r["cost_per_topic"])
+    rec = d.recommendation
+    b = plan.budget(judgments=d, topic_cost=5.0, judgment_cost=1.0)
+    assert (b.cheapest["depth"], b.cheapest["total_cost"]) == (rec["depth"], rec["total_cost"])
+    assert rec["n_topics_plan"] == b.cheapest["n_topics_plan"]
+    # a total between the two depths' costs: the cheaper one is the only one it buys
+    costs = sorted(r["total_cost"] for r in d.rows)
+    mid = plan.budget(judgments=d, topic_cost=5.0, judgment_cost=1.0, total=(costs[0] + costs[1]) / 2)
+    assert mid.cheapest["total_cost"] == costs[0] and sum(r["feasible"] for r in mid.rows) == 1
 
 
 def test_interval_ends_have_one_name_in_both_results(shared_data):

@@ -327,7 +327,7 @@ def test_budget_marks_the_topics_each_depth_needs():
     budget = pd.DataFrame({"depth": [10, 10, 20, 20], "n_topics": [50, 100, 50, 100],
                            "cost": [500.0, 1000, 900, 1800]})
     pool = pd.DataFrame({"scenario": ["A", "A", "B", "B"], "depth": [10, 20, 10, 20],
-                         "n_topics_needed": [80, 70, 120, None], "total_cost": [800.0, 1260, 1200, None]})
+                         "n_topics_plan": [80, 70, 120, None], "total_cost": [800.0, 1260, 1200, None]})
     ax = plots.plot_budget(budget, needed=pool).axes[0]
     marks = [ln for ln in ax.get_lines() if ln.get_linestyle() == "None" and len(ln.get_xdata())]
     assert sorted((float(ln.get_xdata()[0]), float(ln.get_ydata()[0])) for ln in marks) == \

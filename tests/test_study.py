@@ -1069,6 +1069,10 @@ def test_answer_says_when_no_pool_depth_is_chosen(tmp_path):
     # at that count (the rest of the budget went unmentioned; organiser walkthrough)
     pool = res.results["scenarios"][0]["pool"]
     ch = pool["choice"]
+    # the depth is costed at the count to plan with (the Feldt upper end of Erho2), as budget does
+    assert ch["n_interval"] == "analytic" and ch["n_topics_plan"] == ch["n_upper"] > ch["n_topics_needed"]
+    assert ch["total_cost"] == pytest.approx(ch["n_topics_plan"] * ch["cost_per_topic"])
+    assert res.answer_result.plan_n >= ch["n_topics_plan"]
     doc["costs"] = {"topic": 10, "judgment": 1, "budget": 10 * ch["total_cost"]}
     res = run_study(doc, quiet=True, write=False)
     sc = res.results["scenarios"][0]

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..results import Interval, ResultMixin
 from .checks import N_MAX, check_cost, plain
-from .pool import DepthStudy, GrowthCurve
+from .pool import DepthStudy, GrowthCurve, cheapest_depth, depth_feasible
 
 __all__ = ["BudgetResult", "Need", "budget"]
 
@@ -109,8 +109,7 @@ class Need:
     @property
     def plan(self) -> int | None:
         """The count to plan with (:meth:`planner.results.Interval.plan_bound`; None: no finite count)."""
-        bound = self.interval.plan_bound(self.n_topics)
-        return None if math.isinf(bound) else math.ceil(bound)
+        return self.interval.plan_count(self.n_topics)
 
     @property
     def low(self) -> float | None:
@@ -205,12 +204,11 @@ def _row(k: int, j: _Judgments, tc: float, jc: float, total: float | None) -> di
     need = j.need_map.get(k, Need(None))
     tot = None if need.plan is None else need.plan * cost
     tau = j.tau_map.get(k)
-    tau_ok = tau is None or j.tau_min is None or tau >= j.tau_min
-    feasible = tot is not None and (total is None or tot <= total) and tau_ok
-    return {"depth": k, "judgments_per_topic": j.jmap[k], "cost_per_topic": cost,
-            "max_topics": max_n, "n_topics_plan": need.plan, "n_topics_needed": need.n_topics,
-            "n_lower": need.low, "n_upper": need.high, "n_interval": need.interval.how.value, "total_cost": tot,
-            "kendall_tau_vs_full": tau, "tau_ok": bool(tau_ok), "feasible": bool(feasible)}
+    row = {"depth": k, "judgments_per_topic": j.jmap[k], "cost_per_topic": cost,
+           "max_topics": max_n, "n_topics_plan": need.plan, "n_topics_needed": need.n_topics,
+           "n_lower": need.low, "n_upper": need.high, "n_interval": need.interval.how.value, "total_cost": tot,
+           "kendall_tau_vs_full": tau, "tau_ok": bool(tau is None or j.tau_min is None or tau >= j.tau_min)}
+    return {**row, "feasible": depth_feasible(row, total)}
 
 
 def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float | None = None,
@@ -278,8 +276,7 @@ def budget(*, topic_cost: float = 0.0, judgment_cost: float = 1.0, total: float 
     _topics_needed(topics_needed, j)
     total = _check_total(total, j, tc, jc)
     rows = [_row(k, j, tc, jc, total) for k in sorted(j.jmap)]
-    ok = [r for r in rows if r["feasible"]]
-    cheapest = min(ok, key=lambda r: (r["total_cost"], -r["depth"])) if ok else None
+    cheapest = cheapest_depth(rows, total)
     return BudgetResult(rows=tuple(rows), cheapest=cheapest, tau_min=j.tau_min, total=total, topic_cost=tc,
                         judgment_cost=jc, n_runs=n_runs, judgments_source=j.label)
 

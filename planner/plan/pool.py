@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -25,8 +25,9 @@ from ..variance import fit
 from .checks import check_cost, check_interval_resamples, plain
 from .targets import TargetRequest, fit_pairs, solve_target, target_request
 
-__all__ = ["DepthStudy", "GrowthCurve", "check_depths", "check_growth", "depth_study_estimate", "depth_study_work",
-           "growth_work", "judgment_growth", "pool_depth_study", "ranked_lines"]
+__all__ = ["DepthStudy", "GrowthCurve", "cheapest_depth", "check_depths", "check_growth", "depth_feasible",
+           "depth_study_estimate", "depth_study_work", "growth_work", "judgment_growth", "pool_depth_study",
+           "ranked_lines"]
 
 #: the level of a depth study's interval on n (``n_lower``, ``n_upper``)
 LEVEL = 0.95
@@ -322,13 +323,15 @@ class DepthStudy(ResultMixin):
         ``n_topics_needed`` (the largest over the targets, None when one is not reached; with
         ``n_lower``, ``n_upper`` the 95% interval of the target that binds the plan, and
         ``n_interval``, how that was made: an :class:`planner.results.IntervalMethod` value;
-        :func:`planner.results.joint_need`),
-        ``n_by_target``, ``cost_per_topic``, ``total_cost``, ``tau_ok``.
+        :func:`planner.results.joint_need`), ``n_topics_plan`` (the count to plan with: that
+        interval's upper end, else the count; :meth:`planner.results.Interval.plan_count`),
+        ``n_by_target``, ``cost_per_topic``, ``total_cost`` (``n_topics_plan`` x
+        ``cost_per_topic``), ``tau_ok``.
     full : dict
         The same statistics with the full qrels (``depth`` None).
     recommendation : dict
-        The chosen row (cheapest total cost among depths with tau >= tau_min; the deepest when
-        none qualifies) and ``reason`` text.
+        The chosen row (:func:`cheapest_depth`; the deepest when none qualifies) and ``reason``
+        text.
     n_runs, n_topics, pool_runs, topic_cost, judgment_cost, tau_min
         The inputs and the collection's size.
     n_resamples, seed : int
@@ -428,9 +431,24 @@ def _needs(m: ScoreMatrix, p: _Plan) -> tuple[dict[str, int | None], int | None,
 def _stats_of(m: ScoreMatrix, cost: float | None, p: _Plan) -> dict:
     by, need, iv = _needs(m, p)
     lo, hi = (None if v is None else int(v) for v in (iv.low, iv.high))
+    plan = None if need is None else iv.plan_count(need)
     return {**_components(m), "mean_score": float(m.topic_scores().mean()), "n_topics_needed": need,
-            "n_by_target": by, "n_lower": lo, "n_upper": hi, "n_interval": iv.how.value,
-            "total_cost": None if need is None or cost is None else need * cost}
+            "n_by_target": by, "n_lower": lo, "n_upper": hi, "n_interval": iv.how.value, "n_topics_plan": plan,
+            "total_cost": None if plan is None or cost is None else plan * cost}
+
+
+def depth_feasible(row: Mapping[str, Any], total: float | None = None) -> bool:
+    """Whether a plan can take a depth row (of :class:`DepthStudy` or :class:`planner.plan.BudgetResult`):
+    its Kendall tau against the full judgments reaches ``tau_min`` (``tau_ok``), its count to plan
+    with is finite (``total_cost`` known) and, with a ``total``, that cost is within it."""
+    return bool(row["tau_ok"]) and row["total_cost"] is not None and (total is None or row["total_cost"] <= total)
+
+
+def cheapest_depth(rows: Sequence[Mapping[str, Any]], total: float | None = None) -> Any:
+    """The depth row a plan takes: the least ``total_cost`` (the count to plan with x the cost per
+    topic) among the :func:`depth_feasible` ones, the deeper on a tie; None when none is."""
+    ok = [r for r in rows if depth_feasible(r, total)]
+    return min(ok, key=lambda r: (r["total_cost"], -r["depth"])) if ok else None
 
 
 def _align(m_k: ScoreMatrix, full: ScoreMatrix) -> ScoreMatrix:
@@ -580,17 +598,17 @@ def _warn_depths(rows: list[dict], undefined: list[int]) -> None:
 
 
 def _recommend(rows: list[dict], tau_min: float) -> dict:
-    ok = [r for r in rows if r["tau_ok"] and r["total_cost"] is not None]
-    if ok:
-        best = min(ok, key=lambda r: (r["total_cost"], -r["depth"]))
-        reason = (f"cheapest total cost ({best['n_topics_needed']} topics x {best['cost_per_topic']:.4g}) "
+    best = cheapest_depth(rows)
+    if best is not None:
+        reason = (f"cheapest total cost ({best['n_topics_plan']} topics to plan with x {best['cost_per_topic']:.4g}) "
                   f"among depths whose Kendall tau against full judgments is >= {tau_min}")
     else:
         cand = [r for r in rows if r["total_cost"] is not None] or rows
         best = max(cand, key=lambda r: r["depth"])
         reason = (f"no depth reaches Kendall tau >= {tau_min} with a reachable target; the deepest "
                   "pool is the least biased")
-    return {"depth": best["depth"], "n_topics": best["n_topics_needed"], "total_cost": best["total_cost"],
+    return {"depth": best["depth"], "n_topics": best["n_topics_needed"], "n_topics_plan": best["n_topics_plan"],
+            "total_cost": best["total_cost"],
             "kendall_tau_vs_full": best["kendall_tau_vs_full"], "reason": reason}
 
 

@@ -806,9 +806,9 @@ def plot_pool_depth(frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
 
 
 def _needed_markers(ax: Axes, needed: pd.DataFrame, colour: Mapping[Any, Any]) -> None:
-    """A large open marker at (topics needed, their cost) in each depth's colour, one marker
+    """A large open marker at (topics to plan with, their cost) in each depth's colour, one marker
     shape per scenario."""
-    nd = needed.assign(n=pd.to_numeric(needed["n_topics_needed"], errors="coerce"),
+    nd = needed.assign(n=pd.to_numeric(needed["n_topics_plan"], errors="coerce"),
                        c=pd.to_numeric(needed["total_cost"], errors="coerce"))
     nd = nd[nd["n"].notna() & nd["c"].notna() & nd["depth"].notna()]
     groups = _groups(nd, "scenario" if "scenario" in nd.columns else None)
@@ -831,9 +831,9 @@ def plot_budget(frame: pd.DataFrame, *, ax: Axes | None = None, needed: pd.DataF
     ax : matplotlib Axes, optional
         Draw here (else on a new Figure).
     needed : DataFrame, optional
-        ``pool.csv``: ``depth, n_topics_needed, total_cost``, optionally ``scenario``: marks
+        ``pool.csv``: ``depth, n_topics_plan, total_cost``, optionally ``scenario``: marks
         what each depth needs for the targets, a large open marker in the depth's colour at
-        (topics needed, their cost), one marker shape per scenario.
+        (the topics to plan with, their cost), one marker shape per scenario.
 
     Returns
     -------
@@ -854,7 +854,7 @@ def plot_budget(frame: pd.DataFrame, *, ax: Axes | None = None, needed: pd.DataF
         sub = frame[frame["depth"] == d].sort_values("n_topics")
         (line,) = ax.plot(sub["n_topics"], sub["cost"], marker="o", markersize=3, label=f"depth {d}")
         colour[d] = line.get_color()
-    if needed is not None and {"depth", "n_topics_needed", "total_cost"} <= set(needed.columns):
+    if needed is not None and {"depth", "n_topics_plan", "total_cost"} <= set(needed.columns):
         _needed_markers(ax, needed, colour)
     ax.set_xlabel("topics (n)")
     ax.set_ylabel("cost")

@@ -282,7 +282,7 @@ def filtering(doc: Document, inp: Inputs) -> None:
 
 #: the pool table's columns shown in the report
 _POOL_COLUMNS = ("scenario", "depth", "judgments_per_topic", "pool_judged_share", "kendall_tau_vs_full",
-                 "var_e_ratio", "n_topics_needed", "cost_per_topic", "total_cost", "tau_ok")
+                 "var_e_ratio", "n_topics_needed", "n_topics_plan", "cost_per_topic", "total_cost", "tau_ok")
 
 
 @dataclass
@@ -348,7 +348,8 @@ def pool(doc: Document, inp: Inputs) -> None:
     cols = [c for c in _POOL_COLUMNS if c in pl.columns]
     doc.table(pl[cols], caption="pool.csv (all columns in tables/pool.csv); n_topics_needed is the "
                                 "largest over the scenario's targets (each in its n_<target> column), "
-                                "re-scored at each depth")
+                                "re-scored at each depth; total_cost is n_topics_plan, the count to plan "
+                                "with, x cost_per_topic")
     ft = _fewer_topics(inp)
     if ft.fewer:
         doc.p(_fewer_topics_text(ft))

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import methods
 from ..plan import design_power, stratum_counts
+from ..plan.pool import cheapest_depth
 from ..results import IntervalMethod
 from .pool import finite
 from .results import (
@@ -393,7 +394,8 @@ def _pool_buys(s0: ScenarioResult, n_show: int, depth: int) -> list[str]:
     ch = pool["choice"]
     cst = s0.settings.get("costs") or {}
     out = [f"about {ch['judgments_per_topic']:.0f} judgments per topic, "
-           f"{ch['n_topics_needed'] * ch['judgments_per_topic']:.0f} in all; total cost "
+           f"{ch['n_topics_plan'] * ch['judgments_per_topic']:.0f} in all for the {ch['n_topics_plan']} topics "
+           f"to plan with; total cost "
            f"{ch['total_cost']:.0f} ({cst.get('topic', 0):g} per topic created + "
            f"{cst.get('judgment', 1):g} per judgment); ranking Kendall tau "
            f"{ch['kendall_tau_vs_full']:.3f} against the full judgments",
@@ -550,21 +552,19 @@ def _pool_other(s: ScenarioResult, r: dict | None, pool0: dict) -> str:
 
 
 def _serving_all(rows: dict, first: str) -> str:
-    best = None
+    joint = []
     for d in sorted(rows[first]):
         rs = [rows[k].get(d) for k in rows]
-        if any(r is None or r.get("n_topics_needed") is None or not r.get("tau_ok", True) for r in rs):
+        if any(r is None or r.get("n_topics_plan") is None for r in rs):
             continue
-        n = max(int(r["n_topics_needed"]) for r in rs)
-        cpt = rows[first][d].get("cost_per_topic")
-        cost = None if cpt is None else n * cpt
-        key = cost if cost is not None else n
-        if best is None or key < best[0]:
-            best = (key, d, n, cost)
+        n = max(int(r["n_topics_plan"]) for r in rs)
+        joint.append({"depth": d, "n": n, "tau_ok": all(r.get("tau_ok", True) for r in rs),
+                      "total_cost": n * rows[first][d]["cost_per_topic"]})
+    best = cheapest_depth(joint)
     if best is None:
         return " No depth serves every scenario at once."
-    return (f" Serving every scenario at once takes depth {best[1]} with {best[2]} topics"
-            + (f" (cost {best[3]:.0f})" if best[3] is not None else "") + ".")
+    return (f" Serving every scenario at once takes depth {best['depth']} with {best['n']} topics to plan with "
+            f"(cost {best['total_cost']:.0f}).")
 
 
 def _paired_part(s0: ScenarioResult, r: PairedComparison) -> str:

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import methods
 from ..plan import pool_depth_study
+from ..plan.pool import cheapest_depth
 from .inputs import load_runs_qrels
 from .schema import DEFAULTS
 from .targets import ANALYTIC, chooses_variance
@@ -22,16 +23,14 @@ def finite(v) -> bool:
 
 def _no_choice_reason(rows: list[dict], tau_min: float, tnames: str, budget) -> str:
     """Why no depth is chosen: the tau bound, the targets, or the budget."""
-    tau_ok = [r for r in rows if r.get("tau_ok")]
-    solved = [r for r in tau_ok if r.get("total_cost") is not None]
-    if not tau_ok:
+    if not any(r.get("tau_ok") for r in rows):
         best = max(rows, key=lambda r: r["kendall_tau_vs_full"] if finite(r.get("kendall_tau_vs_full"))
                    else -2.0)
         return (f"no depth reaches Kendall tau >= {tau_min:g} against the full judgments (highest: "
                 f"{best.get('kendall_tau_vs_full', float('nan')):.3f} at depth {best['depth']})")
-    if not solved:
+    cheap = cheapest_depth(rows)
+    if cheap is None:
         return f"the targets ({tnames}) are not all reached at any depth with Kendall tau >= {tau_min:g}"
-    cheap = min(solved, key=lambda r: r["total_cost"])
     return (f"every depth with Kendall tau >= {tau_min:g} that reaches the targets costs more "
             f"than the budget {budget:g} (cheapest: depth {cheap['depth']}, {cheap['total_cost']:.0f})")
 
@@ -40,10 +39,9 @@ def pool_study(sc: Mapping) -> dict:
     """Pool depth against topics (:func:`planner.plan.pool_depth_study`): for each depth k
     the runs are re-scored with judgments restricted to the depth-k pool; reported are
     judgments per topic, Kendall tau against the full judgments, the components and the
-    topics every target of the scenario needs (the largest count), solved with the scenario's
-    method when it has a closed form (analytic or pilot-aware), else analytically. The
-    choice is the cheapest total cost among depths with tau >= ``pool.tau_min`` (and within
-    ``costs.budget`` when given)."""
+    topics every target of the scenario needs (the largest count, and the count to plan with),
+    solved with the scenario's method when it has a closed form (analytic or pilot-aware), else
+    analytically. The choice is :func:`planner.plan.pool.cheapest_depth` within ``costs.budget``."""
     coll = sc["collection"]
     runs, qrels = load_runs_qrels(coll)
     tgs = sc["targets"] or DEFAULTS["targets"][:1]
@@ -59,9 +57,7 @@ def pool_study(sc: Mapping) -> dict:
                           n_resamples=0)
     tnames = "; ".join(f"{t['target']} {float(t['value']):g}" for t in tgs)
     rows = [dict(r) for r in ds.rows]
-    ok = [r for r in rows if r.get("tau_ok") and r.get("total_cost") is not None
-          and (costs.get("budget") is None or r["total_cost"] <= costs["budget"])]
-    choice = min(ok, key=lambda r: (r["total_cost"], -r["depth"])) if ok else None
+    choice = cheapest_depth(rows, costs.get("budget"))
     if choice is not None:
         reason = (f"cheapest total cost among depths with Kendall tau >= {tau_min:g} against the full "
                   "judgments" + (f" within the budget {costs['budget']:g}" if costs.get("budget") else ""))

@@ -602,9 +602,9 @@ def plan_target(targets) -> ScenarioTarget | None:
 
 def plan_count(targets, pool: dict | None = None) -> int | None:
     """The count to plan with: the upper end of the 95% interval on n of :func:`plan_target`
-    (with a pool study, at least the count its chosen depth needs, which has no interval of its
-    own). ``None`` when a target is not reached, or the binding interval has no finite upper end
-    or none at all (the answer then says why).
+    (with a pool study, at least the count to plan with at its chosen depth). ``None`` when a
+    target is not reached, or the binding interval has no finite upper end or none at all (the
+    answer then says why).
 
     Examples
     --------
@@ -620,8 +620,8 @@ def plan_count(targets, pool: dict | None = None) -> int | None:
     if t is None or t.interval.plan_n is None:
         return None
     n = int(math.ceil(t.interval.plan_n))
-    if pool and pool.get("choice") and pool["choice"].get("n_topics_needed") is not None:
-        n = max(n, int(pool["choice"]["n_topics_needed"]))
+    if pool and pool.get("choice") and pool["choice"].get("n_topics_plan") is not None:
+        n = max(n, int(pool["choice"]["n_topics_plan"]))
     return n
 
 
