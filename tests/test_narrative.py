@@ -140,6 +140,9 @@ def test_narrative_sentences(small_scores, tmp_path):
     assert "No pool depth" not in res.answer["text"]
     line = next(b for b in res.answer["buys"] if b.startswith("the whole budget"))
     assert f"would buy {nb} topics at depth {ch['depth']}" in line
+    # what is left is after the count to plan with (Erho2's Feldt upper end, 5), which the total costs
+    assert ch["n_topics_plan"] > ch["n_topics_needed"]
+    assert f"({10 ** 6 - ch['total_cost']:.0f} is left after the {ch['n_topics_plan']} to plan with)" in line
     assert f"swap rate {sc.at(nb)['swap_rate_mean']:.3f}" in line
 
     # 9. the grid's extremes: two collections by the overlap of their intervals on n

@@ -403,7 +403,7 @@ def _pool_buys(s0: ScenarioResult, n_show: int, depth: int) -> list[str]:
            "each depth (tables/pool.csv)",
            f"depth chosen by the pool study of every target (method {pool['method']}): {pool['reason']}"]
     nb = pool.get("budget_topics")
-    if nb is not None and nb > n_show:
+    if nb is not None and nb > ch["n_topics_plan"]:
         rb = s0.at(nb)
         stats_b = [f"{lab} {rb[col]:.3f}" for col, lab in (("swap_rate_mean", "swap rate"),
                                                            ("kendall_tau_mean", "Kendall tau"),
@@ -411,7 +411,7 @@ def _pool_buys(s0: ScenarioResult, n_show: int, depth: int) -> list[str]:
                    if finite(rb.get(col))]
         budget = float(s0.settings["costs"]["budget"])
         out.append(f"the whole budget {budget:g} would buy {nb} topics at depth {depth} "
-                   f"({budget - ch['total_cost']:.0f} is left after the {n_show} chosen)"
+                   f"({budget - ch['total_cost']:.0f} is left after the {ch['n_topics_plan']} to plan with)"
                    + (": " + ", ".join(stats_b) if stats_b else ""))
     return out
 
