@@ -384,8 +384,9 @@ class _OneStratum:
         self.s, self.g, self.halves = s, s.groups[0], s.method.disjoint
         whole = self.g.size == s.x.shape[1]  # (one stratum of every topic: groups[0] is arange(T))
         xg = s.x if whole and s.x.flags.c_contiguous else s.x[:, self.g]  # (the copy's layout)
-        # per n: n's numbers depend on n only (the setup's decimal grid is n's grid for n <= T)
-        qx, unit = s.grid if whole and s.grid is not None and nk[0] <= xg.shape[1] else score_grid(xg, int(nk[0]))
+        # per n: n's numbers depend on n only (the setup's decimal grid, kept for this engine when
+        # it reads x in place (:func:`planner.simulate.predict.setup`), is n's grid for n <= T)
+        qx, unit = s.grid if s.grid is not None and nk[0] <= xg.shape[1] else score_grid(xg, int(nk[0]))
         draws = draw_matrix(idx[0], self.g.size)
         draws32 = draws.astype(np.float32)
         if np.float32 == FAST_DTYPE and float(np.max(np.abs(qx), initial=0.0)) * idx[0].shape[1] < 2.0 ** 23:
