@@ -5,6 +5,9 @@
     /work/venv/bin/python benchmarks/calibration_experiments.py methods [FILE] [N0] [M1,M2,...]
     /work/venv/bin/python benchmarks/calibration_experiments.py variants
     /work/venv/bin/python benchmarks/calibration_experiments.py priorfit [FILE] [N0]
+    /work/venv/bin/python benchmarks/calibration_experiments.py spread [FILE] [--repeats 60]
+    /work/venv/bin/python benchmarks/calibration_experiments.py groups [--draws 60] [--groups 1,2,3]
+        [--only NAME] [--interval]
 
 FILE is relative to ../shared/data (default trec-terabyte/terabyte2006_ap.csv). ``curve``: the
 plug-in count's median over 100 draws without replacement at n0 = 15 ... 149 (seed 3).
@@ -19,6 +22,15 @@ scale prior's weights fitted four ways: by EM (shipped); the whole collection's 
 draw's pairs; and Efron's g-modeling (weights ``softmax(Q a)``, ``Q`` Legendre polynomials of
 degree 5 in log scale, log-likelihood times the number of systems over the number of pairs,
 penalty ``c0 |a|``) with c0 = 1 and 0.25.
+``spread``: the log-sd of the swap-0.05 count (deconvolved, and the normal prior's) over the two
+disjoint halves of random splits of FILE's topics (independent topic sets), over draws of half
+the topics and over draws of 100 (seeds ``[11, r]``, ``[12, r]``). ``groups``: the deconvolved
+swap-0.05 count with the scale prior fitted in K groups of pairs split at the quantiles of
+``r = s_d / sqrt(s_a^2 + s_b^2)`` (K = 1 is the shipped fit), on the draws of bench_coverage.py
+(seed 1): the median draw/whole ratio with its 95% interval (2,000 resamples of the draws); with
+``--interval`` also the coverage and median width of the interval on n (100 topic resamples,
+each split by its own ``r``, moved onto the count, the near-zero raise in each group with the
+pairs counted as ``S`` times the group's share).
 """
 
 from __future__ import annotations
@@ -34,8 +46,19 @@ from planner import methods, plan
 from planner.collection import load_scores
 from planner.plan.pairs import PairModel
 from planner.plan.resolve import ResampledModels, resolve_analytic
+from planner.plan.search import smallest_n_vec
 from planner.simulate import PairRates, Prior
-from planner.simulate.priors import SCALE_GRID, fit_scale_weights, scale_bin_probs, scale_histogram, standardized
+from planner.simulate.prediction import resampled_moments
+from planner.simulate.priors import (
+    SCALE_GRID,
+    fit_scale_weights,
+    scale_bin_probs,
+    scale_histogram,
+    standardized,
+    unseen_mass_weights,
+)
+from planner.simulate.rates import scale_batch_rates
+from planner.variance import pair_index
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEFAULT_FILE = "trec-terabyte/terabyte2006_ap.csv"
@@ -201,6 +224,84 @@ def priorfit(x: np.ndarray, path: str, n0: int) -> None:
               f"[10-90%: {np.quantile(r, 0.1):.2f}-{np.quantile(r, 0.9):.2f}]")
 
 
+def spread(x: np.ndarray, repeats: int) -> None:
+    T = x.shape[1]
+    h = T // 2
+    for method in ("deconvolved", "predictive"):
+        def count(cols: np.ndarray, method: str = method) -> float:
+            return float(np.log(plan.size_for_target(x[:, np.sort(cols)], target="swap_rate", value=0.05,
+                                                     method=method, n_resamples=0).n_topics))
+        halves = np.array([[count(p[:h]), count(p[h:])]
+                           for p in (np.random.default_rng([11, r]).permutation(T) for r in range(repeats))])
+        d100 = np.array([count(np.random.default_rng([12, r]).permutation(T)[:100]) for r in range(repeats)])
+        print(f"{method}: log-sd of the count over {h}-topic draws {halves[:, 0].std(ddof=1):.3f}, over disjoint "
+              f"halves {np.std(halves[:, 0] - halves[:, 1], ddof=1) / np.sqrt(2):.3f} "
+              f"(sqrt(1 - {h}/{T}) = {np.sqrt(1 - h / T):.2f}), over 100-topic draws {d100.std(ddof=1):.3f}")
+
+
+def _groups_of(parts: list[np.ndarray], V: np.ndarray, k: int) -> np.ndarray:
+    """``(B, P)``: the group (0..k-1) of each pair in each row, by the quantiles of its ``r``."""
+    a, b = pair_index(parts[0].shape[0])
+    sd2 = np.stack([v.var(axis=1, ddof=1) for v in parts])
+    r = np.sqrt(np.maximum(V, 0.0)) / np.sqrt(sd2[:, a] + sd2[:, b] + 1e-300)
+    ranks = np.argsort(np.argsort(r, axis=1, kind="stable"), axis=1)
+    return np.minimum(ranks * k // r.shape[1], k - 1)
+
+
+def _grouped_counts(D: np.ndarray, V: np.ndarray, G: np.ndarray, n0: int, k: int,
+                    raise_systems: int | None = None) -> np.ndarray:
+    """Each row's swap-0.05 count, the scale prior fitted in each group (with ``raise_systems``: the
+    near-zero raise in each group, its pairs counted as that many systems times its share)."""
+    parts = []
+    for j in range(k):
+        idx = np.stack([np.flatnonzero(row == j) for row in G])      # equal group sizes in every row
+        share = idx.shape[1] / D.shape[1]
+        w = None if raise_systems is None else \
+            (lambda c, s=share: unseen_mass_weights(c, n0, raise_systems * s, 0.95))
+        parts.append((share, scale_batch_rates(np.take_along_axis(D, idx, 1), np.take_along_axis(V, idx, 1),
+                                               n0, weights=w)))
+    return smallest_n_vec(lambda n: sum(sh * f(n, "swap_rate") for sh, f in parts) <= 0.05, D.shape[0], 2, 100_000)
+
+
+def _grouped_answer(x: np.ndarray, k: int, gen: np.random.Generator | None) -> tuple[float, float, float]:
+    """The grouped count of ``x`` and (with ``gen``) its interval: 100 resamples, moved, raised."""
+    S, n0 = x.shape
+    m = PairModel(x, "pair")
+    D0, V0 = m.dbar[None], m.var[None]
+    G0 = _groups_of([x], V0, k)
+    point = float(_grouped_counts(D0, V0, G0, n0, k)[0])
+    if gen is None:
+        return point, np.nan, np.nan
+    draws = [g.integers(0, n0, n0) for g in gen.spawn(100)]
+    D, V = resampled_moments(x, draws)
+    ns = _grouped_counts(D, V, _groups_of([x[:, t] for t in draws], V, k), n0, k)
+    lo, hi = plan.count_interval(ns, point, 0.95)
+    up = float(_grouped_counts(D0, V0, G0, n0, k, raise_systems=S)[0])
+    return point, lo, np.inf if hi is None else max(hi, up)
+
+
+def groups(draws: int, ks: list[int], only: str, interval: bool) -> None:
+    for mi, (path, n0) in enumerate(_coverage_rows()):
+        if only not in path:
+            continue
+        x = load_scores(str(DATA / path)).topic_scores()
+        cells = []
+        picks = [np.sort(np.random.default_rng([1, mi, n0, d]).permutation(x.shape[1])[:n0]) for d in range(draws)]
+        for k in ks:
+            whole = _grouped_answer(x, k, None)[0]
+            ans = np.array([_grouped_answer(x[:, t], k, np.random.default_rng([1, mi, n0, d, 1]) if interval else None)
+                            for d, t in enumerate(picks)])
+            r = ans[:, 0] / whole
+            idx = np.random.default_rng([1, 2]).integers(0, draws, (2000, draws))
+            lo, hi = np.quantile(np.median(r[idx], axis=1), [0.025, 0.975])
+            cell = f"K{k} whole {whole:.0f} median {np.median(r):.2f} [{lo:.2f}, {hi:.2f}]"
+            if interval:
+                cell += (f" coverage {np.mean((ans[:, 1] <= whole) & (whole <= ans[:, 2])):.0%}"
+                         f" width {np.median(ans[:, 2] - ans[:, 1]):.0f}")
+            cells.append(cell)
+        print(f"{Path(path).stem} n0={n0}: " + "; ".join(cells), flush=True)
+
+
 def _coverage_rows() -> list[tuple[str, int]]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_coverage import matrices
@@ -221,6 +322,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             sp.add_argument("names", nargs="?", default="analytic,predictive", help="methods, comma-separated")
         if name != "priorfit":
             sp.add_argument("--target", default="swap_rate:0.05", help="TARGET:VALUE (default swap_rate:0.05)")
+    sp = sub.add_parser("spread", help="the count's log-sd over independent and overlapping topic sets")
+    sp.add_argument("file", nargs="?", default=DEFAULT_FILE, help="relative to ../shared/data")
+    sp.add_argument("--repeats", type=int, default=60)
+    gp = sub.add_parser("groups", help="the scale prior fitted in groups of pairs by r, on bench_coverage's draws")
+    gp.add_argument("--draws", type=int, default=60)
+    gp.add_argument("--groups", default="1,2,3", help="numbers of groups, comma-separated (1: the shipped fit)")
+    gp.add_argument("--only", default="", help="rows whose file name contains this")
+    gp.add_argument("--interval", action="store_true", help="also the interval's coverage and width")
     return ap.parse_args(argv)
 
 
@@ -230,9 +339,15 @@ def main() -> None:
     if args.cmd == "variants":
         variants()
         return
+    if args.cmd == "groups":
+        groups(args.draws, [int(k) for k in args.groups.split(",")], args.only, args.interval)
+        return
     x = load_scores(str(DATA / args.file)).topic_scores()
     if args.cmd == "priorfit":
         priorfit(x, args.file, args.n0)
+        return
+    if args.cmd == "spread":
+        spread(x, args.repeats)
         return
     target, value = args.target.split(":")[0], float(args.target.split(":")[1])
     if args.cmd == "curve":
