@@ -207,3 +207,18 @@ def test_no_help_prints_a_doubled_percent_sign(capsys):
         assert main([command.NAME, "--help"]) == 0
         text = capsys.readouterr().out
         assert "%%" not in text and "usage: planner " + command.NAME in text
+
+
+def test_size_help_names_every_target_it_solves(capsys):
+    # the command list called size "a classical design" and its description listed the targets by
+    # hand; both now lead with --target, and the targets come from the registry with their direction
+    from planner import methods
+
+    assert main(["--help"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.strip().startswith("size "))
+    assert "--target" in line
+    assert main(["size", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for d in ("<=", ">="):
+        names = methods.target_names(lambda t, d=d: t.solvable and t.direction == d)
+        assert len(names) >= 3 and f"{d}: {', '.join(names)}" in text

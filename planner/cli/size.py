@@ -31,10 +31,24 @@ if TYPE_CHECKING:
 NAME = "size"
 
 
+#: the command's description: the targets and their directions come from the registry
+_DESCRIPTION = (
+    "With --target NAME:VALUE: the smallest n at which the statistic meets VALUE on the collection in "
+    "SCORES (" + "; ".join(f"{d}: {', '.join(methods.target_names(lambda t, d=d: t.solvable and t.direction == d))}"
+                           for d in ("<=", ">=")) + "), with its 95% interval on n; plan with the interval's "
+    "upper end, printed first. Give --target more than once for several targets: the one that binds is named.\n"
+    "With --design: a classical topic-set-size design (Sakai 2016), solved for whichever of --topics, "
+    "--min-diff and --power is unset (default power 0.8 when both --topics and --power are absent). For "
+    "--design ci, --min-diff is the largest acceptable expected width of the interval of the mean difference.\n"
+    "With --allocate N: N topics split over the strata of --strata.")
+
+
 def add(subparsers: Subparsers) -> None:
     """Declare ``planner size``."""
-    p = add_command(subparsers, NAME, "topic-set size of a classical design (paired-t, two-sample, anova, ci)",
-                    """  planner size --design paired-t --min-diff 0.05 --sigma2 0.02 --power 0.8
+    p = add_command(subparsers, NAME, "topics a target needs (--target), a classical design's size (--design), "
+                                      "or a split over strata (--allocate)",
+                    """  planner size ap.csv --target swap_rate:0.05 --seed 1     # the count to plan with, its interval
+  planner size --design paired-t --min-diff 0.05 --sigma2 0.02 --power 0.8
   planner size --design anova --min-diff 0.1 ap.csv --variance pooled --systems 10
   planner size --design ci --min-diff 0.1 ap.csv --variance percentile:95 --json
   planner size --design paired-t --topics 50 --sigma2 0.02          # minimum detectable difference
@@ -44,13 +58,7 @@ def add(subparsers: Subparsers) -> None:
   planner size --target kendall_tau:0.9 ap.csv --method bootstrap --seed 1 --json
   planner size --target swap_rate:0.05 clef_p10.csv --variant-divisor 1000 --variants 1,2,3,6
   planner size --allocate 100 ap.csv --strata topics.csv --stratum-costs web=1,news=2""",
-                    description="Solve a classical topic-set-size design (Sakai 2016) for whichever of "
-                                "--topics, --min-diff and --power is unset (default power 0.8 when both "
-                                "--topics and --power are absent). For --design ci, --min-diff is the largest "
-                                "acceptable expected width of the interval of the mean difference.\n"
-                                "With --target NAME:VALUE instead of --design: the smallest n whose swap rate, "
-                                "reversal rate, ci width (<=), Kendall tau, erho2, phi or mean power (>=) "
-                                "meets VALUE on the collection in --scores, with an interval on n.")
+                    description=_DESCRIPTION)
     _add_modes(p)
     _add_design_options(p)
     _add_target_options(p)
