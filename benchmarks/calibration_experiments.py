@@ -7,7 +7,7 @@
     /work/venv/bin/python benchmarks/calibration_experiments.py priorfit [FILE] [N0]
     /work/venv/bin/python benchmarks/calibration_experiments.py spread [FILE] [--repeats 60]
     /work/venv/bin/python benchmarks/calibration_experiments.py groups [--draws 60] [--groups 1,2,3]
-        [--only NAME] [--interval]
+        [--only NAME] [--interval] [--pooled-raise] [--select C]
 
 FILE is relative to ../shared/data (default trec-terabyte/terabyte2006_ap.csv). ``curve``: the
 plug-in count's median over 100 draws without replacement at n0 = 15 ... 149 (seed 3).
@@ -30,7 +30,9 @@ swap-0.05 count with the scale prior fitted in K groups of pairs split at the qu
 (seed 1): the median draw/whole ratio with its 95% interval (2,000 resamples of the draws); with
 ``--interval`` also the coverage and median width of the interval on n (100 topic resamples,
 each split by its own ``r``, moved onto the count, the near-zero raise in each group with the
-pairs counted as ``S`` times the group's share).
+pairs counted as ``S`` times the group's share; ``--pooled-raise``: on one prior of all pairs);
+``--select C`` splits a matrix (the whole collection and each draw on its own) only where twice
+the split's log-likelihood gain, the pairs counted as ``S`` observations, is at least C.
 """
 
 from __future__ import annotations
@@ -263,9 +265,30 @@ def _grouped_counts(D: np.ndarray, V: np.ndarray, G: np.ndarray, n0: int, k: int
     return smallest_n_vec(lambda n: sum(sh * f(n, "swap_rate") for sh, f in parts) <= 0.05, D.shape[0], 2, 100_000)
 
 
-def _grouped_answer(x: np.ndarray, k: int, gen: np.random.Generator | None) -> tuple[float, float, float]:
-    """The grouped count of ``x`` and (with ``gen``) its interval: 100 resamples, moved, raised."""
+def _split_gain(x: np.ndarray, k: int) -> float:
+    """Twice the log-likelihood gain of the scale prior fitted in ``k`` groups by ``r`` over one prior
+    on all pairs, the pairs of ``S`` systems counted as ``S`` observations."""
     S, n0 = x.shape
+    m = PairModel(x, "pair")
+    g = _groups_of([x], m.var[None], k)[0]
+    z, tie = standardized(m.dbar, m.var, n0)
+    like = scale_bin_probs(n0, SCALE_GRID)
+
+    def loglik(on: np.ndarray) -> float:
+        h = scale_histogram(z[on], tie[on])
+        return float(np.sum(h * np.log(fit_scale_weights(h, n0) @ like.T)))
+    gain = sum(loglik(g == j) for j in range(k)) - loglik(np.ones(z.size, dtype=bool))
+    return 2.0 * gain * S / z.size
+
+
+def _grouped_answer(x: np.ndarray, k: int, gen: np.random.Generator | None, *, pooled_raise: bool = False,
+                    select: float | None = None) -> tuple[float, float, float]:
+    """The grouped count of ``x`` and (with ``gen``) its interval: 100 resamples, moved, raised (in
+    each group, or with ``pooled_raise`` on one prior of all pairs). With ``select``: one group
+    unless :func:`_split_gain` is at least ``select``."""
+    S, n0 = x.shape
+    if select is not None and k > 1 and _split_gain(x, k) < select:
+        k = 1
     m = PairModel(x, "pair")
     D0, V0 = m.dbar[None], m.var[None]
     G0 = _groups_of([x], V0, k)
@@ -276,11 +299,13 @@ def _grouped_answer(x: np.ndarray, k: int, gen: np.random.Generator | None) -> t
     D, V = resampled_moments(x, draws)
     ns = _grouped_counts(D, V, _groups_of([x[:, t] for t in draws], V, k), n0, k)
     lo, hi = plan.count_interval(ns, point, 0.95)
-    up = float(_grouped_counts(D0, V0, G0, n0, k, raise_systems=S)[0])
+    up = float(_grouped_counts(D0, V0, np.zeros_like(G0), n0, 1, raise_systems=S)[0] if pooled_raise
+               else _grouped_counts(D0, V0, G0, n0, k, raise_systems=S)[0])
     return point, lo, np.inf if hi is None else max(hi, up)
 
 
-def groups(draws: int, ks: list[int], only: str, interval: bool) -> None:
+def groups(draws: int, ks: list[int], only: str, interval: bool, pooled_raise: bool = False,
+           select: float | None = None) -> None:
     for mi, (path, n0) in enumerate(_coverage_rows()):
         if only not in path:
             continue
@@ -288,9 +313,10 @@ def groups(draws: int, ks: list[int], only: str, interval: bool) -> None:
         cells = []
         picks = [np.sort(np.random.default_rng([1, mi, n0, d]).permutation(x.shape[1])[:n0]) for d in range(draws)]
         for k in ks:
-            whole = _grouped_answer(x, k, None)[0]
-            ans = np.array([_grouped_answer(x[:, t], k, np.random.default_rng([1, mi, n0, d, 1]) if interval else None)
-                            for d, t in enumerate(picks)])
+            kw = {"pooled_raise": pooled_raise, "select": select}
+            whole = _grouped_answer(x, k, None, **kw)[0]
+            ans = np.array([_grouped_answer(x[:, t], k, np.random.default_rng([1, mi, n0, d, 1]) if interval else None,
+                                            **kw) for d, t in enumerate(picks)])
             r = ans[:, 0] / whole
             idx = np.random.default_rng([1, 2]).integers(0, draws, (2000, draws))
             lo, hi = np.quantile(np.median(r[idx], axis=1), [0.025, 0.975])
@@ -330,6 +356,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     gp.add_argument("--groups", default="1,2,3", help="numbers of groups, comma-separated (1: the shipped fit)")
     gp.add_argument("--only", default="", help="rows whose file name contains this")
     gp.add_argument("--interval", action="store_true", help="also the interval's coverage and width")
+    gp.add_argument("--pooled-raise", action="store_true",
+                    help="the near-zero raise of the upper end on one prior of all pairs, not in each group")
+    gp.add_argument("--select", type=float, default=None, metavar="C",
+                    help="split only where twice the likelihood gain (S observations) is at least C")
     return ap.parse_args(argv)
 
 
@@ -340,7 +370,8 @@ def main() -> None:
         variants()
         return
     if args.cmd == "groups":
-        groups(args.draws, [int(k) for k in args.groups.split(",")], args.only, args.interval)
+        groups(args.draws, [int(k) for k in args.groups.split(",")], args.only, args.interval, args.pooled_raise,
+               args.select)
         return
     x = load_scores(str(DATA / args.file)).topic_scores()
     if args.cmd == "priorfit":
