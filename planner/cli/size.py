@@ -31,11 +31,16 @@ if TYPE_CHECKING:
 NAME = "size"
 
 
+def _targets_with(direction: str) -> str:
+    """The targets ``--target`` solves whose statistic must be ``direction`` the value (the registry's)."""
+    return ", ".join(methods.target_names(lambda t: t.solvable and t.direction == direction))
+
+
 #: the command's description: the targets and their directions come from the registry
 _DESCRIPTION = (
     "With --target NAME:VALUE: the smallest n at which the statistic meets VALUE on the collection in "
-    "SCORES (" + "; ".join(f"{d}: {', '.join(methods.target_names(lambda t, d=d: t.solvable and t.direction == d))}"
-                           for d in ("<=", ">=")) + "), with its 95% interval on n; plan with the interval's "
+    "SCORES (" + "; ".join(f"{d}: {_targets_with(d)}" for d in ("<=", ">=")) + "), with its 95% interval "
+    "on n; plan with the interval's "
     "upper end, printed first. Give --target more than once for several targets: the one that binds is named.\n"
     "With --design: a classical topic-set-size design (Sakai 2016), solved for whichever of --topics, "
     "--min-diff and --power is unset (default power 0.8 when both --topics and --power are absent). For "

@@ -389,7 +389,7 @@ def _today_buys(s0: ScenarioResult, n_show: int) -> list[str]:
     return out
 
 
-def _pool_buys(s0: ScenarioResult, n_show: int, depth: int) -> list[str]:
+def _pool_buys(s0: ScenarioResult, depth: int) -> list[str]:
     pool = s0.pool or {}
     ch = pool["choice"]
     cst = s0.settings.get("costs") or {}
@@ -421,7 +421,7 @@ def _buys(s0: ScenarioResult, n_show: int, depth: int | None) -> list[str]:
     buys.append(f"Erho2 = {_erho(s0, n_show):.3f}, Phi = {_phi(s0, n_show):.3f} (D-study)")
     buys += _today_buys(s0, n_show)
     if depth and s0.pool:
-        buys += _pool_buys(s0, n_show, depth)
+        buys += _pool_buys(s0, depth)
     random = "" if s0.stacked or _closed_form(s0) else (
         "; the resamples at each count use the random stream that count has on the scenario's curve")
     buys.append(f"(every figure above is computed at exactly that topic count, not interpolated "
