@@ -7,7 +7,7 @@
     /work/venv/bin/python benchmarks/calibration_experiments.py priorfit [FILE] [N0]
     /work/venv/bin/python benchmarks/calibration_experiments.py spread [FILE] [--repeats 60]
     /work/venv/bin/python benchmarks/calibration_experiments.py groups [--draws 60] [--groups 1,2,3]
-        [--only NAME] [--interval] [--pooled-raise] [--select C]
+        [--only NAME] [--interval] [--raise groups|pooled|low] [--select C]
 
 FILE is relative to ../shared/data (default trec-terabyte/terabyte2006_ap.csv). ``curve``: the
 plug-in count's median over 100 draws without replacement at n0 = 15 ... 149 (seed 3).
@@ -30,7 +30,8 @@ swap-0.05 count with the scale prior fitted in K groups of pairs split at the qu
 (seed 1): the median draw/whole ratio with its 95% interval (2,000 resamples of the draws); with
 ``--interval`` also the coverage and median width of the interval on n (100 topic resamples,
 each split by its own ``r``, moved onto the count, the near-zero raise in each group with the
-pairs counted as ``S`` times the group's share; ``--pooled-raise``: on one prior of all pairs);
+pairs counted as ``S`` times the group's share; ``--raise pooled``: on one prior of all pairs;
+``--raise low``: in the lowest-``r`` group alone, where the near-identical systems' pairs are);
 ``--select C`` splits a matrix (the whole collection and each draw on its own) only where twice
 the split's log-likelihood gain, the pairs counted as ``S`` observations, is at least C.
 """
@@ -251,14 +252,15 @@ def _groups_of(parts: list[np.ndarray], V: np.ndarray, k: int) -> np.ndarray:
 
 
 def _grouped_counts(D: np.ndarray, V: np.ndarray, G: np.ndarray, n0: int, k: int,
-                    raise_systems: int | None = None) -> np.ndarray:
+                    raise_systems: int | None = None, raised: tuple[int, ...] = ()) -> np.ndarray:
     """Each row's swap-0.05 count, the scale prior fitted in each group (with ``raise_systems``: the
-    near-zero raise in each group, its pairs counted as that many systems times its share)."""
+    near-zero raise in the groups ``raised``, each group's pairs counted as that many systems times
+    its share)."""
     parts = []
     for j in range(k):
         idx = np.stack([np.flatnonzero(row == j) for row in G])      # equal group sizes in every row
         share = idx.shape[1] / D.shape[1]
-        w = None if raise_systems is None else \
+        w = None if raise_systems is None or j not in raised else \
             (lambda c, s=share: unseen_mass_weights(c, n0, raise_systems * s, 0.95))
         parts.append((share, scale_batch_rates(np.take_along_axis(D, idx, 1), np.take_along_axis(V, idx, 1),
                                                n0, weights=w)))
@@ -281,11 +283,15 @@ def _split_gain(x: np.ndarray, k: int) -> float:
     return 2.0 * gain * S / z.size
 
 
-def _grouped_answer(x: np.ndarray, k: int, gen: np.random.Generator | None, *, pooled_raise: bool = False,
+#: ``groups --raise``: where the upper end's near-zero raise is made
+RAISES = ("groups", "pooled", "low")
+
+
+def _grouped_answer(x: np.ndarray, k: int, gen: np.random.Generator | None, *, raise_in: str = "groups",
                     select: float | None = None) -> tuple[float, float, float]:
-    """The grouped count of ``x`` and (with ``gen``) its interval: 100 resamples, moved, raised (in
-    each group, or with ``pooled_raise`` on one prior of all pairs). With ``select``: one group
-    unless :func:`_split_gain` is at least ``select``."""
+    """The grouped count of ``x`` and (with ``gen``) its interval: 100 resamples, moved, raised
+    (``raise_in``: in each group, on one prior of all pairs, or in the lowest-``r`` group alone).
+    With ``select``: one group unless :func:`_split_gain` is at least ``select``."""
     S, n0 = x.shape
     if select is not None and k > 1 and _split_gain(x, k) < select:
         k = 1
@@ -299,12 +305,15 @@ def _grouped_answer(x: np.ndarray, k: int, gen: np.random.Generator | None, *, p
     D, V = resampled_moments(x, draws)
     ns = _grouped_counts(D, V, _groups_of([x[:, t] for t in draws], V, k), n0, k)
     lo, hi = plan.count_interval(ns, point, 0.95)
-    up = float(_grouped_counts(D0, V0, np.zeros_like(G0), n0, 1, raise_systems=S)[0] if pooled_raise
-               else _grouped_counts(D0, V0, G0, n0, k, raise_systems=S)[0])
+    if raise_in == "pooled":
+        up = float(_grouped_counts(D0, V0, np.zeros_like(G0), n0, 1, raise_systems=S, raised=(0,))[0])
+    else:
+        up = float(_grouped_counts(D0, V0, G0, n0, k, raise_systems=S,
+                                   raised=(0,) if raise_in == "low" else tuple(range(k)))[0])
     return point, lo, np.inf if hi is None else max(hi, up)
 
 
-def groups(draws: int, ks: list[int], only: str, interval: bool, pooled_raise: bool = False,
+def groups(draws: int, ks: list[int], only: str, interval: bool, raise_in: str = "groups",
            select: float | None = None) -> None:
     for mi, (path, n0) in enumerate(_coverage_rows()):
         if only not in path:
@@ -313,7 +322,7 @@ def groups(draws: int, ks: list[int], only: str, interval: bool, pooled_raise: b
         cells = []
         picks = [np.sort(np.random.default_rng([1, mi, n0, d]).permutation(x.shape[1])[:n0]) for d in range(draws)]
         for k in ks:
-            kw = {"pooled_raise": pooled_raise, "select": select}
+            kw = {"raise_in": raise_in, "select": select}
             whole = _grouped_answer(x, k, None, **kw)[0]
             ans = np.array([_grouped_answer(x[:, t], k, np.random.default_rng([1, mi, n0, d, 1]) if interval else None,
                                             **kw) for d, t in enumerate(picks)])
@@ -356,8 +365,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     gp.add_argument("--groups", default="1,2,3", help="numbers of groups, comma-separated (1: the shipped fit)")
     gp.add_argument("--only", default="", help="rows whose file name contains this")
     gp.add_argument("--interval", action="store_true", help="also the interval's coverage and width")
-    gp.add_argument("--pooled-raise", action="store_true",
-                    help="the near-zero raise of the upper end on one prior of all pairs, not in each group")
+    gp.add_argument("--raise", dest="raise_in", choices=RAISES, default="groups",
+                    help="where the upper end's near-zero raise is made: in each group (default), on one prior "
+                         "of all pairs, or in the lowest-r group alone")
     gp.add_argument("--select", type=float, default=None, metavar="C",
                     help="split only where twice the likelihood gain (S observations) is at least C")
     return ap.parse_args(argv)
@@ -370,7 +380,7 @@ def main() -> None:
         variants()
         return
     if args.cmd == "groups":
-        groups(args.draws, [int(k) for k in args.groups.split(",")], args.only, args.interval, args.pooled_raise,
+        groups(args.draws, [int(k) for k in args.groups.split(",")], args.only, args.interval, args.raise_in,
                args.select)
         return
     x = load_scores(str(DATA / args.file)).topic_scores()
