@@ -7,7 +7,7 @@
     /work/venv/bin/python benchmarks/calibration_experiments.py priorfit [FILE] [N0]
     /work/venv/bin/python benchmarks/calibration_experiments.py spread [FILE] [--repeats 60]
     /work/venv/bin/python benchmarks/calibration_experiments.py groups [--draws 60] [--groups 1,2,3]
-        [--only NAME] [--interval] [--raise groups|pooled|low] [--select C]
+        [--only NAME] [--interval] [--raise groups|pooled|low] [--select C] [--n0 N] [--reference]
 
 FILE is relative to ../shared/data (default trec-terabyte/terabyte2006_ap.csv). ``curve``: the
 plug-in count's median over 100 draws without replacement at n0 = 15 ... 149 (seed 3).
@@ -33,7 +33,9 @@ each split by its own ``r``, moved onto the count, the near-zero raise in each g
 pairs counted as ``S`` times the group's share; ``--raise pooled``: on one prior of all pairs;
 ``--raise low``: in the lowest-``r`` group alone, where the near-identical systems' pairs are);
 ``--select C`` splits a matrix (the whole collection and each draw on its own) only where twice
-the split's log-likelihood gain, the pairs counted as ``S`` observations, is at least C.
+the split's log-likelihood gain, the pairs counted as ``S`` observations, is at least C; ``--n0 N``
+draws N topics from each matching matrix instead; ``--reference`` adds the median width of the
+normal prior's interval on the same draws (the width goal's reference).
 """
 
 from __future__ import annotations
@@ -313,11 +315,25 @@ def _grouped_answer(x: np.ndarray, k: int, gen: np.random.Generator | None, *, r
     return point, lo, np.inf if hi is None else max(hi, up)
 
 
+def _reference_width(x: np.ndarray, picks: list[np.ndarray], mi: int, n0: int) -> float:
+    """The normal prior's (``predictive``) interval on n, median width over the draws ``picks``
+    (the same resample streams): the width goal's reference."""
+    widths = []
+    for d, t in enumerate(picks):
+        r = plan.size_for_target(x[:, t], target="swap_rate", value=0.05, method="predictive", variance="pair",
+                                 n_resamples=100, rng=np.random.default_rng([1, mi, n0, d, 1]))
+        widths.append(np.inf if r.interval.high is None else r.interval.high - r.interval.low)
+    return float(np.median(widths))
+
+
 def groups(draws: int, ks: list[int], only: str, interval: bool, raise_in: str = "groups",
-           select: float | None = None) -> None:
+           select: float | None = None, n0_as: int | None = None, reference: bool = False) -> None:
+    seen = set()
     for mi, (path, n0) in enumerate(_coverage_rows()):
-        if only not in path:
+        if only not in path or (n0_as is not None and path in seen):
             continue
+        seen.add(path)
+        n0 = n0 if n0_as is None else n0_as
         x = load_scores(str(DATA / path)).topic_scores()
         cells = []
         picks = [np.sort(np.random.default_rng([1, mi, n0, d]).permutation(x.shape[1])[:n0]) for d in range(draws)]
@@ -334,6 +350,8 @@ def groups(draws: int, ks: list[int], only: str, interval: bool, raise_in: str =
                 cell += (f" coverage {np.mean((ans[:, 1] <= whole) & (whole <= ans[:, 2])):.0%}"
                          f" width {np.median(ans[:, 2] - ans[:, 1]):.0f}")
             cells.append(cell)
+        if reference:
+            cells.append(f"normal prior's width {_reference_width(x, picks, mi, n0):.0f}")
         print(f"{Path(path).stem} n0={n0}: " + "; ".join(cells), flush=True)
 
 
@@ -368,6 +386,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     gp.add_argument("--raise", dest="raise_in", choices=RAISES, default="groups",
                     help="where the upper end's near-zero raise is made: in each group (default), on one prior "
                          "of all pairs, or in the lowest-r group alone")
+    gp.add_argument("--n0", type=int, default=None, help="draw this many topics from each matching matrix")
+    gp.add_argument("--reference", action="store_true",
+                    help="also the median width of the normal prior's interval on the same draws")
     gp.add_argument("--select", type=float, default=None, metavar="C",
                     help="split only where twice the likelihood gain (S observations) is at least C")
     return ap.parse_args(argv)
@@ -381,7 +402,7 @@ def main() -> None:
         return
     if args.cmd == "groups":
         groups(args.draws, [int(k) for k in args.groups.split(",")], args.only, args.interval, args.raise_in,
-               args.select)
+               args.select, args.n0, args.reference)
         return
     x = load_scores(str(DATA / args.file)).topic_scores()
     if args.cmd == "priorfit":
