@@ -106,7 +106,7 @@ def _width(lo: int | None, hi: int | None) -> float:
     return np.inf if hi is None else float(hi - (lo or 0))
 
 
-def _median_ci(r: np.ndarray, seed: int) -> tuple[float, float]:
+def median_ci(r: np.ndarray, seed: int) -> tuple[float, float]:
     """95% percentile interval of the median of ``r`` from 2,000 resamples of the draws (its own noise)."""
     idx = np.random.default_rng([seed, 2]).integers(0, r.size, (2000, r.size))
     lo, hi = np.quantile(np.median(r[idx], axis=1), [0.025, 0.975])
@@ -123,7 +123,7 @@ def _row(path: str, n0: int, k: int, full: list, draws: list, seed: int) -> dict
     wr = np.median([_width(a[k][4], a[k][5]) / max(_width(a[k][1], a[k][2]), 1.0) for a in draws])
     held = sum(_covers(a[k][4], a[k][5], f_cal) for a in draws)
     ci = stats.binomtest(held, len(draws)).proportion_ci(0.95)      # Clopper-Pearson: the draws' own noise
-    med_lo, med_hi = _median_ci(ratios, seed)
+    med_lo, med_hi = median_ci(ratios, seed)
     return dict(name=f"{Path(path).stem} n0={n0} {t[0]}:{t[1]:g}", full=f"{f_plain}/{f_cal}",
                 cov_p=cov_p, cov_c=cov_c, rp=rp, rc=float(np.median(ratios)), wr=wr, cov_lo=ci.low, cov_hi=ci.high,
                 med_lo=med_lo, med_hi=med_hi)
@@ -135,7 +135,7 @@ def _count_row(path: str, n0: int, k: int, full: list, draws: list, seed: int) -
     t = TARGETS[k]
     f = full[k][0]
     r = np.array([np.inf if a[k][0] is None or not f else a[k][0] / f for a in draws])
-    lo, hi = _median_ci(r, seed)
+    lo, hi = median_ci(r, seed)
     q10, q90 = np.quantile(r, [0.1, 0.9])
     return dict(name=f"{Path(path).stem} n0={n0} {t[0]}:{t[1]:g}", full=f, med=float(np.median(r)),
                 lo=float(lo), hi=float(hi), q10=float(q10), q90=float(q90))

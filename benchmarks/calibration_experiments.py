@@ -65,6 +65,9 @@ from planner.simulate.priors import (
 from planner.simulate.rates import scale_batch_rates
 from planner.variance import pair_index
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_coverage import median_ci  # (a script beside this one)
+
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEFAULT_FILE = "trec-terabyte/terabyte2006_ap.csv"
 
@@ -269,20 +272,18 @@ def _grouped_counts(D: np.ndarray, V: np.ndarray, G: np.ndarray, n0: int, k: int
     return smallest_n_vec(lambda n: sum(sh * f(n, "swap_rate") for sh, f in parts) <= 0.05, D.shape[0], 2, 100_000)
 
 
-def _split_gain(x: np.ndarray, k: int) -> float:
-    """Twice the log-likelihood gain of the scale prior fitted in ``k`` groups by ``r`` over one prior
-    on all pairs, the pairs of ``S`` systems counted as ``S`` observations."""
-    S, n0 = x.shape
-    m = PairModel(x, "pair")
-    g = _groups_of([x], m.var[None], k)[0]
+def _split_gain(m: PairModel, groups: np.ndarray, k: int, systems: int) -> float:
+    """Twice the log-likelihood gain of the scale prior fitted in the ``k`` groups ``groups`` (one
+    per pair of ``m``) over one prior on all pairs, the pairs counted as ``systems`` observations."""
+    n0 = m.vals.shape[1]
     z, tie = standardized(m.dbar, m.var, n0)
     like = scale_bin_probs(n0, SCALE_GRID)
 
     def loglik(on: np.ndarray) -> float:
         h = scale_histogram(z[on], tie[on])
         return float(np.sum(h * np.log(fit_scale_weights(h, n0) @ like.T)))
-    gain = sum(loglik(g == j) for j in range(k)) - loglik(np.ones(z.size, dtype=bool))
-    return 2.0 * gain * S / z.size
+    gain = sum(loglik(groups == j) for j in range(k)) - loglik(np.ones(z.size, dtype=bool))
+    return 2.0 * gain * systems / z.size
 
 
 #: ``groups --raise``: where the upper end's near-zero raise is made
@@ -295,11 +296,11 @@ def _grouped_answer(x: np.ndarray, k: int, gen: np.random.Generator | None, *, r
     (``raise_in``: in each group, on one prior of all pairs, or in the lowest-``r`` group alone).
     With ``select``: one group unless :func:`_split_gain` is at least ``select``."""
     S, n0 = x.shape
-    if select is not None and k > 1 and _split_gain(x, k) < select:
-        k = 1
     m = PairModel(x, "pair")
     D0, V0 = m.dbar[None], m.var[None]
     G0 = _groups_of([x], V0, k)
+    if select is not None and k > 1 and _split_gain(m, G0[0], k, S) < select:
+        k, G0 = 1, np.zeros_like(G0)
     point = float(_grouped_counts(D0, V0, G0, n0, k)[0])
     if gen is None:
         return point, np.nan, np.nan
@@ -343,8 +344,7 @@ def groups(draws: int, ks: list[int], only: str, interval: bool, raise_in: str =
             ans = np.array([_grouped_answer(x[:, t], k, np.random.default_rng([1, mi, n0, d, 1]) if interval else None,
                                             **kw) for d, t in enumerate(picks)])
             r = ans[:, 0] / whole
-            idx = np.random.default_rng([1, 2]).integers(0, draws, (2000, draws))
-            lo, hi = np.quantile(np.median(r[idx], axis=1), [0.025, 0.975])
+            lo, hi = median_ci(r, 1)
             cell = f"K{k} whole {whole:.0f} median {np.median(r):.2f} [{lo:.2f}, {hi:.2f}]"
             if interval:
                 cell += (f" coverage {np.mean((ans[:, 1] <= whole) & (whole <= ans[:, 2])):.0%}"
@@ -356,7 +356,6 @@ def groups(draws: int, ks: list[int], only: str, interval: bool, raise_in: str =
 
 
 def _coverage_rows() -> list[tuple[str, int]]:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_coverage import matrices
     return matrices()
 
