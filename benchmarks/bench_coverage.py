@@ -2,7 +2,7 @@
 
     /work/venv/bin/python benchmarks/bench_coverage.py [--draws 6] [--resamples 100] [--seed 1]
         [--jobs 2] [--method deconvolved] [--baseline percentile|METHOD] [--only terabyte]
-        [--targets swap_rate,kendall_tau,power]
+        [--targets swap_rate,kendall_tau,power] [--n0 N]
 
 Full run (issue 27; hours on 2 cores):
     /work/venv/bin/python benchmarks/bench_coverage.py --draws 200 --resamples 200 --jobs 2
@@ -173,9 +173,15 @@ def main() -> None:
     ap.add_argument("--only", default="", help="only matrices whose file name contains this")
     ap.add_argument("--targets", default=",".join(t for t, _ in TARGETS),
                     help="comma-separated targets to run (default all; each keeps its own random stream)")
+    ap.add_argument("--n0", type=int, default=0,
+                    help="draw this many topics from each matrix instead of the issue's sizes (the width goal: "
+                         "--only terabyte2006_ap --n0 100 --baseline predictive)")
     args = ap.parse_args()
     args.targets = args.targets.split(",")
     mats = [(i, p, n0) for i, (p, n0) in enumerate(matrices()) if args.only in p]
+    if args.n0:     # one row per matrix, seeded by its first entry
+        firsts = {p: i for i, p, _ in reversed(mats)}
+        mats = [(i, p, args.n0) for p, i in sorted(firsts.items(), key=lambda kv: kv[1])]
     jobs = [(i, p, n0, d, args) for i, p, n0 in mats for d in range(-1, args.draws)]
     t0 = time.perf_counter()
     res: dict[tuple, list] = {}

@@ -60,7 +60,6 @@ from planner.simulate.priors import (
     scale_bin_probs,
     scale_histogram,
     standardized,
-    unseen_mass_weights,
 )
 from planner.simulate.rates import scale_batch_rates
 from planner.variance import pair_index
@@ -265,10 +264,9 @@ def _grouped_counts(D: np.ndarray, V: np.ndarray, G: np.ndarray, n0: int, k: int
     for j in range(k):
         idx = np.stack([np.flatnonzero(row == j) for row in G])      # equal group sizes in every row
         share = idx.shape[1] / D.shape[1]
-        w = None if raise_systems is None or j not in raised else \
-            (lambda c, s=share: unseen_mass_weights(c, n0, raise_systems * s, 0.95))
+        up = None if raise_systems is None or j not in raised else (raise_systems * share, 0.95)
         parts.append((share, scale_batch_rates(np.take_along_axis(D, idx, 1), np.take_along_axis(V, idx, 1),
-                                               n0, weights=w)))
+                                               n0, unseen=up)))
     return smallest_n_vec(lambda n: sum(sh * f(n, "swap_rate") for sh, f in parts) <= 0.05, D.shape[0], 2, 100_000)
 
 

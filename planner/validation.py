@@ -440,7 +440,7 @@ class _Run:
                 pilot_sm = self.sm.collapse_variants().take(topics=pi)
             p = _predict_means(m, dbar, s2, kurt, self.pilot, self.topics, scores_pilot=pilot_sm,
                                rng=keyed_stream(g_method, m.name) if m.random else None,
-                               prior_options={"grid": self.grid})
+                               prior_options={"grid": self.grid, "system_var": xp.var(axis=1, ddof=1)})
             for k in STATISTICS:
                 pred[k][m.name] = p[k]
         return {k: o[k] for k in STATISTICS}, pred, self._coverage(xp, o, pred, g_method)

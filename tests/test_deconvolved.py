@@ -304,8 +304,9 @@ def test_upper_end_holds_the_pairs_near_zero_a_pilot_cannot_see():
     """TREC-6 ad hoc P@10 (50 topics), 20-topic draws without replacement, swap 0.05 (the draws and
     resamples of ``benchmarks/bench_coverage.py``, seed 1): the resamples refit the prior with the
     pilot's blind spot, and their interval moved onto the count holds the whole collection's count
-    (329) in 14 of 20 draws; with the upper end at least the count under the most mass near zero the
-    pairs allow, in 20 of 20 (docs/research/calibration.md, seventh session)."""
+    (282, the prior fitted apart on the close pairs) in 17 of 20 draws (14 of 20, with 329, under one
+    prior); with the upper end at least the count under the most mass near zero the pairs allow, in
+    20 of 20 (docs/research/calibration.md, seventh and eleventh sessions)."""
     x = load_scores(str(DATA / "trec-adhoc" / "adhoc6_p10.csv")).topic_scores()
 
     def size(v, resamples, rng=None):
@@ -323,7 +324,7 @@ def test_upper_end_holds_the_pairs_near_zero_a_pilot_cannot_see():
         raised += r.interval.high > hi
         held += r.interval.contains(full)
         resamples_held += lo <= full <= hi
-    assert full == 329 and held >= 19 and resamples_held <= 16 and raised >= 5
+    assert full == 282 and held >= 19 and resamples_held < held and raised >= 5
 
 
 @pytest.mark.skipif(not (DATA / "clef-ehealth2016" / "trec_eval").exists(), reason="shared data not available")

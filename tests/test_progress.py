@@ -105,7 +105,7 @@ def test_cli_size_target_draws_the_interval_bar(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stderr", tty)
     assert main(["size", "dl19-passage", "--target", "swap_rate:0.05", "--resamples", "40", "--seed", "1"]) == 0
     assert "interval on n" in tty.getvalue()
-    assert "topics        117" in capsys.readouterr().out
+    assert "topics        129" in capsys.readouterr().out
 
 
 def test_every_command_takes_quiet():

@@ -117,6 +117,9 @@ def _prior_line(prior: dict[str, Any]) -> str:
     elif prior["kind"] == "scale":
         line += (f" (deconvolved), sd of the standardized true differences {prior['tau2'] ** 0.5:.3g} "
                  f"pair sds")
+        if prior.get("close_pairs"):
+            line += (f"; fitted apart on the {prior['close_pairs']} close pairs (systems that rise and fall "
+                     "together) and the others")
     return line
 
 

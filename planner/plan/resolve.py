@@ -24,7 +24,7 @@ from ..errors import DegenerateDataWarning
 from ..results import Interval
 from ..simulate import PairRates, fit_prior, pair_variance_model, variance_df, variance_scales
 from ..simulate.prediction import resampled_moments
-from ..simulate.priors import unseen_mass_weights
+from ..simulate.priors import close_pairs
 from ..simulate.rates import scale_batch_rates
 from ..variance import VarianceComponents, pair_index, pair_moments
 from .pairs import PairModel, batch_stat, check_resampled_pairs
@@ -41,18 +41,20 @@ _PRED_BLOCK = 4_000_000
 @dataclass
 class ResampledModels:
     """Pair means ``D``, variances ``V`` (``(B, K)``), components ``comp`` (``(B,)`` each) and,
-    for an integrated predictive method, kurtoses ``kurt`` of ``B`` topic resamples."""
+    for an integrated predictive method, kurtoses ``kurt`` of ``B`` topic resamples; with ``close``,
+    each resample's close pairs (:func:`planner.simulate.priors.close_pairs`, ``(B, K)``)."""
 
     D: np.ndarray
     V: np.ndarray
     comp: dict[str, np.ndarray]
     kurt: np.ndarray | None
+    close: np.ndarray | None = None
 
 
 def resample_models(vals: np.ndarray, variance: str, gen: np.random.Generator, resamples: int, *,
-                    kurtosis: bool, tick: Callable[..., None] | None = None) -> ResampledModels:
-    """The pair model of each of ``resamples`` topic resamples of ``vals`` (one child stream each);
-    ``tick()`` is called after each (:mod:`planner.progress`).
+                    kurtosis: bool, close: bool = False, tick: Callable[..., None] | None = None) -> ResampledModels:
+    """The pair model of each of ``resamples`` topic resamples of ``vals`` (one child stream each), with
+    its close pairs when ``close``; ``tick()`` is called after each (:mod:`planner.progress`).
 
     The pair moments of all resamples come from one product (:func:`planner.simulate.prediction.resampled_moments`); the
     components (and kurtoses) are computed resample by resample."""
@@ -62,7 +64,8 @@ def resample_models(vals: np.ndarray, variance: str, gen: np.random.Generator, r
     draws = [g.integers(0, T, T) for g in gen.spawn(resamples)]
     D, V = resampled_moments(vals, draws)
     out = ResampledModels(D, np.empty((resamples, K)), {k: np.empty(resamples) for k in ("var_s", "var_t", "var_e")},
-                          np.empty((resamples, K)) if kurtosis else None)
+                          np.empty((resamples, K)) if kurtosis else None,
+                          np.empty((resamples, K), dtype=bool) if close else None)
     a_, b_ = pair_index(S)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
@@ -74,17 +77,21 @@ def resample_models(vals: np.ndarray, variance: str, gen: np.random.Generator, r
                 out.comp[k][i] = mb.comp[k]
             if out.kurt is not None:
                 out.kurt[i] = pair_moments(vb, a_, b_, kurtosis=True)[2]
+            if out.close is not None:
+                out.close[i] = close_pairs(mb.var, vb.var(axis=1, ddof=1))
             if tick is not None:
                 tick()
     return out
 
 
 def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray | None, n0: int,
-                     spec: methods.PredictiveSpec) -> Callable[[np.ndarray], np.ndarray]:
+                     spec: methods.PredictiveSpec,
+                     close: np.ndarray | None = None) -> Callable[[np.ndarray], np.ndarray]:
     """``stat(n)`` -> the target at ``n[i]`` under the pilot-aware model of resample ``i``.
 
     ``D``, ``V``: ``(B, P)`` pair means and own variances of ``B`` topic resamples of
-    ``n0`` topics; ``kurt``: their kurtoses (``spec.integrate``) or ``None``. As in
+    ``n0`` topics; ``kurt``: their kurtoses (``spec.integrate``) or ``None``; ``close``: their close
+    pairs, where the scale prior is fitted apart on them (as the collection's is), or ``None``. As in
     :func:`planner.simulate.predict`, pairs identical on every topic are ties (``TIE_RATE``).
     Each resample's prior is fitted once, and a grid or mixture prior's posterior computed once
     (``PairRates``); every call costs ``B`` predictive evaluations at one n each.
@@ -92,7 +99,7 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
     B = D.shape[0]
     key = _rate_key(target)
     if spec.histogram_rates:
-        batch = scale_batch_rates(D, V, n0)     # every resample at once, on the prior's histogram
+        batch = scale_batch_rates(D, V, n0, close=close)     # every resample at once, on the prior's histogram
         return _of_rate(target, lambda n: batch(n, key))
     rates = []
     seen: list[dict[int, float]] = [{} for _ in range(B)]   # a resample's rate at each n asked
@@ -124,7 +131,8 @@ def _of_rate(target: str, rate: Callable[[np.ndarray], np.ndarray]) -> Callable[
 
 
 def unseen_mass_count(t: methods.Target, value: float, dbar: np.ndarray, var: np.ndarray, n0: int, systems: int,
-                      level: float, n_max: int, start: int | None = None) -> int | None:
+                      level: float, n_max: int, start: int | None = None,
+                      close: np.ndarray | None = None) -> int | None:
     """The count of a pair-rate target under the deconvolved prior with the most mass near zero that
     the collection's own pairs do not reject at ``level`` (:func:`planner.simulate.priors.unseen_mass_weights`);
     ``None`` when it reaches no count up to ``n_max``.
@@ -133,9 +141,10 @@ def unseen_mass_count(t: methods.Target, value: float, dbar: np.ndarray, var: np
     from, cannot see that mass: every resample's count shares the pilot's blind spot, and the upper
     end of their interval fell short of the whole collection's count in 30% of 20-topic draws of
     TREC-6 P@10 (docs/research/calibration.md, seventh session). This count is the upper end the data
-    themselves still allow."""
-    batch = scale_batch_rates(dbar[None, :], var[None, :], n0,
-                              weights=lambda counts: unseen_mass_weights(counts, n0, systems, level))
+    themselves still allow. ``close``: the collection's close pairs where its prior is fitted apart on
+    them (:func:`planner.simulate.priors.split_close`): the mass near zero is then raised in them alone."""
+    batch = scale_batch_rates(dbar[None, :], var[None, :], n0, close=None if close is None else close[None, :],
+                              unseen=(systems, level))
     stat = _of_rate(t.name, lambda n: batch(n, _rate_key(t.name)))
     sign = 1.0 if t.direction == "<=" else -1.0
     n = smallest_n_vec(lambda k: sign * stat(k) <= sign * value, 1, 2, n_max, start=start)[0]
@@ -162,7 +171,7 @@ def resolve_predictive(t: methods.Target, value: float, rs: ResampledModels, n0:
     for lo_ in range(0, resamples, step):
         blk = slice(lo_, min(resamples, lo_ + step))
         stat = predictive_batch(t.name, rs.D[blk], rs.V[blk], None if rs.kurt is None else rs.kurt[blk], n0,
-                                spec)
+                                spec, None if rs.close is None else rs.close[blk])
         parts.append(smallest_n_vec(lambda n, f=stat: sign * f(n) <= sign * value,  # type: ignore[misc]
                                     blk.stop - blk.start, 2, n_max, start=start))
         if tick is not None:

@@ -23,6 +23,7 @@ from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate import fit_model, predict
 from ..simulate.predict import ENGINES, predict_until
+from ..simulate.priors import split_close
 from ..simulate.summary import PARTIAL_STATS
 from ..simulate.work import Knob, Shape, Work, check_limits, fits, largest_fitting
 from ..variance import VarianceComponents, check_alpha, fit
@@ -411,9 +412,12 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
     # the pilot-aware methods' swap, reversal and tau are re-solved with their own model
     spec = m.spec if t.pair_rate else None
     # one bar: each resample drawn, then each re-solved
+    # the scale prior is fitted apart on the close pairs in every resample where it is on the collection
+    close = split_close(data.model.dbar, data.model.var, data.vals.shape[1], data.vals.var(axis=1, ddof=1)) \
+        if spec is not None and spec.histogram_rates else None
     with bar(progress, 2 * req.n_resamples, "interval on n", unit="resample") as tick:
         rs = resample_models(data.vals, req.variance, gen, req.n_resamples,
-                             kurtosis=spec is not None and spec.integrate, tick=tick)
+                             kurtosis=spec is not None and spec.integrate, close=close is not None, tick=tick)
         if spec is not None:
             ns = resolve_predictive(t, req.value, rs, data.vals.shape[1], spec, req.n_max, start=n_star, tick=tick)
         else:
@@ -424,7 +428,7 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
     if spec is not None and spec.unseen_mass and upper is not None:
         # the resamples share the pilot's blind spot for pairs near zero
         unseen = unseen_mass_count(t, req.value, data.model.dbar, data.model.var, data.vals.shape[1],
-                                   data.vals.shape[0], level, req.n_max, start=upper)
+                                   data.vals.shape[0], level, req.n_max, start=upper, close=close)
         raised = allow_unseen(upper, unseen)
         if raised != upper:
             note += (f"; upper end raised from the resamples' {upper} to the count under the most mass "

@@ -27,7 +27,7 @@ from ..errors import DegenerateDataWarning, InputError, ParameterError
 from ..results import IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate import PairRates, fit_prior, pair_variance_model
-from ..simulate.priors import unseen_mass_prior
+from ..simulate.priors import close_pairs, unseen_mass_prior
 from ..variance import check_alpha, pair_index
 from .checks import as_scores, check_interval_resamples, check_prob, check_quantile
 from .pairs import PairModel, batch_stat
@@ -152,7 +152,9 @@ class _Question:
 class _VariantModel:
     """The variant model of one ``(S, T, V)`` array, fitted once."""
 
-    def __init__(self, x: np.ndarray, spec: methods.PredictiveSpec | None):
+    def __init__(self, x: np.ndarray, spec: methods.PredictiveSpec | None, apart: bool | None = None):
+        """``apart``: fit a scale prior apart on the close pairs (a topic resample of a collection
+        whose prior is); ``None``: where the data say so (:func:`planner.simulate.priors.split_close`)."""
         self.S, self.T, self.V = x.shape
         self.model = PairModel(x.mean(axis=2), "pair")
         self.dbar, self.s2d = self.model.dbar, self.model.var
@@ -168,15 +170,18 @@ class _VariantModel:
         self.s2m = self.prior = None
         if spec is not None:
             self.s2m = pair_variance_model(self.s2d, spec.variance)
-            self.prior = fit_prior(self.dbar, self.s2m, self.T, prior=spec.prior)
+            sv = x.mean(axis=2).var(axis=1, ddof=1)
+            self.prior = fit_prior(self.dbar, self.s2m, self.T, prior=spec.prior,
+                                   system_var=sv if apart is None else None,
+                                   close=close_pairs(self.s2m, sv) if apart else None)
 
     def unseen(self, level: float) -> _VariantModel:
         """This model with the prior of the most mass near zero its pairs allow at ``level``
         (:func:`planner.simulate.priors.unseen_mass_prior`): the count to allow for in an interval's
         upper end (:func:`planner.plan.search.allow_unseen`)."""
-        assert self.spec is not None and self.s2m is not None
+        assert self.spec is not None and self.s2m is not None and self.prior is not None
         out = copy.copy(self)
-        out.prior = unseen_mass_prior(self.dbar, self.s2m, self.T, self.S, level)
+        out.prior = unseen_mass_prior(self.dbar, self.s2m, self.T, self.S, level, close=self.prior.close)
         return out
 
     def variance_at(self, v: int) -> np.ndarray:
@@ -364,8 +369,12 @@ def _resampled_rows(x: np.ndarray, q: _Question, vs: list[int], rows: list[dict]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         starts = [r["n_topics"] for r in rows]     # the collection's counts: the resamples' vary around them
+        # a scale prior fitted apart on the close pairs is, in every resample
+        apart = vm.prior is not None and vm.prior.close is not None
         for i, g in enumerate(as_generator(rng).spawn(resamples)):
-            rb, _, _ = _variant_solve(x[:, g.integers(0, T, T), :], q, vs, source, warn=False, starts=starts)
+            xb = x[:, g.integers(0, T, T), :]
+            rb, _, _ = _variant_solve(xb, q, vs, source, warn=False, starts=starts,
+                                      vm=_VariantModel(xb, q.method.spec, apart=apart))
             for j, r in enumerate(rb or []):
                 if r["n_topics"] is not None:
                     ns[i, j] = r["n_topics"]

@@ -56,6 +56,7 @@ from ..methods import method as _registered
 from ..results import ResultMixin
 from ..variance import pair_index, pair_moments, score_grid
 from .kernels import decimal_unit
+from .priors import close_pairs, split_close
 from .rates import plugin_pair_rates, predictive_pair_rates, scale_batch_rates, variance_df
 from .work import Shape, Work
 
@@ -215,16 +216,19 @@ def resampled_moments(vals: np.ndarray, draws: Sequence[Any],
 
 
 def method_rates(method: Method, dbar: np.ndarray, s2: np.ndarray, n0: int, topics: np.ndarray,
-                 kurt: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                 kurt: np.ndarray | None = None, system_var: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Mean (over pairs) expected swap and reversal rate of a closed-form ``method`` at ``topics``,
-    from a collection of ``n0`` topics with pair means ``dbar`` and variances ``s2``; pairs
-    identical on every topic are ties (:data:`planner.simulate.rates.TIE_RATE`), as in every method."""
+    from a collection of ``n0`` topics with pair means ``dbar`` and variances ``s2`` (of every pair of
+    the systems whose variances are ``system_var``: the scale prior's close pairs,
+    :func:`planner.simulate.priors.split_close`); pairs identical on every topic are ties
+    (:data:`planner.simulate.rates.TIE_RATE`), as in every method."""
     spec = method.spec
     if spec is None:
         r = plugin_pair_rates(dbar, s2, topics)
     else:
         df = variance_df(n0, kurt) if spec.integrate else None
-        r = predictive_pair_rates(dbar, s2, n0, topics, prior=spec.prior, variance=spec.variance, df=df)
+        r = predictive_pair_rates(dbar, s2, n0, topics, prior=spec.prior, variance=spec.variance, df=df,
+                                  system_var=system_var)
     return {k: v.mean(axis=0) for k, v in r.items()}
 
 
@@ -271,28 +275,33 @@ def prediction_band(x: np.ndarray, topics: Sequence[int] | np.ndarray, *, method
     gens = as_generator(rng).spawn(int(resamples))
     pilots = [g.integers(0, T, T) for g in gens]
     q, _ = score_grid(x, int(max(t.max(), T)))
+    dbar, s2, kurt = pair_moments(x, a, b, kurtosis=True)
     if point is None:
-        dbar, s2, kurt = pair_moments(x, a, b, kurtosis=True)
-        point = method_rates(meth, dbar, s2, T, t, kurt)
+        point = method_rates(meth, dbar, s2, T, t, kurt, x.var(axis=1, ddof=1))
+    # the resamples' scale priors are fitted apart on their close pairs where the collection's is
+    split = meth.spec is not None and meth.spec.histogram_rates and \
+        split_close(dbar, s2, T, x.var(axis=1, ddof=1)) is not None
     ratios = {k: np.empty((len(gens), t.size)) for k in ("swap_rate", "reversal_rate")}
     step = max(1, _BAND_BLOCK // max(a.size, 1))
     for lo in range(0, len(gens), step):
         D, V = resampled_moments(x, pilots[lo:lo + step], ctx)
-        F = _block_rates(meth, x, (a, b, D, V), pilots[lo:lo + step], t)
+        F = _block_rates(meth, x, (a, b, D, V), pilots[lo:lo + step], t, split)
         for k in range(D.shape[0]):
             _ratios(ratios, lo + k, x, q, (a, b, D[k]), {s: F[s][k] for s in F}, gens[lo + k], t)
     return _band(level, t, point, ratios)
 
 
 def _block_rates(meth: Method, x: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-                 pilots: Sequence[Any], t: np.ndarray) -> dict[str, np.ndarray]:
+                 pilots: Sequence[Any], t: np.ndarray, split: bool) -> dict[str, np.ndarray]:
     """``(B, len(t))`` expected swap and reversal rates of a block of ``B`` resamples (``pairs``: the pair
     index ``a, b`` and the resamples' pair means and variances ``(B, K)``): the scale prior's all
-    at once on its histogram, the other methods' resample by resample."""
+    at once on its histogram (``split``: fitted apart on each resample's close pairs), the other
+    methods' resample by resample."""
     T = x.shape[1]
     a, b, D, V = pairs
     if meth.spec is not None and meth.spec.histogram_rates:
-        rate = scale_batch_rates(D, V, T)
+        close = close_pairs(V, np.stack([x[:, p].var(axis=1, ddof=1) for p in pilots])) if split else None
+        rate = scale_batch_rates(D, V, T, close=close)
         return {k: rate(np.broadcast_to(t, (D.shape[0], t.size)), k) for k in PAIR_RATES}
     rows = []
     for k, pilot in enumerate(pilots):

@@ -55,9 +55,11 @@ class PredictiveEngine(AnalyticEngine):
             raise ValueError(f"method {setup.method.name!r} is not predictive")
         T = setup.x.shape[1]
         self.s2_pred = pair_variance_model(setup.s2, spec.variance)
-        # the prior once, over all pairs; the rates are then per chunk and n
+        # the prior once, over all pairs (the scale prior apart on the close ones where they differ);
+        # the rates are then per chunk and n
         self.prior = (setup.prior if setup.prior is not None
-                      else fit_prior(setup.dbar, self.s2_pred, T, prior=spec.prior))
+                      else fit_prior(setup.dbar, self.s2_pred, T, prior=spec.prior,
+                                     system_var=setup.x.var(axis=1, ddof=1)))
         self.prior_info = prior_summary(self.prior, self.s2_pred, T, spec.variance, spec.integrate)
         self.nu = variance_df(T, _direct_pair_moments(setup.x, setup.a, setup.b, kurtosis=True,
                                                       block=setup.pair_block)[2]) if spec.integrate else None
@@ -85,7 +87,8 @@ class PredictiveEngine(AnalyticEngine):
         sig2_k, scales = self._chunk_state(pairs)
         res = self.analytic(j, pairs, sig2_k)
         pr = predictive_pair_rates(s.dbar[pairs], self.s2_pred[pairs], s.x.shape[1], [s.topics[j]],
-                                   prior=self.prior, df=scales)
+                                   prior=self.prior, df=scales,
+                                   close=None if self.prior.close is None else self.prior.close[pairs])
         res["swap_rate"] = pr["swap_rate"][:, 0]         # ties: TIE_RATE, as everywhere
         res["reversal_rate"] = pr["reversal_rate"][:, 0]
         return res

@@ -7,6 +7,10 @@ orientation is arbitrary): ``"normal"`` ``N(0, tau2)`` by the method of moments,
 maximum-likelihood prior on a grid (see :mod:`planner.simulate.rates` for the whole model), and
 ``"scale"`` the deconvolved prior: a zero-centred scale mixture of the *standardized* true
 differences ``theta = delta / sigma_d`` on a fixed grid of scales (:func:`fit_scale_weights`).
+Given each system's variance over the topics, the ``"scale"`` prior is fitted apart on the *close*
+pairs (:func:`close_pairs`: the half whose differences vary least against the two systems' own
+spread, near-identical systems) and on the others, where the data say the two differ
+(:func:`split_close`).
 
 Examples
 --------
@@ -27,9 +31,9 @@ from scipy import special, stats
 from .._blas import one_blas_thread
 from ..errors import ParameterError
 
-__all__ = ["PRIORS", "SCALE_EDGES", "SCALE_GRID", "TAU_MAX", "TAU_MIN", "Prior", "check_pair_inputs", "fit_prior",
-           "fit_scale_weights", "mixture_loglik", "mixture_sds", "scale_bin_probs", "scale_histogram",
-           "standardized", "unseen_mass_prior", "unseen_mass_weights"]
+__all__ = ["PRIORS", "SCALE_EDGES", "SCALE_GRID", "SPLIT_GAIN", "TAU_MAX", "TAU_MIN", "Prior", "check_pair_inputs",
+           "close_pairs", "fit_prior", "fit_scale_weights", "mixture_loglik", "mixture_sds", "scale_bin_probs",
+           "scale_histogram", "split_close", "standardized", "systems_of", "unseen_mass_prior", "unseen_mass_weights"]
 
 PRIORS = ("normal", "mixture", "npmle", "scale")
 
@@ -42,6 +46,11 @@ SCALE_GRID = np.geomspace(TAU_MIN, TAU_MAX, N_SCALES)
 _EM_STEPS = 400
 #: histogram of |z| the scale prior is fitted on: 0.05 wide to 8, then wide tail bins
 SCALE_EDGES = np.concatenate([np.arange(0.0, 8.0, 0.05), [8.0, 12.0, 20.0, 50.0, np.inf]])
+#: the ``"scale"`` prior is fitted apart on the close pairs and the others (:func:`split_close`) when
+#: twice the log-likelihood gain, the pairs counted as ``systems`` observations, is at least this
+#: (the 95% point of chi-square with about 1 df; chosen on the coverage benchmark's matrices,
+#: docs/research/calibration.md, tenth and eleventh sessions)
+SPLIT_GAIN = 4.0
 
 
 def check_pair_inputs(dbar, s2_d, n0, topics):
@@ -75,6 +84,9 @@ class Prior:
         n0: pilot size the prior was fitted for.
         n_pairs: number of pairs used in the fit.
         iterations: EM iterations used (npmle, mixture), 0 for normal.
+        close: scale prior fitted apart on the close pairs (:func:`split_close`): which of the pairs
+            it was fitted on are close, else ``None``. ``weights`` are then the other pairs'.
+        close_weights: the close pairs' weights on ``grid``, or ``None``.
     """
 
     kind: str
@@ -84,16 +96,37 @@ class Prior:
     n0: int
     n_pairs: int
     iterations: int = 0
+    close: np.ndarray | None = None
+    close_weights: np.ndarray | None = None
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "grid": [float(x) for x in self.grid],
                 "weights": [float(x) for x in self.weights], "tau2": float(self.tau2),
-                "n0": int(self.n0), "n_pairs": int(self.n_pairs), "iterations": int(self.iterations)}
+                "n0": int(self.n0), "n_pairs": int(self.n_pairs), "iterations": int(self.iterations),
+                "close_pairs": None if self.close is None else int(self.close.sum()),
+                "close_weights": None if self.close_weights is None else [float(x) for x in self.close_weights]}
+
+    def pair_log_weights(self, close: np.ndarray | None) -> np.ndarray:
+        """``log`` of the weights on ``grid``: ``(J,)``, or ``(pairs, J)`` for a prior fitted apart on
+        the close pairs, whose ``close`` (one flag per pair, default :attr:`close`) picks each pair's."""
+        with np.errstate(divide="ignore"):
+            logw = np.log(self.weights)
+            if self.close_weights is None:
+                return logw
+            close = self.close if close is None else np.asarray(close, dtype=bool)
+            assert close is not None
+            return np.where(close[:, None], np.log(self.close_weights)[None, :], logw[None, :])
 
 
 def fit_prior(dbar, s2_d, n0, *, prior: str = "normal", grid: int = 121, max_fit_pairs: int = 20_000,
-              max_iter: int = 500, tol: float = 1e-7) -> Prior:
+              max_iter: int = 500, tol: float = 1e-7, system_var=None, close=None) -> Prior:
     """Fit the symmetric empirical-Bayes prior on ``delta`` (module docstring).
+
+    ``system_var``: each system's variance over the topics (``dbar`` then holds every pair of them, in
+    :func:`planner.variance.pair_index` order); the ``"scale"`` prior is then fitted apart on the close
+    pairs where :func:`split_close` says so. ``close``: the close pairs to fit it apart on, decided
+    elsewhere (a topic resample of a collection whose prior is fitted apart: the resample's own
+    :func:`close_pairs`), in place of ``system_var``'s. Other priors ignore both.
 
     Memory: ``min(pairs, max_fit_pairs) * 2 * grid`` float64 values for npmle (the
     likelihoods and their rescaling),
@@ -111,7 +144,8 @@ def fit_prior(dbar, s2_d, n0, *, prior: str = "normal", grid: int = 121, max_fit
         tau2 = max(0.0, float(np.mean(d * d) - np.mean(se2)))
         return Prior("normal", np.empty(0), np.empty(0), tau2, n0, int(d.size))
     if prior == "scale":
-        return _scale_prior(dbar, s2_d, n0, lambda counts: fit_scale_weights(counts, n0))
+        close = split_close(dbar, s2_d, n0, system_var) if close is None else np.asarray(close, dtype=bool)
+        return _scale_prior(dbar, s2_d, n0, close, None)
     if d.size > max_fit_pairs:
         idx = np.linspace(0, d.size - 1, max_fit_pairs).round().astype(np.int64)
         d, se2 = d[idx], se2[idx]
@@ -240,7 +274,7 @@ def fit_scale_weights(counts: np.ndarray, n0: int) -> np.ndarray:
     return w
 
 
-def unseen_mass_weights(counts: np.ndarray, n0: int, systems: int, level: float) -> np.ndarray:
+def unseen_mass_weights(counts: np.ndarray, n0: int, systems: float | np.ndarray, level: float) -> np.ndarray:
     """``(B, J)``: the ``"scale"`` prior with the most mass at the smallest scale (``TAU_MIN``) that the
     pilot's ``|z|`` histogram ``counts`` (one row per collection) does not reject at ``level``.
 
@@ -251,7 +285,7 @@ def unseen_mass_weights(counts: np.ndarray, n0: int, systems: int, level: float)
     ``e`` as large as the likelihood allows: a drop of at most ``chi2_1(level) / 2``, the one-sided
     ``(1 + level) / 2`` bound of a share on the boundary. The pairs of ``systems`` systems are not
     independent (their differences span ``systems - 1`` dimensions): the log-likelihood counts them
-    as ``systems`` observations, the histogram's shares times ``systems``.
+    as ``systems`` observations (one value, or one per row), the histogram's shares times ``systems``.
     """
     counts = np.atleast_2d(counts)
     w = fit_scale_weights(counts, n0)
@@ -274,14 +308,84 @@ def unseen_mass_weights(counts: np.ndarray, n0: int, systems: int, level: float)
     return (1.0 - lo[:, None]) * w + lo[:, None] * floor
 
 
-def unseen_mass_prior(dbar, s2_d, n0: int, systems: int, level: float) -> Prior:
+def unseen_mass_prior(dbar, s2_d, n0: int, systems: int, level: float, close=None) -> Prior:
     """The ``"scale"`` prior of :func:`fit_prior` with :func:`unseen_mass_weights` in place of the
-    maximum-likelihood ones, for the pairs ``dbar``, ``s2_d`` of ``systems`` systems and ``n0`` topics."""
+    maximum-likelihood ones, for the pairs ``dbar``, ``s2_d`` of ``systems`` systems and ``n0`` topics;
+    fitted apart on the ``close`` pairs (the maximum-likelihood prior's :attr:`Prior.close`), it raises
+    the close pairs' weights alone: the mass no pilot sees belongs to near-identical systems."""
     dbar, s2_d, n0, _ = check_pair_inputs(dbar, s2_d, n0, [1])
-    return _scale_prior(dbar, s2_d, n0, lambda counts: unseen_mass_weights(counts, n0, systems, level))
+    return _scale_prior(dbar, s2_d, n0, None if close is None else np.asarray(close, dtype=bool), (systems, level))
 
 
-def _scale_prior(dbar: np.ndarray, s2_d: np.ndarray, n0: int, weights) -> Prior:
-    """The ``"scale"`` prior whose weights ``weights(counts)`` gives from the pairs' ``|z|`` histogram."""
-    w = weights(scale_histogram(*standardized(dbar, s2_d, n0)))[0]
-    return Prior("scale", SCALE_GRID, w, float(np.sum(w * SCALE_GRID ** 2)), n0, int(np.sum(s2_d > 0)), _EM_STEPS)
+def systems_of(pairs: int) -> int:
+    """The number of systems ``S`` whose ``S (S - 1) / 2`` pairs are ``pairs``."""
+    return int(round((1.0 + math.sqrt(1.0 + 8.0 * pairs)) / 2.0))
+
+
+def close_pairs(pair_var, system_var) -> np.ndarray:
+    """``(..., P)`` flags: the close pairs, the half with the smallest ``r = s_d / sqrt(s_a^2 + s_b^2)``.
+
+    ``pair_var``: ``(..., P)`` variances of the per-topic differences of every pair (in
+    :func:`planner.variance.pair_index` order) of the ``S`` systems whose variances over the same
+    topics are ``system_var`` ``(..., S)``. ``r^2`` is about ``1 - rho``: close pairs are systems
+    that rise and fall together on the topics, whose true differences are the ones near zero (the
+    pairs a small pilot cannot tell from tied: docs/research/calibration.md, tenth session). The
+    first ``ceil(P / 2)`` by rank are close, ties broken by pair order.
+    """
+    V = np.asarray(pair_var, dtype=np.float64)
+    sv = np.asarray(system_var, dtype=np.float64)
+    a, b = np.triu_indices(sv.shape[-1], 1)
+    r = np.sqrt(np.maximum(V, 0.0)) / np.sqrt(sv[..., a] + sv[..., b] + 1e-300)
+    ranks = np.argsort(np.argsort(r, axis=-1, kind="stable"), axis=-1)
+    return 2 * ranks < r.shape[-1]
+
+
+def split_close(dbar, s2_d, n0: int, system_var) -> np.ndarray | None:
+    """The close pairs (:func:`close_pairs`) when the ``"scale"`` prior is to be fitted apart on them and
+    on the others, else ``None``: apart when twice the log-likelihood gain of the two fits over one,
+    the pairs counted as ``systems`` observations (as in :func:`unseen_mass_weights`), is at least
+    :data:`SPLIT_GAIN`. ``None`` without ``system_var``.
+
+    One prior on all pairs mixes the near-identical pairs, whose true differences sit near zero, with
+    the others: fitted on both, it underweights that mass in small pilots and the count runs low
+    (0.70 of the whole collection's on 20-topic draws of TREC-6 P@10; 0.88 with the split over 200
+    draws: docs/research/calibration.md, tenth session). Where the two halves do not differ the split
+    would only add noise, and the rule keeps one prior.
+    """
+    if system_var is None:
+        return None
+    dbar = np.asarray(dbar, dtype=np.float64)
+    close = close_pairs(s2_d, system_var)
+    z, tie = standardized(dbar, np.asarray(s2_d, dtype=np.float64), n0)
+    like = scale_bin_probs(n0, SCALE_GRID)
+
+    def loglik(on: np.ndarray) -> float:
+        h = scale_histogram(z[on], tie[on])
+        return float(np.sum(h * np.log(fit_scale_weights(h, n0) @ like.T)))
+    gain = loglik(close) + loglik(~close) - loglik(np.ones(z.size, dtype=bool))
+    systems = np.asarray(system_var).shape[-1]
+    return close if 2.0 * gain * systems / max(z.size, 1) >= SPLIT_GAIN else None
+
+
+def _scale_weights(z: np.ndarray, tie: np.ndarray, n0: int, unseen: tuple[float, float] | None) -> np.ndarray:
+    """``(B, J)`` weights of the ``"scale"`` prior on the ``|z|`` rows ``z`` (:func:`standardized`): the
+    maximum-likelihood ones, or with ``unseen = (systems, level)`` :func:`unseen_mass_weights`."""
+    counts = scale_histogram(z, tie)
+    return fit_scale_weights(counts, n0) if unseen is None else unseen_mass_weights(counts, n0, *unseen)
+
+
+def _scale_prior(dbar: np.ndarray, s2_d: np.ndarray, n0: int, close: np.ndarray | None,
+                 unseen: tuple[int, float] | None) -> Prior:
+    """The ``"scale"`` prior of the pairs, fitted apart on the ``close`` ones (``None``: one prior), its
+    weights maximum-likelihood or (``unseen``: ``(systems, level)``) raised near zero, in the close
+    pairs alone when apart."""
+    z, tie = standardized(dbar, s2_d, n0)
+    n_pairs = int(np.sum(s2_d > 0))
+    if close is None:
+        w = _scale_weights(z, tie, n0, unseen)[0]
+        return Prior("scale", SCALE_GRID, w, float(np.sum(w * SCALE_GRID ** 2)), n0, n_pairs, _EM_STEPS)
+    share = float(close.mean())
+    wc = _scale_weights(z[close], tie[close], n0, None if unseen is None else (unseen[0] * share, unseen[1]))[0]
+    w = _scale_weights(z[~close], tie[~close], n0, None)[0]
+    tau2 = share * float(np.sum(wc * SCALE_GRID ** 2)) + (1.0 - share) * float(np.sum(w * SCALE_GRID ** 2))
+    return Prior("scale", SCALE_GRID, w, tau2, n0, n_pairs, _EM_STEPS, close=close, close_weights=wc)

@@ -120,6 +120,7 @@ from .priors import (
     mixture_loglik,
     scale_histogram,
     standardized,
+    unseen_mass_weights,
 )
 
 __all__ = [
@@ -230,7 +231,8 @@ def pair_variance_model(s2_d, variance: str = "pair") -> np.ndarray:
 
 def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "normal", variance: str = "pair",
                           df=None, quantiles: int = 16, grid: int = 121,
-                          max_fit_pairs: int = 20_000, future_scale=None) -> dict[str, np.ndarray]:
+                          max_fit_pairs: int = 20_000, future_scale=None, system_var=None,
+                          close=None) -> dict[str, np.ndarray]:
     """Posterior-predictive swap and reversal rates of every pair (module docstring).
 
     Args:
@@ -259,6 +261,11 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
             pilot's ``dbar`` keeps ``sigma_d^2 / n0`` (future topics measured with another
             number of query variants than the pilot's, :func:`planner.plan.topics_for_variants`).
             Normal and scale priors with ``df=None`` only.
+        system_var: each system's variance over the pilot's topics, when ``dbar`` holds every pair of
+            them (:func:`planner.variance.pair_index` order): a ``"scale"`` prior fitted here is then
+            fitted apart on the close pairs where the data say so (:func:`planner.simulate.priors.split_close`).
+        close: for a given scale :class:`Prior` fitted apart on the close pairs, each pair's flag
+            (default: the prior's own, when ``dbar`` holds the pairs it was fitted on).
 
     Returns:
         ``{"swap_rate": ..., "reversal_rate": ...}``, each shape ``(pairs, len(topics))``; ties
@@ -272,10 +279,11 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
     dbar, s2_d, n0, t = check_pair_inputs(dbar, s2_d, n0, topics)
     s2_d = pair_variance_model(s2_d, variance)
     pr = prior if isinstance(prior, Prior) else fit_prior(dbar, s2_d, n0, prior=prior, grid=grid,
-                                                            max_fit_pairs=max_fit_pairs)
+                                                            max_fit_pairs=max_fit_pairs, system_var=system_var)
     future_scale = _check_future_scale(future_scale, dbar, pr, df)
+    close = _check_close(close, dbar, pr)
     if df is None:
-        return _with_ties(_rates_given_variance(dbar, s2_d, n0, t, pr, future_scale), dbar, s2_d)
+        return _with_ties(_rates_given_variance(dbar, s2_d, n0, t, pr, future_scale, close), dbar, s2_d)
     if isinstance(df, VarianceScales):
         if df.factors.shape[1] not in (1, dbar.size):
             raise ParameterError(f"scales are for {df.factors.shape[1]} pairs, got {dbar.size}", parameter="df")
@@ -284,12 +292,24 @@ def predictive_pair_rates(dbar, s2_d, n0, topics, *, prior: str | Prior = "norma
         factors = variance_scales(df, quantiles, pairs=dbar.size).factors
     out = {"swap_rate": np.zeros((dbar.size, t.size)), "reversal_rate": np.zeros((dbar.size, t.size))}
     for f in factors:
-        r = _rates_given_variance(dbar, s2_d * f, n0, t, pr)
+        r = _rates_given_variance(dbar, s2_d * f, n0, t, pr, close=close)
         for key in out:
             out[key] += r[key]
     for key in out:
         out[key] /= factors.shape[0]
     return _with_ties(out, dbar, s2_d)
+
+
+def _check_close(close, dbar: np.ndarray, pr: Prior) -> np.ndarray | None:
+    """Each pair's close flag for a scale prior fitted apart on the close pairs (``close``, or the
+    prior's own), checked against the pairs; ``None`` for any other prior."""
+    if pr.close_weights is None:
+        return None
+    close = pr.close if close is None else np.asarray(close, dtype=bool).reshape(-1)
+    if close is None or close.shape != dbar.shape:
+        raise ParameterError(f"the prior is fitted apart on the close pairs: give one close flag per pair "
+                             f"({dbar.size})", parameter="close")
+    return close
 
 
 def _check_future_scale(future_scale, dbar: np.ndarray, pr: Prior, df) -> np.ndarray | None:
@@ -356,10 +376,11 @@ def _normal_rates(m, v, s2, n, d):
 
 
 def _mixture_posterior(d, se2, sds, logw):
-    """Per pair and component: posterior weight, mean and variance ``(post, m, v)``; with ``logw`` of
-    shape ``(B, J)``, the weights of each of ``B`` priors, ``(B, pairs, J)``."""
+    """Per pair and component: posterior weight, mean and variance ``(post, m, v)``. ``logw``: the log
+    weights, ``(J,)`` or one row per pair ``(pairs, J)``; or ``(B, 1, J)``, each of ``B`` priors, for
+    ``post`` of shape ``(B, pairs, J)``."""
     ll, tot = mixture_loglik(d, se2, sds)
-    lp = ll + logw[..., None, :]
+    lp = ll + logw
     lp -= lp.max(axis=-1, keepdims=True)
     post = np.exp(lp)
     post /= post.sum(axis=-1, keepdims=True)
@@ -429,18 +450,27 @@ def _normal_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, future_scale, swap, r
     swap[idx], rev[idx] = _normal_rates(m[:, None], v[:, None], s2_d[idx][:, None], nn, d)
 
 
-def _mixture_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, swap, rev, future=None) -> None:
+def _mixture_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, swap, rev, future=None, close=None) -> None:
     """Rates of every pair in ``idx`` under a mixture prior; the future sets' variance is
-    ``future / n`` (default ``s2_d / n``)."""
+    ``future / n`` (default ``s2_d / n``); ``close``: each pair's flag of a scale prior fitted apart
+    on the close pairs (:meth:`Prior.pair_log_weights`)."""
     future = s2_d if future is None else future
-    sds = pr.grid[pr.weights > 0]
-    logw = np.log(pr.weights[pr.weights > 0])
+    sds, logw = _kept_components(pr, close)
     chunk = max(1, _BLOCK // max(1, sds.size * 4))
     for lo in range(0, idx.size, chunk):
         ii = idx[lo:lo + chunk]
-        post, m, v = _mixture_posterior(dbar[ii], s2_d[ii] / n0, sds, logw)
+        post, m, v = _mixture_posterior(dbar[ii], s2_d[ii] / n0, sds, logw if logw.ndim == 1 else logw[ii])
         for j, n in enumerate(t):
             swap[ii, j], rev[ii, j] = _mixture_rates(post, m, v, future[ii], n, dbar[ii])
+
+
+def _kept_components(pr: Prior, close) -> tuple[np.ndarray, np.ndarray]:
+    """The grid points of a mixture or scale prior with weight, and their log weights: ``(J,)``, or
+    ``(pairs, J)`` for a scale prior fitted apart on the close pairs (``close``: one flag per pair)."""
+    keep = pr.weights > 0
+    if pr.close_weights is not None:
+        keep |= pr.close_weights > 0
+    return pr.grid[keep], pr.pair_log_weights(close)[..., keep]
 
 
 def _grid_prior_rates(dbar, s2_d, n0, t, idx, pr: Prior, swap, rev) -> None:
@@ -465,9 +495,10 @@ def _standardize(dbar, s2_d, idx) -> tuple[np.ndarray, np.ndarray]:
     return d, np.where(s2_d > 0, 1.0, 0.0)
 
 
-def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior, future_scale=None) -> dict[str, np.ndarray]:
+def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior, future_scale=None, close=None) -> dict[str, np.ndarray]:
     """Predictive rates of :func:`predictive_pair_rates` for given variances and prior
-    (``future_scale``: normal prior only, checked by the caller); pairs with ``s2_d = 0`` get 0."""
+    (``future_scale``: normal and scale priors, checked by the caller; ``close``: the pairs' flags of
+    a scale prior fitted apart on the close pairs); pairs with ``s2_d = 0`` get 0."""
     swap = np.zeros((dbar.size, t.size))
     rev = np.zeros((dbar.size, t.size))
     idx = np.flatnonzero(s2_d > 0)
@@ -475,7 +506,8 @@ def _rates_given_variance(dbar, s2_d, n0, t, pr: Prior, future_scale=None) -> di
         _normal_prior_rates(dbar, s2_d, n0, t, idx, pr, future_scale, swap, rev)
     elif pr.kind == "scale":
         d, one = _standardize(dbar, s2_d, idx)
-        _mixture_prior_rates(d, one, n0, t, idx, pr, swap, rev, future=one if future_scale is None else future_scale)
+        _mixture_prior_rates(d, one, n0, t, idx, pr, swap, rev, future=one if future_scale is None else future_scale,
+                             close=close)
     elif pr.kind == "mixture":
         _mixture_prior_rates(dbar, s2_d, n0, t, idx, pr, swap, rev)
     else:
@@ -491,18 +523,19 @@ class PairRates:
     instead of at every call; the values are those of :func:`predictive_pair_rates`
     (same operations). Normal priors and ``df`` (integrated variances) call it directly.
 
-    ``future_scale``: as in :func:`predictive_pair_rates` (normal and scale priors).
+    ``future_scale``, ``close``: as in :func:`predictive_pair_rates` (normal and scale priors).
 
     Memory: ``pairs * grid`` float64 values (npmle), ``3 * pairs * components`` (mixture).
     """
 
     def __init__(self, dbar, s2_d, n0, prior: Prior, statistic: str = "swap_rate", *, df=None,
-                 future_scale=None):
+                 future_scale=None, close=None):
         if statistic not in STATISTICS:
             raise ParameterError(f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}",
                                  parameter="statistic")
         self.dbar, self.s2_d, self.n0, self.prior, self.statistic, self.df = dbar, s2_d, n0, prior, statistic, df
         self.future_scale = _check_future_scale(future_scale, np.asarray(dbar), prior, df)
+        self.close = _check_close(close, np.asarray(dbar), prior)
         self._cache: tuple[np.ndarray, tuple[Any, ...]] | None = None
         self._tie = (np.asarray(dbar) == 0) & (np.asarray(s2_d) == 0)
         self._future = s2_d
@@ -512,10 +545,10 @@ class PairRates:
             self._future = self.s2_d if self.future_scale is None else self.future_scale
         if df is None and prior.kind in ("mixture", "npmle", "scale"):
             idx = np.flatnonzero(s2_d > 0)
-            keep = prior.weights > 0
-            grid, logw = prior.grid[keep], np.log(prior.weights[keep])
+            grid, logw = _kept_components(prior, self.close)
             d = self.dbar[idx]
             if prior.kind != "npmle":
+                logw = logw if logw.ndim == 1 else logw[idx]
                 self._cache = (idx, _mixture_posterior(d, self.s2_d[idx] / n0, grid, logw))
             else:
                 sd = np.sqrt(s2_d[idx])
@@ -525,7 +558,8 @@ class PairRates:
         """Per-pair rate at ``n`` topics, shape ``(pairs,)``."""
         if self._cache is None:
             return predictive_pair_rates(self.dbar, self.s2_d, self.n0, [int(n)], prior=self.prior,
-                                         df=self.df, future_scale=self.future_scale)[self.statistic][:, 0]
+                                         df=self.df, future_scale=self.future_scale,
+                                         close=self.close)[self.statistic][:, 0]
         idx, post = self._cache
         out = np.zeros(self.dbar.size)
         want = (self.statistic,)
@@ -545,14 +579,18 @@ class PairRates:
 _BIN_Z = np.concatenate([(SCALE_EDGES[:-2] + SCALE_EDGES[1:-1]) / 2, [SCALE_EDGES[-2]]])
 
 
-def scale_batch_rates(D: np.ndarray, V: np.ndarray, n0: int, *,
-                      weights: Callable[[np.ndarray], np.ndarray] | None = None
-                      ) -> Callable[[np.ndarray, str], np.ndarray]:
+def scale_batch_rates(D: np.ndarray, V: np.ndarray, n0: int, *, close: np.ndarray | None = None,
+                      unseen: tuple[float, float] | None = None) -> Callable[[np.ndarray, str], np.ndarray]:
     """``rate(n, statistic)``: the mean ``statistic`` (swap or reversal rate) over all pairs of each of
     ``B`` collections of ``n0`` topics (rows of pair means ``D`` and variances ``V``) under each row's
-    own ``"scale"`` prior (:func:`planner.simulate.priors.fit_scale_weights`, or ``weights(counts)`` of
-    the rows' ``|z|`` histograms: e.g. :func:`planner.simulate.priors.unseen_mass_weights`), at ``n[b]`` topics
+    own ``"scale"`` prior (:func:`planner.simulate.priors.fit_scale_weights`), at ``n[b]`` topics
     (``n`` of shape ``(B,)``: result ``(B,)``) or at each ``n[b, k]`` (shape ``(B, k)``: ``(B, k)``).
+
+    ``close``: ``(B, P)`` flags of each row's close pairs (:func:`planner.simulate.priors.close_pairs`)
+    when the prior is fitted apart on them and on the others (:func:`planner.simulate.priors.split_close`).
+    ``unseen``: ``(systems, level)`` for the weights of :func:`planner.simulate.priors.unseen_mass_weights`
+    instead of the maximum-likelihood ones; with ``close``, in the close pairs alone (counted as
+    ``systems`` times their share), as :func:`planner.simulate.priors.unseen_mass_prior` does.
 
     Each pair enters through the bin of its ``|z|`` in the histogram the prior is fitted on (at the
     bin's midpoint, :data:`_BIN_Z`): the posterior of a bin does not depend on the row's weights
@@ -561,14 +599,19 @@ def scale_batch_rates(D: np.ndarray, V: np.ndarray, n0: int, *,
     Pairs identical on every topic count :data:`TIE_RATE`.
     """
     z, tie = standardized(D, V, n0)
-    counts = scale_histogram(z, tie)
-    w = fit_scale_weights(counts, n0) if weights is None else weights(counts)
     d = _BIN_Z / math.sqrt(n0)
     se2 = np.full(d.size, 1.0 / n0)
-    with np.errstate(divide="ignore"):
-        logw = np.log(w)
-    post, m, v = _mixture_posterior(d, se2, SCALE_GRID, logw)   # (B, M, J), and (M, J) twice
-    weighted = post * (counts / D.shape[1])[:, :, None]
+    groups = [np.ones(z.shape, dtype=bool)] if close is None else [close, ~close]
+    weighted = 0.0
+    for k, on in enumerate(groups):
+        counts = scale_histogram(z, tie | ~on)        # (the other group's pairs left out, as ties are)
+        if unseen is None or k > 0:
+            w = fit_scale_weights(counts, n0)
+        else:
+            w = unseen_mass_weights(counts, n0, unseen[0] * on.mean(axis=1), unseen[1])
+        with np.errstate(divide="ignore"):
+            post, m, v = _mixture_posterior(d, se2, SCALE_GRID, np.log(w)[:, None, :])   # (B, M, J), (M, J) twice
+        weighted = weighted + post * (counts / D.shape[1])[:, :, None]
     ties = TIE_RATE * tie.mean(axis=1)
     at: dict[tuple[str, int], np.ndarray] = {}
 
