@@ -154,3 +154,8 @@ def test_predict_says_the_prior_is_fitted_apart(capsys):
     assert "fitted apart on the 1351 close pairs" in capsys.readouterr().out
     assert main(["predict", str(RR), "--topics", "50", "--seed", "1"]) == 0
     assert "fitted apart" not in capsys.readouterr().out
+
+
+def test_system_variances_must_be_of_the_pairs_systems():
+    with pytest.raises(ParameterError, match="system_var has 4 systems, whose 6 pairs"):
+        fit_prior(np.zeros(10), np.ones(10), 20, prior="scale", system_var=np.ones(4))

@@ -33,7 +33,7 @@ from ..errors import ParameterError
 
 __all__ = ["PRIORS", "SCALE_EDGES", "SCALE_GRID", "SPLIT_GAIN", "TAU_MAX", "TAU_MIN", "Prior", "check_pair_inputs",
            "close_pairs", "fit_prior", "fit_scale_weights", "mixture_loglik", "mixture_sds", "scale_bin_probs",
-           "scale_histogram", "split_close", "standardized", "systems_of", "unseen_mass_prior", "unseen_mass_weights"]
+           "scale_histogram", "split_close", "standardized", "unseen_mass_prior", "unseen_mass_weights"]
 
 PRIORS = ("normal", "mixture", "npmle", "scale")
 
@@ -317,11 +317,6 @@ def unseen_mass_prior(dbar, s2_d, n0: int, systems: int, level: float, close=Non
     return _scale_prior(dbar, s2_d, n0, None if close is None else np.asarray(close, dtype=bool), (systems, level))
 
 
-def systems_of(pairs: int) -> int:
-    """The number of systems ``S`` whose ``S (S - 1) / 2`` pairs are ``pairs``."""
-    return int(round((1.0 + math.sqrt(1.0 + 8.0 * pairs)) / 2.0))
-
-
 def close_pairs(pair_var, system_var) -> np.ndarray:
     """``(..., P)`` flags: the close pairs, the half with the smallest ``r = s_d / sqrt(s_a^2 + s_b^2)``.
 
@@ -335,6 +330,9 @@ def close_pairs(pair_var, system_var) -> np.ndarray:
     V = np.asarray(pair_var, dtype=np.float64)
     sv = np.asarray(system_var, dtype=np.float64)
     a, b = np.triu_indices(sv.shape[-1], 1)
+    if V.shape[-1] != a.size:
+        raise ParameterError(f"system_var has {sv.shape[-1]} systems, whose {a.size} pairs are not the "
+                             f"{V.shape[-1]} pair variances given", parameter="system_var")
     r = np.sqrt(np.maximum(V, 0.0)) / np.sqrt(sv[..., a] + sv[..., b] + 1e-300)
     ranks = np.argsort(np.argsort(r, axis=-1, kind="stable"), axis=-1)
     return 2 * ranks < r.shape[-1]
