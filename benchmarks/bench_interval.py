@@ -11,7 +11,7 @@ prints them. The time depends on the shape and on the counts found, which are of
 real collections give (67 for power, 181 for swap 0.05).
 
 For each of ``power:0.8``, ``swap_rate:0.05``, ``kendall_tau:0.9`` and ``ci_width:0.1`` it runs
-:func:`planner.plan.size_for_target` with the command line's defaults (method ``predictive``,
+:func:`planner.plan.size_for_target` with the command line's defaults (method ``deconvolved``,
 200 topic resamples, level 0.95), and prints the count, its interval and the CPU and wall time
 of the whole call (point and interval), best of ``--repeats``. CPU time is what the goal is
 judged on: the machine is shared, and its wall times move two- to threefold with the load. The

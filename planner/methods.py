@@ -92,6 +92,13 @@ class PredictiveSpec:
         return self.prior == "scale" and self.variance == "pair" and not self.integrate
 
     @property
+    def close_apart(self) -> bool:
+        """True when the prior is fitted apart on the close pairs where the data say so
+        (:func:`planner.simulate.priors.split_close`), in the collection and then in each of its
+        topic resamples: the scale prior."""
+        return self.prior == "scale"
+
+    @property
     def unseen_mass(self) -> bool:
         """True when an interval on n of a pair-rate count takes the upper end at least to the count
         under the most mass near zero the pilot allows (:func:`planner.plan.search.allow_unseen`): the

@@ -414,7 +414,7 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
     # one bar: each resample drawn, then each re-solved
     # the scale prior is fitted apart on the close pairs in every resample where it is on the collection
     close = split_close(data.model.dbar, data.model.var, data.vals.shape[1], data.vals.var(axis=1, ddof=1)) \
-        if spec is not None and spec.histogram_rates else None
+        if spec is not None and spec.close_apart else None
     with bar(progress, 2 * req.n_resamples, "interval on n", unit="resample") as tick:
         rs = resample_models(data.vals, req.variance, gen, req.n_resamples,
                              kurtosis=spec is not None and spec.integrate, close=close is not None, tick=tick)

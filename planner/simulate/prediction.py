@@ -279,7 +279,7 @@ def prediction_band(x: np.ndarray, topics: Sequence[int] | np.ndarray, *, method
     if point is None:
         point = method_rates(meth, dbar, s2, T, t, kurt, x.var(axis=1, ddof=1))
     # the resamples' scale priors are fitted apart on their close pairs where the collection's is
-    split = meth.spec is not None and meth.spec.histogram_rates and \
+    split = meth.spec is not None and meth.spec.close_apart and \
         split_close(dbar, s2, T, x.var(axis=1, ddof=1)) is not None
     ratios = {k: np.empty((len(gens), t.size)) for k in ("swap_rate", "reversal_rate")}
     step = max(1, _BAND_BLOCK // max(a.size, 1))
