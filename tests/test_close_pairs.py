@@ -159,3 +159,15 @@ def test_predict_says_the_prior_is_fitted_apart(capsys):
 def test_system_variances_must_be_of_the_pairs_systems():
     with pytest.raises(ParameterError, match="system_var has 4 systems, whose 6 pairs"):
         fit_prior(np.zeros(10), np.ones(10), 20, prior="scale", system_var=np.ones(4))
+
+
+@needs_data
+def test_a_split_model_is_for_the_scores_it_was_fitted_on(p10):
+    from planner.simulate import fit_model
+
+    prior = fit_model(p10)
+    assert prior.close is not None
+    assert predict(p10, topics=[50], model=prior).rows[0]["swap_rate_mean"] == \
+        predict(p10, topics=[50]).rows[0]["swap_rate_mean"]
+    with pytest.raises(ParameterError, match="close pairs of 2701 pairs, but these scores have 2628"):
+        predict(p10[:73], topics=[50], model=prior)

@@ -156,6 +156,11 @@ def predict_iv(scores, *, topics, method, variance, min_diff, alpha, n_resamples
     if model is not None and (meth.spec is None or not isinstance(model, Prior) or model.kind != meth.spec.prior):
         raise ParameterError(f"expected the fitted prior of method {meth.name!r} (planner.simulate.fit_model), "
                              f"got {type(model).__name__}", parameter="model")
+    pairs = m.n_systems * (m.n_systems - 1) // 2
+    if model is not None and model.close is not None and model.close.size != pairs:
+        raise ParameterError(f"the model was fitted apart on the close pairs of {model.close.size} pairs, but these "
+                             f"scores have {pairs}: fit it on the same scores (planner.simulate.fit_model)",
+                             parameter="model")
     level = _check_prediction(prediction, prediction_resamples, meth, variance, strata)
     if level is not None and rng is None:
         rng = draw_seed()       # recorded in Curve.seed, so that the interval can be repeated
