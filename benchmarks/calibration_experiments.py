@@ -59,6 +59,7 @@ from planner.simulate.priors import (
     fit_scale_weights,
     scale_bin_probs,
     scale_histogram,
+    split_gain,
     standardized,
 )
 from planner.simulate.rates import scale_batch_rates
@@ -270,20 +271,6 @@ def _grouped_counts(D: np.ndarray, V: np.ndarray, G: np.ndarray, n0: int, k: int
     return smallest_n_vec(lambda n: sum(sh * f(n, "swap_rate") for sh, f in parts) <= 0.05, D.shape[0], 2, 100_000)
 
 
-def _split_gain(m: PairModel, groups: np.ndarray, k: int, systems: int) -> float:
-    """Twice the log-likelihood gain of the scale prior fitted in the ``k`` groups ``groups`` (one
-    per pair of ``m``) over one prior on all pairs, the pairs counted as ``systems`` observations."""
-    n0 = m.vals.shape[1]
-    z, tie = standardized(m.dbar, m.var, n0)
-    like = scale_bin_probs(n0, SCALE_GRID)
-
-    def loglik(on: np.ndarray) -> float:
-        h = scale_histogram(z[on], tie[on])
-        return float(np.sum(h * np.log(fit_scale_weights(h, n0) @ like.T)))
-    gain = sum(loglik(groups == j) for j in range(k)) - loglik(np.ones(z.size, dtype=bool))
-    return 2.0 * gain * systems / z.size
-
-
 #: ``groups --raise``: where the upper end's near-zero raise is made
 RAISES = ("groups", "pooled", "low")
 
@@ -292,12 +279,12 @@ def _grouped_answer(x: np.ndarray, k: int, gen: np.random.Generator | None, *, r
                     select: float | None = None) -> tuple[float, float, float]:
     """The grouped count of ``x`` and (with ``gen``) its interval: 100 resamples, moved, raised
     (``raise_in``: in each group, on one prior of all pairs, or in the lowest-``r`` group alone).
-    With ``select``: one group unless :func:`_split_gain` is at least ``select``."""
+    With ``select``: one group unless :func:`planner.simulate.priors.split_gain` is at least ``select``."""
     S, n0 = x.shape
     m = PairModel(x, "pair")
     D0, V0 = m.dbar[None], m.var[None]
     G0 = _groups_of([x], V0, k)
-    if select is not None and k > 1 and _split_gain(m, G0[0], k, S) < select:
+    if select is not None and k > 1 and split_gain(m.dbar, m.var, n0, G0[0], S) < select:
         k, G0 = 1, np.zeros_like(G0)
     point = float(_grouped_counts(D0, V0, G0, n0, k)[0])
     if gen is None:

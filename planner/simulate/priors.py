@@ -33,7 +33,7 @@ from ..errors import ParameterError
 
 __all__ = ["PRIORS", "SCALE_EDGES", "SCALE_GRID", "SPLIT_GAIN", "TAU_MAX", "TAU_MIN", "Prior", "check_pair_inputs",
            "close_pairs", "fit_prior", "fit_scale_weights", "mixture_loglik", "mixture_sds", "scale_bin_probs",
-           "scale_histogram", "split_close", "standardized", "unseen_mass_prior", "unseen_mass_weights"]
+           "scale_histogram", "split_close", "split_gain", "standardized", "unseen_mass_prior", "unseen_mass_weights"]
 
 PRIORS = ("normal", "mixture", "npmle", "scale")
 
@@ -352,17 +352,23 @@ def split_close(dbar, s2_d, n0: int, system_var) -> np.ndarray | None:
     """
     if system_var is None:
         return None
-    dbar = np.asarray(dbar, dtype=np.float64)
     close = close_pairs(s2_d, system_var)
-    z, tie = standardized(dbar, np.asarray(s2_d, dtype=np.float64), n0)
+    gain = split_gain(dbar, s2_d, n0, close.astype(np.int64), np.asarray(system_var).shape[-1])
+    return close if gain >= SPLIT_GAIN else None
+
+
+def split_gain(dbar, s2_d, n0: int, groups: np.ndarray, systems: int) -> float:
+    """Twice the log-likelihood gain of the ``"scale"`` prior fitted apart in each group of pairs
+    (``groups``: one integer label per pair) over one prior on all pairs, the pairs counted as
+    ``systems`` observations: the statistic :func:`split_close` compares with :data:`SPLIT_GAIN`."""
+    z, tie = standardized(np.asarray(dbar, dtype=np.float64), np.asarray(s2_d, dtype=np.float64), n0)
     like = scale_bin_probs(n0, SCALE_GRID)
 
     def loglik(on: np.ndarray) -> float:
         h = scale_histogram(z[on], tie[on])
         return float(np.sum(h * np.log(fit_scale_weights(h, n0) @ like.T)))
-    gain = loglik(close) + loglik(~close) - loglik(np.ones(z.size, dtype=bool))
-    systems = np.asarray(system_var).shape[-1]
-    return close if 2.0 * gain * systems / max(z.size, 1) >= SPLIT_GAIN else None
+    gain = sum(loglik(groups == g) for g in np.unique(groups)) - loglik(np.ones(z.size, dtype=bool))
+    return 2.0 * gain * systems / max(z.size, 1)
 
 
 def _scale_weights(z: np.ndarray, tie: np.ndarray, n0: int, unseen: tuple[float, float] | None) -> np.ndarray:
