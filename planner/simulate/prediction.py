@@ -275,12 +275,7 @@ def prediction_band(x: np.ndarray, topics: Sequence[int] | np.ndarray, *, method
     gens = as_generator(rng).spawn(int(resamples))
     pilots = [g.integers(0, T, T) for g in gens]
     q, _ = score_grid(x, int(max(t.max(), T)))
-    dbar, s2, kurt = pair_moments(x, a, b, kurtosis=True)
-    if point is None:
-        point = method_rates(meth, dbar, s2, T, t, kurt, x.var(axis=1, ddof=1))
-    # the resamples' scale priors are fitted apart on their close pairs where the collection's is
-    split = meth.spec is not None and meth.spec.close_apart and \
-        split_close(dbar, s2, T, x.var(axis=1, ddof=1)) is not None
+    point, split = _point_and_split(meth, x, (a, b), t, point)
     ratios = {k: np.empty((len(gens), t.size)) for k in ("swap_rate", "reversal_rate")}
     step = max(1, _BAND_BLOCK // max(a.size, 1))
     for lo in range(0, len(gens), step):
@@ -289,6 +284,21 @@ def prediction_band(x: np.ndarray, topics: Sequence[int] | np.ndarray, *, method
         for k in range(D.shape[0]):
             _ratios(ratios, lo + k, x, q, (a, b, D[k]), {s: F[s][k] for s in F}, gens[lo + k], t)
     return _band(level, t, point, ratios)
+
+
+def _point_and_split(meth: Method, x: np.ndarray, pairs: tuple[np.ndarray, np.ndarray], t: np.ndarray,
+                     point: dict[str, np.ndarray] | None) -> tuple[dict[str, np.ndarray], bool]:
+    """The method's mean rates on ``x`` at ``t`` (``point``, unless given) and whether the resamples'
+    scale priors are fitted apart on their close pairs (where the collection's is): the collection's
+    pair moments are computed only when either needs them."""
+    apart = meth.spec is not None and meth.spec.close_apart
+    if point is not None and not apart:
+        return point, False
+    dbar, s2, kurt = pair_moments(x, *pairs, kurtosis=True)
+    system_var = x.var(axis=1, ddof=1)
+    if point is None:
+        point = method_rates(meth, dbar, s2, x.shape[1], t, kurt, system_var)
+    return point, apart and split_close(dbar, s2, x.shape[1], system_var) is not None
 
 
 def _block_rates(meth: Method, x: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],

@@ -108,13 +108,12 @@ class Prior:
 
     def pair_log_weights(self, close: np.ndarray | None) -> np.ndarray:
         """``log`` of the weights on ``grid``: ``(J,)``, or ``(pairs, J)`` for a prior fitted apart on
-        the close pairs, whose ``close`` (one flag per pair, default :attr:`close`) picks each pair's."""
+        the close pairs, whose ``close`` (one flag per pair) picks each pair's."""
         with np.errstate(divide="ignore"):
             logw = np.log(self.weights)
             if self.close_weights is None:
                 return logw
-            close = self.close if close is None else np.asarray(close, dtype=bool)
-            assert close is not None
+            assert close is not None, "a prior fitted apart on the close pairs needs each pair's flag"
             return np.where(close[:, None], np.log(self.close_weights)[None, :], logw[None, :])
 
 
