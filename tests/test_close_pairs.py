@@ -171,3 +171,29 @@ def test_a_split_model_is_for_the_scores_it_was_fitted_on(p10):
         predict(p10, topics=[50]).rows[0]["swap_rate_mean"]
     with pytest.raises(ParameterError, match="close pairs of 2701 pairs, but these scores have 2628"):
         predict(p10[:73], topics=[50], model=prior)
+
+
+@needs_data
+def test_resamples_off_the_histogram_read_their_close_pairs(p10):
+    """A scale prior that the histogram cannot serve (a pooled variance) still fits each resample
+    apart on its own close pairs: the batch equals each resample's per-pair rates with its flags,
+    and differs from one prior over all pairs."""
+    from planner.methods import PredictiveSpec
+    from planner.plan.resolve import predictive_batch
+    from planner.simulate.rates import pair_variance_model
+
+    rng = np.random.default_rng(5)
+    cols = [rng.integers(0, 50, 50) for _ in range(3)]
+    mom = [_moments(p10[:, c]) for c in cols]
+    D, V = np.stack([m[0] for m in mom]), np.stack([m[1] for m in mom])
+    close = close_pairs(V, np.stack([m[2] for m in mom]))
+    spec = PredictiveSpec("scale", "pooled", False)
+    assert not spec.histogram_rates
+    n = np.array([100, 100, 100])
+    got = predictive_batch("swap_rate", D, V, None, 50, spec, close=close)(n)
+    for i in range(3):
+        s2 = pair_variance_model(V[i], "pooled")
+        prior = fit_prior(D[i], s2, 50, prior="scale", close=close[i])
+        assert got[i] == PairRates(D[i], s2, 50, prior, "swap_rate", close=close[i])(100).mean()
+    one = predictive_batch("swap_rate", D, V, None, 50, spec)(n)
+    assert np.all(np.abs(got / one - 1) > 1e-3)

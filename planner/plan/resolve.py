@@ -107,7 +107,9 @@ def predictive_batch(target: str, D: np.ndarray, V: np.ndarray, kurt: np.ndarray
         s2m = pair_variance_model(V[i], spec.variance)
         df = (variance_scales(variance_df(n0, kurt[i]), pairs=D.shape[1])
               if spec.integrate and kurt is not None else None)
-        rates.append(PairRates(D[i], s2m, n0, fit_prior(D[i], s2m, n0, prior=spec.prior), key, df=df))
+        ci = None if close is None else close[i]
+        prior = fit_prior(D[i], s2m, n0, prior=spec.prior, close=ci)
+        rates.append(PairRates(D[i], s2m, n0, prior, key, df=df, close=ci))
 
     def stat(n: np.ndarray) -> np.ndarray:
         out = np.empty(B)
