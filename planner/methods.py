@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_BUDGET_TARGET",
     "DEFAULT_METHOD",
     "DEFAULT_VARIANCE",
+    "LEVELS_OFF",
     "METHODS",
     "PAIR_RATES",
     "TARGETS",
@@ -43,6 +44,7 @@ __all__ = [
     "Method",
     "PredictiveSpec",
     "Target",
+    "levels_off",
     "method",
     "method_names",
     "suggest",
@@ -221,6 +223,21 @@ def runs_low_far_out(method: Method, target: Target) -> bool:
     return target.pair_rate and not method.deconvolved
 
 
+#: why a pilot-aware method's reversal rate stops falling (the ``why`` of ``planner size``)
+LEVELS_OFF = ("a new topic set's order tends to the true order, so the chance that it reverses the "
+              "collection's own order levels off at the chance that the collection orders a pair wrongly: "
+              "no topic count goes below it. Judging more topics in the collection lowers it; swap_rate "
+              "compares two new topic sets instead")
+
+
+def levels_off(method: Method, target: Target) -> bool:
+    """True when this method's statistic for this target levels off above 0 as the topics grow: a
+    pilot-aware method's reversal rate, which keeps the chance that the collection's own order of a
+    pair is wrong (:data:`LEVELS_OFF`; measured: docs/research/calibration.md, "The reversal
+    target"). The plug-in methods take the collection's order as the truth, so theirs falls to 0."""
+    return target.against_collection and method.spec is not None
+
+
 @dataclass(frozen=True)
 class Target:
     """A planning target: a statistic of the prediction at n topics, a direction and a range.
@@ -260,6 +277,10 @@ class Target:
     topic_component : bool
         A reliability coefficient whose error term includes the topic component ``var_t``
         (Phi does; Erho2 does not).
+    against_collection : bool
+        Compares a new topic set with the collection's own observed order (the reversal rate),
+        not with another new set: its count depends on the collection's size by definition
+        (:func:`levels_off`).
     """
 
     name: str
@@ -277,6 +298,7 @@ class Target:
     description: str = ""
     per_pair: bool = False
     topic_component: bool = False
+    against_collection: bool = False
 
     def describe(self, *, alpha: float = 0.05, min_diff: float = 0.05) -> str:
         """:attr:`description` with the level, ``alpha`` and ``min_diff`` filled in.
@@ -345,7 +367,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            description="mean over system pairs of the chance that two independent topic sets order the "
                        "pair differently"),
     Target("reversal_rate", "reversal_rate_mean", "<=", *_range(0, 1), pair_rate=True, at_low=_ZERO,
-           per_pair=True,
+           per_pair=True, against_collection=True,
            description="mean over system pairs of the chance that a topic set orders the pair "
                        "differently from the collection"),
     Target("kendall_tau", "kendall_tau_mean", ">=", *_range(-1, 1), pair_rate=True, at_low=_ANY_N, at_high=_ONE,

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from planner import methods, plan
+from planner import methods, plan, predict
 from planner.collection import load_scores
 from planner.plan.search import smallest_n
 from planner.simulate import PairRates, Prior, fit_prior, predictive_pair_rates
@@ -351,3 +351,46 @@ def test_variant_rows_allow_for_the_mass_near_zero_too():
     assert six["n_variants"] == 6 and six["n_topics"] == 704
     assert six["n_upper"] == unseen == 2205
     assert r.rows[0]["n_upper"] > 1.4 * 4390
+
+
+@needs_data
+def test_reversal_rate_levels_off_at_the_chance_the_collection_is_wrong(tb_ap):
+    """A pilot-aware reversal rate compares a new topic set with the collection's own order, so it
+    keeps the chance that order is wrong: no count reaches a target below it, the result says how
+    far off it stays, and more topics in the collection lower it. The plug-in model takes the
+    collection's order as true, so its reversal rate falls to 0 and it answers (403 topics)."""
+    kw = dict(target="reversal_rate", value=0.025, n_resamples=0)
+    full = plan.size_for_target(tb_ap, **kw)
+    assert full.n_topics is None and full.interval.low is None
+    at_max = predict(tb_ap, topics=[100_000], keep_pairs=False).rows[0]["reversal_rate_mean"]
+    assert full.at_limit == pytest.approx(at_max, rel=1e-12) and 0.035 < full.at_limit < 0.05
+    fifty = plan.size_for_target(tb_ap[:, 99:], **kw)
+    assert fifty.at_limit > full.at_limit
+    assert plan.size_for_target(tb_ap, **kw, method="analytic").n_topics == 403
+    met = plan.size_for_target(tb_ap, target="reversal_rate", value=0.05, n_resamples=0)
+    assert met.n_topics is not None and met.at_limit is None and met.why_unreached() == ""
+    rule = methods.levels_off
+    rev = methods.target("reversal_rate")
+    assert rule(methods.method("deconvolved"), rev) and rule(methods.method("predictive"), rev)
+    assert not rule(methods.method("analytic"), rev) and not rule(methods.method("bootstrap"), rev)
+    assert not rule(methods.method("deconvolved"), methods.target("swap_rate"))
+
+
+@needs_data
+def test_cli_says_how_far_an_unreached_target_stays(capsys):
+    """``size`` carries the statistic at the search limit in its JSON and says why in its text;
+    ``budget`` refuses the target in one line (exit 2) with the same reason."""
+    from planner.cli import main
+
+    args = ["size", str(TB_AP), "--target", "reversal_rate:0.025", "--resamples", "0"]
+    assert main([*args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    api = plan.size_for_target(load_scores(str(TB_AP)), target="reversal_rate", value=0.025, n_resamples=0)
+    assert got["n_topics"] is None and got["at_limit"] == api.at_limit
+    assert main(args) == 0
+    why = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  why ")]
+    assert len(why) == 1 and f"{api.at_limit:.4g}" in why[0]
+    assert main(["budget", "--dataset", "dl19-passage", "--topic-cost", "20", "--judgment-cost", "1",
+                 "--total", "20000", "--target", "reversal_rate:0.01", "--resamples", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("planner budget: error: --target:")

@@ -199,7 +199,8 @@ def _from_dataset(args: argparse.Namespace, ask: _Ask) -> BudgetResult:
                                      method=ask.method, min_diff=args.min_diff, n_resamples=args.resamples,
                                      rng=args.seed)
             if r.n_topics is None:
-                raise ParameterError(f"no topic count reaches {target} {value}", parameter="--target")
+                raise ParameterError(f"no topic count reaches {target} {value}: {r.why_unreached()}",
+                                     parameter="--target")
             needs.append(r)
         need = Need(*joint_need(needs))
     ps_depths = set(int(d) for d in pool.depths)

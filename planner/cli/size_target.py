@@ -198,6 +198,8 @@ def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target
     if lead is not None:
         print(lead)
     print(f"  topics        {n}")
+    if res.why_unreached():
+        print(f"  why           {res.why_unreached()}")
     if res.n_topics is not None:
         prev = "" if res.at_n_minus_1 is None else f" (at n-1: {res.at_n_minus_1:.8g})"
         print(f"  achieved      {res.achieved:.8g}{prev}")

@@ -87,6 +87,10 @@ class TargetResult(ResultMixin):
     method_resamples : int
         The resamples of each simulated n for the random methods (what drives their n); 0 for
         the closed-form methods.
+    at_limit : float or None
+        The statistic at ``n_max`` when no count up to it meets the target (how far from the value
+        it stays; a pilot-aware reversal rate levels off there: :func:`planner.methods.levels_off`),
+        else None.
     resampled_n : numpy.ndarray or None
         The smallest n of each topic resample (``inf`` where none up to ``n_max``), in resample
         order, when the interval came from topic resampling; not in :meth:`to_dict`. Two results
@@ -121,9 +125,21 @@ class TargetResult(ResultMixin):
     identical_pairs: int
     seed: int | None
     method_resamples: int = 0
+    at_limit: float | None = None
     resampled_n: np.ndarray | None = field(default=None, repr=False, compare=False, metadata={"raw": True})
 
     _repr_fields = ("target", "value", "n_topics", "interval")
+
+    def why_unreached(self) -> str:
+        """Why no count meets the target, in one clause ("" when one does): the statistic at the
+        search limit, and, where the method's statistic levels off there, why
+        (:func:`planner.methods.levels_off`)."""
+        if self.n_topics is not None or self.at_limit is None:
+            return ""
+        why = f"{self.target} is {self.at_limit:.4g} at the search limit"
+        if methods.levels_off(methods.method(self.method), methods.TARGETS[self.target]):
+            why += f" ({methods.LEVELS_OFF})"
+        return why
 
 
 def check_target_value(target: str, value: object, min_diff: object = 0.05) -> float:
@@ -473,6 +489,8 @@ def _solve(data: FittedPairs, req: TargetRequest, gen: np.random.Generator, seed
             n_star, stat_at = _simulated_point(data, req, seed if seed is not None else 0, tick)
     achieved = float(stat_at(n_star)) if n_star is not None else None
     prev = float(stat_at(n_star - 1)) if n_star is not None and n_star > 2 else None
+    # (the search looked at n_max last: no new work)
+    at_limit = float(stat_at(req.n_max)) if n_star is None else None
     if n_star is None and m.engine is methods.Engine.ANALYTIC and req.target.pair_rate:
         _warn_tied_means(data, req)
     interval, ns = _interval(data, req, n_star, gen, progress)
@@ -482,7 +500,8 @@ def _solve(data: FittedPairs, req: TargetRequest, gen: np.random.Generator, seed
                         min_diff=req.min_diff, alpha=req.alpha, n_pairs=int(data.model.dbar.size),
                         n_systems=data.vals.shape[0], n_topics_observed=data.vals.shape[1],
                         identical_pairs=identical, seed=seed,
-                        method_resamples=req.method_resamples if m.random else 0, resampled_n=ns)
+                        method_resamples=req.method_resamples if m.random else 0, at_limit=at_limit,
+                        resampled_n=ns)
 
 
 def size_for_target(scores: Any, *, target: str, value: float, method: str = methods.DEFAULT_METHOD,

@@ -258,7 +258,7 @@ def _closed_form(ctx: TargetContext, t: str, v: float, stream) -> ScenarioTarget
         warnings.simplefilter("ignore", IdenticalPairsWarning)
         tr = _size_for(ctx, ctx.scores, t, v, stream, INTERVAL_RESAMPLES)
     how = f"{ctx.sc['method']}: smallest n meeting the target (plan.size_for_target); 95% interval on n: " \
-          f"{tr.interval.describe()}"
+          f"{tr.interval.describe()}" if tr.n_topics is not None else f"{ctx.sc['method']}: {tr.why_unreached()}"
     low = methods.runs_low_far_out(methods.method(ctx.sc["method"]), methods.target(t))
     base = ScenarioTarget(t, v, tr.n_topics, tr.interval, how, SolveKind.CLOSED_FORM, runs_low=low)
     try:
