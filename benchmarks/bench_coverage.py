@@ -14,7 +14,8 @@ For every matrix in ../shared/data big enough to draw from (TREC 2006 Terabyte A
 matrices, about 50 topics, drawn at 20) and the targets swap_rate 0.05, kendall_tau 0.9 and
 power 0.8 (and, with ``--targets``, ci_width 0.05; not the reversal rate, whose count is
 relative to the drawn collection's own order and so depends on its size by definition:
-``planner.methods.levels_off``): the whole collection's count (with the same options) is the truth; each draw takes
+``planner.methods.levels_off``; ci_width's interval is the jackknife's, so its ``percentile``
+baseline repeats it): the whole collection's count (with the same options) is the truth; each draw takes
 n0 topics WITHOUT replacement and answers with ``--method`` (default: the default method,
 ``deconvolved``) and with ``--baseline``: another method on the same topic resamples, or
 (default) the plain percentile interval of the method's own resamples, the interval before
@@ -78,7 +79,9 @@ def _answers(x: np.ndarray, rng: np.random.Generator, args: argparse.Namespace) 
             continue
         r = plan.size_for_target(x, target=t, value=v, method=args.method, variance="pair",
                                  n_resamples=args.resamples, rng=copy.deepcopy(g))
-        if args.baseline == PERCENTILE:     # the same resamples' plain percentile interval
+        if args.baseline == PERCENTILE and r.resampled_n is None:      # a jackknife interval: no resamples
+            row = (r.n_topics, r.interval.low, r.interval.high)
+        elif args.baseline == PERCENTILE:     # the same resamples' plain percentile interval
             lo, hi = plan.interval_quantiles(r.resampled_n, 0.95) if r.n_topics is not None else (0, np.inf)
             row: tuple = (r.n_topics, min(lo, 1e9), None if not np.isfinite(hi) else hi)
         else:                               # another method, on the same resamples (same seed)

@@ -281,6 +281,10 @@ class Target:
         Compares a new topic set with the collection's own observed order (the reversal rate),
         not with another new set: its count depends on the collection's size by definition
         (:func:`levels_off`).
+    variance_count : bool
+        Its count rises with one planning variance alone (the interval width: a quantile of the
+        pairs' variances), so :func:`planner.size_for_target` makes its interval on n on that
+        variance with the jackknife (:mod:`planner.plan.jackknife`), not from topic resamples.
     """
 
     name: str
@@ -299,6 +303,7 @@ class Target:
     per_pair: bool = False
     topic_component: bool = False
     against_collection: bool = False
+    variance_count: bool = False
 
     def describe(self, *, alpha: float = 0.05, min_diff: float = 0.05) -> str:
         """:attr:`description` with the level, ``alpha`` and ``min_diff`` filled in.
@@ -309,6 +314,13 @@ class Target:
         "median over system pairs of the width of the 90% interval of the pair's mean difference"
         """
         return self.description.format(level=f"{1 - alpha:.0%}", alpha=f"{alpha:g}", min_diff=f"{min_diff:g}")
+
+    @property
+    def resampled_interval(self) -> bool:
+        """True when :func:`planner.size_for_target`'s interval on n comes from topic resamples
+        (random: it takes a seed); the reliability coefficients' D-study interval and a variance
+        count's jackknife interval draw nothing."""
+        return not (self.reliability or self.variance_count)
 
     @property
     def increasing(self) -> bool:
@@ -372,7 +384,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
                        "differently from the collection"),
     Target("kendall_tau", "kendall_tau_mean", ">=", *_range(-1, 1), pair_rate=True, at_low=_ANY_N, at_high=_ONE,
            description="expected Kendall tau between the system rankings of two independent topic sets"),
-    Target("ci_width", "ci_width_median", "<=", *_range(0, math.inf),
+    Target("ci_width", "ci_width_median", "<=", *_range(0, math.inf), variance_count=True,
            at_low=_limit("a width of 0 needs infinitely many topics"),
            description="median over system pairs of the width of the {level} interval of the pair's mean "
                        "difference"),

@@ -894,12 +894,12 @@ def test_cli_size_target(tmp_path, capsys):
     path = tmp_path / "wide.csv"
     m = _toy(seed=8, S=5, T=30)
     m.to_csv(path)
-    rc = main(["size", "--target", "ci_width:0.1", "--scores", str(path), "--resamples", "20", "--seed", "3",
-               "--json"])
+    rc = main(["size", "--target", "ci_width:0.1", "--scores", str(path), "--resamples", "20", "--json"])
     out = json.loads(capsys.readouterr().out)
-    ref = plan.size_for_target(m, method="analytic", target="ci_width", value=0.1, n_resamples=20, rng=3)
+    ref = plan.size_for_target(m, method="analytic", target="ci_width", value=0.1, n_resamples=20)
     assert rc == 0 and out["n_topics"] == ref.n_topics and out["interval"]["low"] == ref.interval.low
-    assert out["variance"] == "pair" and out["seed"] == 3
+    # the width's interval is the jackknife's: nothing drawn, no seed
+    assert out["variance"] == "pair" and out["seed"] is None and out["interval"]["how"] == "analytic"
     assert main(["size", "--target", "ci_width:0.1", "--sigma2", "0.1"]) == 2
     assert "--scores" in capsys.readouterr().err
     # bad options name the command-line option, in one line, exit 2

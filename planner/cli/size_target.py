@@ -46,15 +46,17 @@ def _variants_problem(args: argparse.Namespace, scores: ScoreMatrix, target: met
     return None
 
 
-def _seed(args: argparse.Namespace, targets: list[methods.Target], method: methods.Method) -> None:
+def _seed(args: argparse.Namespace, targets: list[methods.Target], method: methods.Method, variants: bool) -> None:
     """The seed, drawn when a target needs one; an error when --seed is given and none does."""
-    if any(not t.reliability and (args.resamples != 0 or method.random) for t in targets):
+    resampled = args.resamples != 0 and (variants or any(t.resampled_interval for t in targets))
+    if method.random or resampled:
         draw_seed(args)
     elif args.seed is not None:
         target = targets[0]
         raise ParameterError("not used: nothing is drawn at random (" + (
             f"the {target.name} target is a closed-form D-study" if target.reliability else
-            f"--resamples 0 asks for no interval on n, and method {method.name} is a closed form") + ")",
+            f"the {target.name} target's interval is the jackknife's" if target.variance_count and args.resamples != 0
+            else f"--resamples 0 asks for no interval on n, and method {method.name} is a closed form") + ")",
             parameter="--seed")
 
 
@@ -117,7 +119,7 @@ def run_target(args: argparse.Namespace) -> int:
         why = None if nv is None else _variants_problem(args, scores, methods.target(name), method, nv)
         if why:      # what the variant model cannot answer is an error before any work
             raise ParameterError(why, parameter="--variants")
-    _seed(args, [methods.target(name) for name, _ in asked], method)
+    _seed(args, [methods.target(name) for name, _ in asked], method, nv is not None)
     rkw = _resampling(args, method)
     solved = [_solve(args, scores, method, name, value, nv, rkw) for name, value in asked]
     if args.json:

@@ -162,10 +162,12 @@ class PairModel:
         self.identical = (s2d == 0) & (dbar == 0)
         self.dbar = dbar
 
-    def stat(self, target: str, n: float, *, min_diff: float, alpha: float, quantile: float = 50.0) -> float:
-        """The statistic of ``target`` at ``n`` topics."""
+    def stat(self, target: str, n: float, *, min_diff: float, alpha: float, quantile: float = 50.0,
+             var_scale: float = 1.0) -> float:
+        """The statistic of ``target`` at ``n`` topics (every pair's variance times ``var_scale``: an
+        end of the jackknife interval of the planning variance, :mod:`planner.plan.jackknife`)."""
         comp = {k: np.array([v]) for k, v in self.comp.items()}
-        return float(batch_stat(target, np.array([float(n)]), self.dbar[None, :], self.var[None, :],
+        return float(batch_stat(target, np.array([float(n)]), self.dbar[None, :], var_scale * self.var[None, :],
                                 comp, min_diff=min_diff, alpha=alpha, quantile=quantile)[0])
 
 

@@ -35,6 +35,7 @@ from .checks import (
     check_quantile,
     complete_values,
 )
+from .jackknife import variance_factors
 from .pairs import PairModel
 from .resolve import (
     dstudy_interval,
@@ -425,6 +426,8 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
         return dstudy_interval(data.components(), t.name, req.value, level), None
     if req.n_resamples == 0:
         return Interval.none("", level), None
+    if t.variance_count:
+        return _variance_interval(data, req), None
     # the pilot-aware methods' swap, reversal and tau are re-solved with their own model
     spec = m.spec if t.pair_rate else None
     # one bar: each resample drawn, then each re-solved
@@ -453,9 +456,32 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
     return Interval(lower, upper, level, IntervalMethod.TOPIC_RESAMPLING, req.n_resamples, note), ns
 
 
+def _variance_interval(data: FittedPairs, req: TargetRequest) -> Interval:
+    """The interval on n of a count that rises with the planning variance alone
+    (:attr:`planner.methods.Target.variance_count`): the jackknife interval of that variance (the
+    target's quantile over pairs of their variances, refitted with each topic left out), each end
+    solved as the point is."""
+    t, level = req.target, req.confidence_level
+    q = req.quantile
+
+    def planning(keep: np.ndarray) -> float:
+        var = data.model.var if keep.all() else PairModel(data.vals[:, keep], data.variance).var
+        return float(np.percentile(np.sqrt(var), q)) ** 2
+
+    f = variance_factors(planning, data.vals.shape[1], level)
+
+    def count(scale: float) -> int | None:
+        if not np.isfinite(scale):
+            return None
+        return smallest_n(lambda n: req.met(data.model.stat(t.name, n, **req.options, var_scale=scale)), 2,
+                          req.n_max)
+
+    return Interval(count(f.low), count(f.high), level, IntervalMethod.ANALYTIC, 0, f.note)
+
+
 def _seed(req: TargetRequest, rng: Any) -> tuple[Any, int | None]:
     """The rng to use and its recorded seed: drawn when none is given and anything is random."""
-    if rng is None and ((req.n_resamples > 0 and not req.target.reliability) or req.method.random):
+    if rng is None and ((req.n_resamples > 0 and req.target.resampled_interval) or req.method.random):
         rng = draw_seed()       # recorded, so that the interval (or simulation) can be repeated
     return rng, seed_of(rng)
 
@@ -536,7 +562,9 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
     confidence_level, n_resamples : float, int, optional
         Level and count of the topic-resampling interval on n (``n_resamples=0`` skips it). For
         ``erho2``/``phi`` the interval is the D-study interval of
-        :meth:`planner.variance.VarianceComponents.topics_for` (Feldt / AJF). The interval
+        :meth:`planner.variance.VarianceComponents.topics_for` (Feldt / AJF); for ``ci_width`` the
+        jackknife interval of the planning variance (:mod:`planner.plan.jackknife`: nothing drawn,
+        the number of resamples unused). The interval
         re-solves each resample with the analytic formulas, or, for the swap, reversal and
         Kendall tau targets of a predictive method, with that method's own model (prior
         refitted on every resample; ``predictive-integrated`` costs about 16 times more).
