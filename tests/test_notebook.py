@@ -76,7 +76,7 @@ def test_curve(scores):
 
 
 def test_size_and_target(scores):
-    size = planner.topic_set_size(scores=scores, min_diff=0.05, power=0.8, n_resamples=20, rng=1)
+    size = planner.topic_set_size(scores=scores, min_diff=0.05, power=0.8, n_resamples=20)
     check_view(size, str(size.n_topics), g4(size.power), str(size.interval.low), str(size.interval.high))
     assert size.to_frame().loc[0, "n_topics"] == size.n_topics
     target = planner.size_for_target(scores, target="ci_width", value=0.1, method="analytic",

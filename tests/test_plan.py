@@ -616,16 +616,17 @@ def test_cli_size_design_with_an_interval_leads_with_the_count_to_plan_with(tmp_
     printed the point count first, and no count to plan with)."""
     path = tmp_path / "wide.csv"
     _toy().to_csv(path)
-    args = ["size", "--scores", str(path), "--design", "paired-t", "--min-diff", "0.05", "--resamples", "30",
-            "--seed", "1"]
+    args = ["size", "--scores", str(path), "--design", "paired-t", "--min-diff", "0.05", "--resamples", "30"]
+    assert main([*args, "--seed", "1"]) == 2        # nothing is drawn: the interval is the jackknife's
+    assert capsys.readouterr().err.startswith("planner size: error: --seed:")
     assert main([*args, "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1] == f"  plan with     {got['interval']['high']} topics (enough at 95%: the interval's upper end)"
     assert lines[2] == f"  topics        {got['n_topics']}" and got["interval"]["high"] >= got["n_topics"]
-    assert main(["size", "--scores", str(path), "--design", "paired-t", "--topics", "20", "--resamples", "30",
-                 "--seed", "1"]) == 0    # solved for min_diff: no count to plan with
+    assert main(["size", "--scores", str(path), "--design", "paired-t", "--topics", "20",
+                 "--resamples", "30"]) == 0    # solved for min_diff: no count to plan with
     assert "plan with" not in capsys.readouterr().out
 
 
@@ -997,12 +998,30 @@ def test_per_pair_solutions_match_scalar_solves():
     assert d.per_pair["max"] == pytest.approx(max(scalar_d), rel=1e-9)
 
 
-def test_classical_size_interval_from_topic_resampling():
+def test_classical_size_interval_is_the_jackknife_of_the_variance():
+    """The design's interval on n: the pooled variance refitted with each topic left out, the
+    jackknife t interval of its log (computed here with numpy), the design solved at each end."""
     m = _toy(seed=10, S=6, T=40)
-    r1 = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, n_resamples=60, rng=4)
-    r2 = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, n_resamples=60, rng=4)
-    assert r1.to_dict() == r2.to_dict()
-    assert r1.interval.low <= r1.n_topics <= r1.interval.high and "resampling" in r1.interval.describe()
+    r1 = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, n_resamples=60)
+    assert r1.to_dict() == topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8,
+                                          n_resamples=2).to_dict()
+    assert r1.interval.low <= r1.n_topics <= r1.interval.high and "jackknife" in r1.interval.describe()
+    assert r1.interval.how.value == "analytic" and "seed" not in r1.to_dict()
+    x = m.topic_scores()      # systems x topics
+    T = x.shape[1]
+
+    def pooled(cols):        # 2 var_e: the two-way ANOVA residual variance, doubled
+        y = x[:, cols]
+        e = y - y.mean(axis=1, keepdims=True) - y.mean(axis=0, keepdims=True) + y.mean()
+        return 2 * (e ** 2).sum() / ((y.shape[0] - 1) * (y.shape[1] - 1))
+
+    assert pooled(np.arange(T)) == pytest.approx(r1.sigma2, rel=1e-12)
+    logs = np.log([pooled(np.delete(np.arange(T), j)) for j in range(T)])
+    se = np.sqrt((T - 1) / T * np.sum((logs - logs.mean()) ** 2))
+    t = stats.t.ppf(0.975, T - 1)
+    for end, sign in ((r1.interval.low, -1), (r1.interval.high, 1)):
+        s2 = r1.sigma2 * np.exp(sign * t * se)
+        assert end == topic_set_size(design="paired-t", min_diff=0.05, sigma2=s2, power=0.8).n_topics
     plain = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8)
     assert plain.interval.low is None and plain.n_topics == r1.n_topics
 
@@ -1299,8 +1318,8 @@ def test_cli_texts_name_what_they_used(capsys):
     assert "budget for swap_rate <= 0.05" in out and "chosen by cost alone" in out
     assert main(["size", "--design", "paired-t", "--min-diff", "0.05", "--scores", "dl19-passage",
                  "--resamples", "20"]) == 0
-    out = capsys.readouterr().out
-    assert "seed " in out and "(drawn; --seed repeats this run)" in out
+    out = capsys.readouterr().out      # the jackknife interval: nothing drawn, no seed
+    assert "jackknife" in out and "seed" not in out
     assert main(["size", "--target", "erho2:0.9", "--scores", "dl19-passage"]) == 0
     out = capsys.readouterr().out
     assert "(D-study of the variance components)" in out and "seed" not in out and "variance pair" not in out
@@ -1312,7 +1331,7 @@ def test_cli_texts_name_what_they_used(capsys):
                       (["predict", "--scores", "dl19-passage", "--topics", "10", "--method", "analytic",
                         "--prediction", "0", "--seed", "1"], "not used with --method analytic"),
                       (["size", "--design", "paired-t", "--min-diff", "0.05", "--scores", "dl19-passage",
-                        "--seed", "1"], "not used without --resamples R")):
+                        "--resamples", "20", "--seed", "1"], "the jackknife interval of its variance")):
         assert main(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "--seed" in err[0] and why in err[0]
@@ -1333,12 +1352,12 @@ def test_random_intervals_without_a_seed_record_the_seed_drawn(shared_data):
     # nothing random: no seed drawn
     closed = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.1, n_resamples=0, rng=None)
     assert closed.seed is None
+    # a design's interval is the jackknife's: nothing random, the same every time
     s = plan.topic_set_size(design="paired-t", min_diff=0.05, scores=m, variance="pair", power=0.8,
-                            n_resamples=40, rng=None)
-    assert isinstance(s.seed, int)
-    s2 = plan.topic_set_size(design="paired-t", min_diff=0.05, scores=m, variance="pair", power=0.8,
-                             n_resamples=40, rng=s.seed)
-    assert (s2.interval.low, s2.interval.high) == (s.interval.low, s.interval.high)
+                            n_resamples=40)
+    assert "seed" not in s.to_dict() and s.interval.low is not None
+    assert s.to_dict() == plan.topic_set_size(design="paired-t", min_diff=0.05, scores=m, variance="pair",
+                                              power=0.8, n_resamples=40).to_dict()
 
 
 @pytest.mark.slow
@@ -1398,9 +1417,10 @@ def test_interval_ends_have_one_name_in_both_results(shared_data):
     m = load_scores(shared_data / "trec-adhoc" / "adhoc5_ap.csv")
     t = plan.size_for_target(m, method="analytic", target="swap_rate", value=0.05, n_resamples=30, rng=2)
     s = plan.topic_set_size(design="paired-t", min_diff=0.05, scores=m, variance="pair", power=0.8,
-                            n_resamples=30, rng=2)
+                            n_resamples=30)
+    assert t.interval.how is IntervalMethod.TOPIC_RESAMPLING and t.interval.n_resamples == 30
+    assert s.interval.how is IntervalMethod.ANALYTIC and s.interval.n_resamples == 0      # the jackknife's
     for r in (t, s):
-        assert r.interval.how is IntervalMethod.TOPIC_RESAMPLING and r.interval.n_resamples == 30
         assert r.interval.low is not None and r.interval.low <= r.n_topics <= r.interval.high
         assert r.to_dict()["interval"] == r.interval.to_dict()
         assert not {"lower", "upper", "n_lower", "n_upper"} & set(r.to_dict())

@@ -52,7 +52,7 @@ def _results(m):
         "Interval": a.interval,
         "Curve": planner.predict(m, topics=[10, 50], method="analytic"),
         "TargetResult": a,
-        "SizeResult": plan.topic_set_size(min_diff=0.05, power=0.8, scores=m, n_resamples=20, rng=1),
+        "SizeResult": plan.topic_set_size(min_diff=0.05, power=0.8, scores=m, n_resamples=20),
         "VariantTrade": plan.topics_for_variants(_variants(), target="swap_rate", value=0.05, n_variants=[1, 2]),
         "PairedDifference": plan.paired_difference(a.resampled_n, a.resampled_n + 3),
         "BudgetResult": plan.budget(topic_cost=10, judgment_cost=1, judgments=depth, topics_needed=50),

@@ -12,7 +12,7 @@ from .. import methods
 from ..errors import ParameterError
 from .errors import options
 from .format import plan_line, print_json, words_or
-from .inputs import draw_seed, load_scores, seed_note
+from .inputs import load_scores
 from .options import (
     Subparsers,
     add_command,
@@ -122,7 +122,8 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
     random = words_or(methods.method_names(lambda m: m.random))
     p.add_argument("--resamples", type=int, default=None,
                    help="topic resamples of the interval on n (default 200 for --target; 0 for "
-                        f"--design, where it needs --scores); with --target and --method {random}, "
+                        "--design, where any R > 0 asks for the jackknife interval and needs --scores, as for "
+                        f"--target ci_width); with --target and --method {random}, "
                         "which give no interval, the simulation's resamples at each topic count (default 1000)")
     p.add_argument("--seed", type=seed_type, default=None, help="seed of the resampling")
     p.add_argument("--variants", default=None, metavar="V,V,...",
@@ -193,14 +194,12 @@ def _design(args: argparse.Namespace) -> int:
     from ..plan import topic_set_size  # heavy (scipy): loaded when the command runs
 
     _check_design(args)
+    if args.seed is not None:
+        raise ParameterError("not used: nothing is drawn at random (a design's interval on n is the jackknife "
+                             "interval of its variance)", parameter="--seed")
     if args.scores is not None:
-        if not args.resamples and args.seed is not None:
-            raise ParameterError("not used without --resamples R (no interval on n: nothing is drawn at random)",
-                                 parameter="--seed")
         scores: object = load_scores(args.scores, measure=args.measure, missing=args.missing,
                                      variant_divisor=args.variant_divisor)
-        if args.resamples:
-            draw_seed(args)
     else:
         scores = None
     power = args.power
@@ -211,7 +210,7 @@ def _design(args: argparse.Namespace) -> int:
                          variance=args.variance or "pooled", alpha=args.alpha, power=power,
                          n_topics=args.topics, systems=2 if args.systems is None else args.systems,
                          approx=args.approx, correction=args.correction, width=args.width,
-                         n_resamples=args.resamples or 0, rng=args.seed)
+                         n_resamples=args.resamples or 0)
     if args.json:
         print_json(res.to_dict(), args)
         return 0
@@ -242,8 +241,6 @@ def _print_design(args: argparse.Namespace, res: SizeResult) -> None:
         pp = res.per_pair
         print(f"  per pair      {pp['quantity']}: min {pp['min']:.4g}, median {pp['median']:.4g}, "
               f"p90 {pp['p90']:.4g}, max {pp['max']:.4g} over {pp['pairs']} pairs")
-    if res.seed is not None:
-        print(f"  seed          {res.seed}{seed_note(args)}")
 
 
 def _stratum_costs(text: str | None) -> dict[str, float] | None:

@@ -16,15 +16,15 @@ from typing import Any, SupportsFloat
 import numpy as np
 from scipy import optimize
 
-from .._random import as_generator, seed_of, seed_to_use
 from ..errors import DegenerateDataWarning, ParameterError
 from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..variance import check_alpha, parse_selector
 from .checks import N_MAX, check_interval_resamples, check_min_diff, check_prob, complete_values
+from .jackknife import variance_factors
 from .pairs import pair_variances
 from .power import design_power, expected_width, sakai_initial_n
-from .search import ceil_start, count_interval, smallest_n, smallest_n_vec
+from .search import ceil_start, smallest_n, smallest_n_vec
 
 __all__ = ["APPROX", "CORRECTIONS", "DESIGNS", "PAIRED_DESIGNS", "SizeResult", "topic_set_size"]
 
@@ -75,12 +75,10 @@ class SizeResult(ResultMixin):
     width_at_n_minus_1 : float or None
         ci design with n solved: expected width at ``n_topics - 1``.
     interval : Interval
-        The topic-resampling interval on a solved n (``n_resamples > 0`` with a ScoreMatrix;
-        ``how`` is ``NONE`` without one).
+        The jackknife interval on a solved n (``n_resamples > 0`` with a ScoreMatrix; ``how`` is
+        ``ANALYTIC``, ``NONE`` without one).
     n_initial : float or None
         ``approx="sakai"`` with n solved: Sakai's normal-theory starting value n'.
-    seed : int or None
-        The integer seed of the topic resampling, when it ran with one.
 
     Examples
     --------
@@ -112,7 +110,6 @@ class SizeResult(ResultMixin):
     width_at_n_minus_1: float | None = None
     interval: Interval = field(default_factory=lambda: Interval.none(""))
     n_initial: float | None = None
-    seed: int | None = None
 
     _repr_fields = ("design", "solved_for", "n_topics", "power", "interval")
 
@@ -407,46 +404,42 @@ def _solve_design(*, design: str, min_diff: Any, sigma2: Any, scores: Any, varia
     return _power_design(d, n_topics, min_diff, power, solved)
 
 
-def _resampled_sigma2(vals: np.ndarray, selector: str, paired: bool, resamples: int, rng: Any) -> np.ndarray:
-    """The design's variance re-estimated on each of ``resamples`` topic resamples."""
+def _design_sigma2(vals: np.ndarray, selector: str, paired: bool) -> float:
+    """The design's planning variance of ``vals`` (the median pair's for the ``pair`` selector)."""
     kind, _ = parse_selector(selector, parameter="variance")
-    T = vals.shape[1]
-    s2s = np.empty(resamples)
-    for i, g in enumerate(as_generator(rng).spawn(resamples)):
-        pv = pair_variances(vals[:, g.integers(0, T, T)], selector, design="paired" if paired else "independent")
-        if kind == "pair":
-            pv = pv[pv > 0]
-            s2s[i] = float(np.median(pv)) if pv.size else 0.0
-        else:
-            s2s[i] = float(pv[0])
-    return s2s
+    pv = pair_variances(vals, selector, design="paired" if paired else "independent")
+    if kind == "pair":
+        pv = pv[pv > 0]
+        return float(np.median(pv)) if pv.size else 0.0
+    return float(pv[0])
 
 
-def _with_interval(res: SizeResult, scores: ScoreMatrix, selector: str, resamples: int, level: float,
-                   rng: Any) -> SizeResult:
-    """``res`` with the topic-resampling interval on its solved n."""
-    rng = seed_to_use(rng)      # a drawn seed when None, recorded so that the interval can be repeated
-    s2s = _resampled_sigma2(complete_values(scores), selector, res.design in PAIRED_DESIGNS, resamples, rng)
-    pos = s2s > 0
-    ns = np.full(resamples, 2.0)
-    v = s2s[pos]
+def _with_interval(res: SizeResult, scores: ScoreMatrix, selector: str, level: float) -> SizeResult:
+    """``res`` with the interval on its solved n: the jackknife interval of the planning variance
+    (:mod:`planner.plan.jackknife`), the design solved at each end."""
+    vals = complete_values(scores)
+    paired = res.design in PAIRED_DESIGNS
+    f = variance_factors(lambda keep: _design_sigma2(vals[:, keep], selector, paired), vals.shape[1], level)
+    v = res.sigma2 * np.array([f.low, f.high])
+    pos = np.isfinite(v) & (v > 0)
+    ns = np.where(np.isfinite(v), 2.0, np.inf)
     if res.design == "ci":
-        ns[pos] = smallest_n_vec(lambda k: expected_width(k, v, res.alpha_per_test) <= res.target_width, v.size)
+        ns[pos] = smallest_n_vec(lambda k: expected_width(k, v[pos], res.alpha_per_test) <= res.target_width,
+                                 int(pos.sum()))
     else:
-        ns[pos] = smallest_n_vec(lambda k: design_power(res.design, k, res.min_diff, v, alpha=res.alpha_per_test,
+        ns[pos] = smallest_n_vec(lambda k: design_power(res.design, k, res.min_diff, v[pos], alpha=res.alpha_per_test,
                                                         systems=res.systems, approx=res.method)
-                                 >= res.target_power, v.size)
-    lo, hi = count_interval(ns, res.n_topics, level)
-    ivl = Interval(lo, hi, level, IntervalMethod.TOPIC_RESAMPLING, resamples, f"{selector} variance re-estimated")
-    return replace(res, interval=ivl, seed=seed_of(rng))
+                                 >= res.target_power, int(pos.sum()))
+    lo, hi = (int(n) if np.isfinite(n) else None for n in ns)
+    return replace(res, interval=Interval(lo, hi, level, IntervalMethod.ANALYTIC, 0, f.note(f"{selector} variance")))
 
 
 def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, sigma2: float | None = None,
                    scores: Any = None, variance: str = "pooled", alpha: float = 0.05, power: float | None = None,
                    n_topics: int | None = None, systems: int = 2, exact: bool = True,
                    approx: str | None = None, correction: str | None = None,
-                   width: float | None = None, n_resamples: int = 0, confidence_level: float = 0.95,
-                   rng: Any = None) -> SizeResult:
+                   width: float | None = None, n_resamples: int = 0,
+                   confidence_level: float = 0.95) -> SizeResult:
     """Solve a classical design for whichever of ``n_topics``, ``min_diff``, ``power`` is unset.
 
     Parameters
@@ -482,11 +475,11 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, s
         Over all ``m (m-1)/2`` pairs (t designs and ci).
     width : float, optional
         For ``ci``, the largest acceptable expected interval width.
-    n_resamples, confidence_level, rng : optional
-        When ``scores`` is a ScoreMatrix and n is solved, ``n_resamples`` bootstrap resamples of
-        its topics (one child stream of ``rng`` each) re-estimate the variance with the same
-        selector and re-solve n; the result's ``interval`` ends are the
-        ``(1 -+ confidence_level)/2`` quantiles. 0 (default) skips it.
+    n_resamples, confidence_level : optional
+        When ``scores`` is a ScoreMatrix and n is solved, any ``n_resamples`` above 0 asks for the
+        ``confidence_level`` interval on n: the jackknife interval of the planning variance
+        (re-estimated with each topic left out, :mod:`planner.plan.jackknife`), the design solved
+        at each end. Nothing is drawn. 0 (default) skips it.
 
     Returns
     -------
@@ -508,9 +501,9 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, s
     33
     >>> import planner
     >>> m = planner.datasets.load("dl19-passage", measure="nDCG@10")
-    >>> r = topic_set_size(min_diff=0.05, power=0.8, scores=m, variance="pair", n_resamples=50, rng=1)
+    >>> r = topic_set_size(min_diff=0.05, power=0.8, scores=m, variance="pair", n_resamples=50)
     >>> r.variance, r.interval.how.value
-    ('pair (median over pairs)', 'topic resampling')
+    ('pair (median over pairs)', 'analytic')
     """
     res = _solve_design(design=design, min_diff=min_diff, sigma2=sigma2, scores=scores, variance=variance,
                         alpha=alpha, power=power, n_topics=n_topics, systems=systems, exact=exact, approx=approx,
@@ -518,5 +511,4 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, s
     n_resamples = check_interval_resamples(n_resamples)
     if n_resamples == 0 or res.solved_for != "n_topics" or not isinstance(scores, ScoreMatrix):
         return res
-    return _with_interval(res, scores, variance, n_resamples,
-                          check_prob(confidence_level, "confidence_level"), rng)
+    return _with_interval(res, scores, variance, check_prob(confidence_level, "confidence_level"))

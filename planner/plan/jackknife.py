@@ -51,11 +51,11 @@ class VarianceFactors:
     grouped: bool
     se: float
 
-    @property
-    def note(self) -> str:
-        """How the interval was computed, in words (an :class:`~planner.results.Interval`'s note)."""
+    def note(self, variance: str = "planning variance") -> str:
+        """How the interval was computed, in words (an :class:`~planner.results.Interval`'s note), naming
+        the ``variance`` it was made on."""
         left = f"{self.groups} groups of topics" if self.grouped else "each topic"
-        return f"jackknife t interval of the planning variance, {left} left out in turn"
+        return f"jackknife t interval of the {variance}, {left} left out in turn"
 
 
 def variance_factors(variance: Callable[[np.ndarray], float], topics: int, level: float) -> VarianceFactors:

@@ -476,7 +476,8 @@ def _variance_interval(data: FittedPairs, req: TargetRequest) -> Interval:
         return smallest_n(lambda n: req.met(data.model.stat(t.name, n, **req.options, var_scale=scale)), 2,
                           req.n_max)
 
-    return Interval(count(f.low), count(f.high), level, IntervalMethod.ANALYTIC, 0, f.note)
+    return Interval(count(f.low), count(f.high), level, IntervalMethod.ANALYTIC, 0,
+                    f.note(f"{q:g}th percentile over pairs of their variances"))
 
 
 def _seed(req: TargetRequest, rng: Any) -> tuple[Any, int | None]:

@@ -202,19 +202,17 @@ def _dstudy(ctx: TargetContext, t: str, v: float) -> ScenarioTarget:
 
 
 def _design(ctx: TargetContext, t: str, v: float) -> ScenarioTarget:
-    """The classical design with the planning variance, and an interval on n from the same topic
-    resamples as the other targets (the variance re-estimated on each)."""
+    """The classical design with the planning variance, and its interval on n (the jackknife
+    interval of that variance: :func:`planner.plan.topic_set_size`)."""
     sc = ctx.sc
     power = methods.target(t).needs_min_diff
-    ts_seed = int(copy.deepcopy(ctx.stream).integers(0, 2 ** 31))
     kw: dict[str, Any] = (dict(design="paired-t", min_diff=sc["min_diff"], power=v) if power
                           else dict(design="ci", width=v))
-    sr = _size(ctx.scores, variance=sc["variance"], alpha=sc["alpha"],
-               n_resamples=INTERVAL_RESAMPLES, rng=ts_seed, **kw)
+    sr = _size(ctx.scores, variance=sc["variance"], alpha=sc["alpha"], n_resamples=INTERVAL_RESAMPLES, **kw)
     what = (f"paired t-test at min_diff {sc['min_diff']:g}" if power else
             f"expected {100 * (1 - sc['alpha']):g}% interval width")
-    resampled = sr.interval.how is IntervalMethod.TOPIC_RESAMPLING
-    how = f"{what}, variance {sr.variance}" + (f"; 95% interval on n: {sr.interval.describe()}" if resampled else "")
+    shown = sr.interval.how is not IntervalMethod.NONE
+    how = f"{what}, variance {sr.variance}" + (f"; 95% interval on n: {sr.interval.describe()}" if shown else "")
     return ScenarioTarget(t, v, sr.n_topics, sr.interval, how, SolveKind.DESIGN,
                           sigma2=float(sr.sigma2) if power else None, variance=sr.variance if power else None,
                           curve_n_topics=_count(solve_exact(ctx.rows, t, v, ctx.at).n_topics))
