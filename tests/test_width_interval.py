@@ -109,3 +109,31 @@ def test_cli_width_target_needs_no_seed(capsys):
     assert main([*args, "--seed", "3"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("planner size: error: --seed:")
+
+
+CLEF = DATA / "clef-ehealth2016" / "trec_eval"
+
+
+@pytest.mark.skipif(not CLEF.exists(), reason="shared data not available")
+def test_variant_rows_take_the_jackknife_interval_too():
+    """Each row of the query-variant trade: the jackknife interval of that row's planning variance;
+    the row with the collection's own variants is size_for_target's answer, interval included, and
+    fewer variants need more topics at both ends."""
+    import warnings
+
+    from planner.collection.variants import stack_variants
+    from planner.errors import DegenerateDataWarning, IdenticalPairsWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        warnings.simplefilter("ignore", IdenticalPairsWarning)
+        m = stack_variants(load_scores(str(CLEF), measure="P_10"), divisor=1000)
+        trade = plan.topics_for_variants(m, target="ci_width", value=0.05, n_variants=[1, 2, 6], n_resamples=50)
+        own = plan.size_for_target(m, target="ci_width", value=0.05, n_resamples=50)
+    assert trade.interval_method is IntervalMethod.ANALYTIC and trade.seed is None and trade.n_resamples == 0
+    six = trade.rows[-1]
+    assert (six["n_topics"], six["n_lower"], six["n_upper"]) == (own.n_topics, own.interval.low, own.interval.high)
+    one, two = trade.rows[0], trade.rows[1]
+    assert one["n_lower"] > two["n_lower"] > six["n_lower"] and one["n_upper"] > two["n_upper"] > six["n_upper"]
+    for r in trade.rows:
+        assert r["n_lower"] <= r["n_topics"] <= r["n_upper"]

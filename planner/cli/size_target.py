@@ -46,9 +46,9 @@ def _variants_problem(args: argparse.Namespace, scores: ScoreMatrix, target: met
     return None
 
 
-def _seed(args: argparse.Namespace, targets: list[methods.Target], method: methods.Method, variants: bool) -> None:
+def _seed(args: argparse.Namespace, targets: list[methods.Target], method: methods.Method) -> None:
     """The seed, drawn when a target needs one; an error when --seed is given and none does."""
-    resampled = args.resamples != 0 and (variants or any(t.resampled_interval for t in targets))
+    resampled = args.resamples != 0 and any(t.resampled_interval for t in targets)
     if method.random or resampled:
         draw_seed(args)
     elif args.seed is not None:
@@ -119,7 +119,7 @@ def run_target(args: argparse.Namespace) -> int:
         why = None if nv is None else _variants_problem(args, scores, methods.target(name), method, nv)
         if why:      # what the variant model cannot answer is an error before any work
             raise ParameterError(why, parameter="--variants")
-    _seed(args, [methods.target(name) for name, _ in asked], method, nv is not None)
+    _seed(args, [methods.target(name) for name, _ in asked], method)
     rkw = _resampling(args, method)
     solved = [_solve(args, scores, method, name, value, nv, rkw) for name, value in asked]
     if args.json:
@@ -230,12 +230,15 @@ def _print_target(res: TargetResult, scores: ScoreMatrix, target: methods.Target
 def _print_variants(vtr: VariantTrade, method: str, far_noted: bool, runs_low: bool) -> None:
     """The topics needed with each variant count; the note on far counts only for a method whose
     counts run low there (``runs_low``: :func:`planner.methods.runs_low_far_out`)."""
-    ivl = ("no interval on n" if not vtr.n_resamples else
+    how = vtr.interval_method
+    ivl = ("no interval on n" if how is IntervalMethod.NONE else
+           f"{vtr.confidence_level:.0%} jackknife interval on n of each row's planning variance"
+           if how is IntervalMethod.ANALYTIC else
            f"{vtr.confidence_level:.0%} interval on n from the same {vtr.n_resamples} topic resamples")
     print(f"  variants      topics needed with V query variants per topic ({method}; each pair's "
           f"variant share of one variant's variance: median {vtr.variant_share:.2f}; {ivl}):")
     for r in vtr.rows:
-        print(f"    V = {r['n_variants']:<4} {_variant_count(r, bool(vtr.n_resamples))}   "
+        print(f"    V = {r['n_variants']:<4} {_variant_count(r, how is not IntervalMethod.NONE)}   "
               f"(variance x {r['variance_ratio']:.3f})")
     far = max((r["n_topics"] for r in vtr.rows if r["n_topics"] is not None), default=None)
     more = [r["n_variants"] for r in vtr.rows if r["n_variants"] > vtr.n_variants_observed]

@@ -30,8 +30,9 @@ from ..simulate import PairRates, fit_prior, pair_variance_model
 from ..simulate.priors import close_pairs, unseen_mass_prior
 from ..variance import check_alpha, pair_index
 from .checks import as_scores, check_interval_resamples, check_prob, check_quantile
+from .jackknife import variance_factors
 from .pairs import PairModel, batch_stat
-from .search import allow_unseen, count_interval, smallest_n_vec
+from .search import allow_unseen, count_interval, smallest_n, smallest_n_vec
 from .targets import check_target_value
 
 __all__ = ["MAX_VARIANTS", "VariantModel", "VariantTrade", "fit_variant_model", "topics_for_variants",
@@ -66,8 +67,9 @@ class VariantTrade(ResultMixin):
         The level of each row's interval on n.
     interval_method : IntervalMethod
         How it was computed: ``TOPIC_RESAMPLING`` (the topics resampled with all their variants,
-        each resample re-solved with the method), ``NONE`` when skipped or when the collection
-        itself reaches the target at no ``v``.
+        each resample re-solved with the method), ``ANALYTIC`` for ``ci_width`` (the jackknife
+        interval of each row's planning variance, :mod:`planner.plan.jackknife`; nothing drawn),
+        ``NONE`` when skipped or when the collection itself reaches the target at no ``v``.
     n_resamples : int
         Topic resamples behind the intervals (0: none).
     seed : int or None
@@ -388,6 +390,35 @@ def _resampled_rows(x: np.ndarray, q: _Question, vs: list[int], rows: list[dict]
         r.update(n_lower=lo, n_upper=hi)
 
 
+def _jackknife_rows(x: np.ndarray, q: _Question, rows: list[dict], level: float) -> None:
+    """Each row's interval on n for a count that rises with one planning variance
+    (:attr:`planner.methods.Target.variance_count`): the jackknife interval of the row's planning
+    variance (:mod:`planner.plan.jackknife`; the variant model refitted with each topic left out,
+    every variant kept), the row solved at each end."""
+    full = _VariantModel(x, None)
+    for r in rows:
+        if r["n_topics"] is None:       # no interval for a count the collection does not reach
+            continue
+        v = r["n_variants"]
+
+        def planning(keep: np.ndarray, v: int = v) -> float:
+            model = full if keep.all() else _VariantModel(x[:, keep, :], None)
+            return float(np.percentile(np.sqrt(model.variance_at(v)), q.quantile)) ** 2
+
+        f = variance_factors(planning, x.shape[1], level)
+        var_v = full.variance_at(v)
+        r.update(n_lower=_count_with(full, q, f.low * var_v), n_upper=_count_with(full, q, f.high * var_v))
+
+
+def _count_with(model: _VariantModel, q: _Question, var_v: np.ndarray) -> int | None:
+    """The smallest n meeting a closed-form target with the pair variances ``var_v`` (``None``:
+    unbounded, or past ``n_max``)."""
+    if not np.all(np.isfinite(var_v)):
+        return None
+    stat = model.statistic(q, var_v, np.ones_like(var_v))
+    return smallest_n(lambda n: q.met(stat(n)), 2, q.n_max)
+
+
 def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: Any = None,
                         method: str = methods.DEFAULT_METHOD, min_diff: float = 0.05, alpha: float = 0.05,
                         quantile: float = 50.0, n_max: int = 100_000, n_resamples: int = 0,
@@ -421,7 +452,8 @@ def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: A
         As in :func:`size_for_target`.
     n_resamples, confidence_level, rng : optional
         ``n_resamples`` bootstrap resamples of the topics, each with all its variants (one child
-        stream of ``rng`` each), re-fit the model and re-solve every ``v``; a row's
+        stream of ``rng`` each), re-fit the model and re-solve every ``v`` (for ``ci_width``, any
+        ``n_resamples`` above 0 asks for the jackknife interval instead, and nothing is drawn); a row's
         ``n_lower`` / ``n_upper`` are the ``(1 -+ confidence_level)/2`` quantiles (``None`` past
         ``n_max``, or when the collection itself does not reach the target). 0 (default) skips it.
     model : VariantModel, optional
@@ -461,7 +493,10 @@ def topics_for_variants(scores: Any, *, target: str, value: float, n_variants: A
     if resamples and all(r["n_topics"] is None for r in rows):
         # resamples can meet a target the collection itself does not: no interval without a point
         resamples = 0
-    if resamples:
+    if resamples and q.target.variance_count:      # nothing drawn: the jackknife of the planning variance
+        _jackknife_rows(x, q, rows, level)
+        imethod, resamples = IntervalMethod.ANALYTIC, 0
+    elif resamples:
         rng = seed_to_use(rng)      # a drawn seed when None, recorded so that the interval can be repeated
         _resampled_rows(x, q, vs, rows, m.source, resamples, level, rng, vm)
         imethod = IntervalMethod.TOPIC_RESAMPLING
