@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, SupportsFloat
 
@@ -414,24 +415,21 @@ def _design_sigma2(vals: np.ndarray, selector: str, paired: bool) -> float:
     return float(pv[0])
 
 
-def _with_interval(res: SizeResult, scores: ScoreMatrix, selector: str, level: float) -> SizeResult:
+def _with_interval(res: SizeResult, scores: ScoreMatrix, selector: str, level: float,
+                   solve: Callable[[float], int]) -> SizeResult:
     """``res`` with the interval on its solved n: the jackknife interval of the planning variance
-    (:mod:`planner.plan.jackknife`), the design solved at each end."""
+    (:mod:`planner.plan.jackknife`), each end solved by ``solve`` (the same design with that
+    variance given)."""
     vals = complete_values(scores)
     paired = res.design in PAIRED_DESIGNS
     f = variance_factors(lambda keep: _design_sigma2(vals[:, keep], selector, paired), vals.shape[1], level)
-    v = res.sigma2 * np.array([f.low, f.high])
-    pos = np.isfinite(v) & (v > 0)
-    ns = np.where(np.isfinite(v), 2.0, np.inf)
-    if res.design == "ci":
-        ns[pos] = smallest_n_vec(lambda k: expected_width(k, v[pos], res.alpha_per_test) <= res.target_width,
-                                 int(pos.sum()))
-    else:
-        ns[pos] = smallest_n_vec(lambda k: design_power(res.design, k, res.min_diff, v[pos], alpha=res.alpha_per_test,
-                                                        systems=res.systems, approx=res.method)
-                                 >= res.target_power, int(pos.sum()))
-    lo, hi = (int(n) if np.isfinite(n) else None for n in ns)
-    return replace(res, interval=Interval(lo, hi, level, IntervalMethod.ANALYTIC, 0, f.note(f"{selector} variance")))
+
+    def end(factor: float) -> int | None:
+        v = res.sigma2 * factor
+        return None if not np.isfinite(v) else 2 if v <= 0 else solve(v)
+
+    return replace(res, interval=Interval(end(f.low), end(f.high), level, IntervalMethod.ANALYTIC, 0,
+                                          f.note(f"{selector} variance")))
 
 
 def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, sigma2: float | None = None,
@@ -505,10 +503,15 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, s
     >>> r.variance, r.interval.how.value
     ('pair (median over pairs)', 'analytic')
     """
-    res = _solve_design(design=design, min_diff=min_diff, sigma2=sigma2, scores=scores, variance=variance,
-                        alpha=alpha, power=power, n_topics=n_topics, systems=systems, exact=exact, approx=approx,
-                        correction=correction, width=width)
+    def solve(sigma2_: Any, scores_: Any, n_topics_: Any) -> SizeResult:
+        return _solve_design(design=design, min_diff=min_diff, sigma2=sigma2_, scores=scores_, variance=variance,
+                             alpha=alpha, power=power, n_topics=n_topics_, systems=systems, exact=exact,
+                             approx=approx, correction=correction, width=width)
+
+    res = solve(sigma2, scores, n_topics)
     n_resamples = check_interval_resamples(n_resamples)
     if n_resamples == 0 or res.solved_for != "n_topics" or not isinstance(scores, ScoreMatrix):
         return res
-    return _with_interval(res, scores, variance, check_prob(confidence_level, "confidence_level"))
+    # each end: the same design with the variance at that end given
+    return _with_interval(res, scores, variance, check_prob(confidence_level, "confidence_level"),
+                          lambda s2: solve(s2, None, None).n_topics)
