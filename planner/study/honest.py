@@ -14,11 +14,11 @@ __all__ = ["checked_caveat", "honest_paragraphs", "interval_caveat"]
 COVERAGE_CHECKED = 8.2
 #: what benchmarks/bench_coverage.py measured for the default method's counts (docs/research/calibration.md)
 COVERAGE_FINDING = ("over 60 draws per row, the 95% interval held the whole collection's count in 97% of draws on "
-                    "average for swap and Kendall tau (88-100% by row; 90% or more on 53 of 54 rows), and over 20 "
-                    "draws 93% for power (80-100%; 23 of 27), over 60 draws 96% for interval width (87-100%; the "
-                    "jackknife interval); the median count from a draw was within 10% of the "
-                    "whole collection's on 73 of 81 rows (0.87-1.12 of it), none off by more than the draws' own "
-                    "noise; the lowest were Terabyte AP from 25 topics (0.87) and TREC-6 P@10 from 20 (0.88).")
+                    "average for swap and Kendall tau (88-100% by row; 90% or more on 53 of 54 rows), 94% for power "
+                    "(87-100%; 25 of 27) and 96% for interval width (87-100%; 25 of 27; the jackknife interval); "
+                    "the median count from a draw was within 10% of the whole collection's on 97 of 108 rows "
+                    "(0.87-1.12 of it), none off by more than the draws' own noise; the lowest were Terabyte AP "
+                    "from 25 topics (0.87) and TREC-6 P@10 from 20 (0.88).")
 
 
 def _predictive(s: ScenarioResult) -> bool:
