@@ -23,7 +23,6 @@ from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
 from ..simulate import fit_model, predict
 from ..simulate.predict import ENGINES, predict_until
-from ..simulate.priors import split_close
 from ..simulate.summary import PARTIAL_STATS
 from ..simulate.work import Knob, Shape, Work, check_limits, fits, largest_fitting
 from ..variance import VarianceComponents, check_alpha, fit
@@ -431,9 +430,9 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
     # the pilot-aware methods' swap, reversal and tau are re-solved with their own model
     spec = m.spec if t.pair_rate else None
     # one bar: each resample drawn, then each re-solved
-    # the scale prior is fitted apart on the close pairs in every resample where it is on the collection
-    close = split_close(data.model.dbar, data.model.var, data.vals.shape[1], data.vals.var(axis=1, ddof=1)) \
-        if spec is not None and spec.close_apart else None
+    # the scale prior is fitted apart on the close pairs in every resample where it is on the collection:
+    # the collection's prior (the point count's) decided that once
+    close = data.prior(m).close if spec is not None and spec.close_apart else None
     with bar(progress, 2 * req.n_resamples, "interval on n", unit="resample") as tick:
         rs = resample_models(data.vals, req.variance, gen, req.n_resamples,
                              kurtosis=spec is not None and spec.integrate, close=close is not None, tick=tick)
