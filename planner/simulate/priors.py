@@ -30,6 +30,7 @@ from scipy import special, stats
 
 from .._blas import one_blas_thread
 from ..errors import ParameterError
+from ..variance import pair_index
 
 __all__ = ["PRIORS", "SCALE_EDGES", "SCALE_GRID", "SPLIT_GAIN", "TAU_MAX", "TAU_MIN", "Prior", "check_pair_inputs",
            "close_pairs", "fit_prior", "fit_scale_weights", "mixture_loglik", "mixture_sds", "scale_bin_probs",
@@ -328,7 +329,7 @@ def close_pairs(pair_var, system_var) -> np.ndarray:
     """
     V = np.asarray(pair_var, dtype=np.float64)
     sv = np.asarray(system_var, dtype=np.float64)
-    a, b = np.triu_indices(sv.shape[-1], 1)
+    a, b = pair_index(sv.shape[-1])
     if V.shape[-1] != a.size:
         raise ParameterError(f"system_var has {sv.shape[-1]} systems, whose {a.size} pairs are not the "
                              f"{V.shape[-1]} pair variances given", parameter="system_var")
