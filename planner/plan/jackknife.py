@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["MAX_GROUPS", "VarianceFactors", "variance_factors"]
+__all__ = ["MAX_GROUPS", "VarianceFactors", "factors_from_fits", "leave_out_masks", "variance_factors"]
 
 #: the most leave-out fits: delete-one up to this many topics, else this many groups of topics
 MAX_GROUPS = 100
@@ -58,26 +58,20 @@ class VarianceFactors:
         return f"jackknife t interval of the {variance}, {left} left out in turn"
 
 
-def variance_factors(variance: Callable[[np.ndarray], float], topics: int, level: float) -> VarianceFactors:
-    """The ``level`` interval of ``variance(keep)`` (``keep``: a boolean mask of the topics) from the
-    delete-one jackknife on the log scale, as factors on ``variance`` of all topics.
-
-    ``exp(-+ t se)``, ``se`` the jackknife standard error of ``log variance`` over ``G`` leave-out
-    fits (each topic, or with more than :data:`MAX_GROUPS` topics the groups ``j mod G``) and
-    ``t`` the Student quantile with ``G - 1`` degrees of freedom.
-
-    Examples
-    --------
-    >>> x = np.array([1.0, 3.0, 2.0, 8.0, 4.0, 5.0])
-    >>> f = variance_factors(lambda keep: float(np.var(x[keep], ddof=1)), x.size, 0.95)
-    >>> f.groups, round(f.low, 3), round(f.high, 3)
-    (6, 0.103, 9.687)
-    """
+def leave_out_masks(topics: int) -> tuple[list[np.ndarray], bool]:
+    """The jackknife's leave-out fits as boolean masks of the topics kept: each topic left out in
+    turn, or with more than :data:`MAX_GROUPS` topics the groups ``j mod MAX_GROUPS``; and whether
+    they are groups."""
     G = min(topics, MAX_GROUPS)
-    whole = variance(np.ones(topics, dtype=bool))
     idx = np.arange(topics) % G
-    fits = np.array([variance(idx != g) for g in range(G)])
-    grouped = topics > G
+    return [idx != g for g in range(G)], topics > G
+
+
+def factors_from_fits(whole: float, fits: np.ndarray, level: float, grouped: bool) -> VarianceFactors:
+    """:func:`variance_factors` from the variance of all topics (``whole``) and of each leave-out fit
+    (``fits``, in :func:`leave_out_masks` order), when the caller fits them itself (one fit serving
+    several variances)."""
+    G = fits.size
     if not whole > 0:           # no variance at all: every count is the least one
         return VarianceFactors(1.0, 1.0, G, grouped, 0.0)
     if not np.all(fits > 0):
@@ -86,3 +80,23 @@ def variance_factors(variance: Callable[[np.ndarray], float], topics: int, level
     se = float(np.sqrt((G - 1) / G * np.sum((logs - logs.mean()) ** 2)))
     t = float(stats.t.ppf(0.5 + level / 2, G - 1))
     return VarianceFactors(float(np.exp(-t * se)), float(np.exp(t * se)), G, grouped, se)
+
+
+def variance_factors(variance: Callable[[np.ndarray], float], topics: int, level: float) -> VarianceFactors:
+    """The ``level`` interval of ``variance(keep)`` (``keep``: a boolean mask of the topics) from the
+    delete-one jackknife on the log scale, as factors on ``variance`` of all topics.
+
+    ``exp(-+ t se)``, ``se`` the jackknife standard error of ``log variance`` over ``G`` leave-out
+    fits (:func:`leave_out_masks`: each topic, or with more than :data:`MAX_GROUPS` topics the
+    groups ``j mod G``) and ``t`` the Student quantile with ``G - 1`` degrees of freedom.
+
+    Examples
+    --------
+    >>> x = np.array([1.0, 3.0, 2.0, 8.0, 4.0, 5.0])
+    >>> f = variance_factors(lambda keep: float(np.var(x[keep], ddof=1)), x.size, 0.95)
+    >>> f.groups, round(f.low, 3), round(f.high, 3)
+    (6, 0.103, 9.687)
+    """
+    masks, grouped = leave_out_masks(topics)
+    whole = variance(np.ones(topics, dtype=bool))
+    return factors_from_fits(whole, np.array([variance(keep) for keep in masks]), level, grouped)

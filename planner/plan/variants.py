@@ -30,7 +30,7 @@ from ..simulate import PairRates, fit_prior, pair_variance_model
 from ..simulate.priors import close_pairs, unseen_mass_prior
 from ..variance import check_alpha, pair_index
 from .checks import as_scores, check_interval_resamples, check_prob, check_quantile
-from .jackknife import variance_factors
+from .jackknife import factors_from_fits, leave_out_masks
 from .pairs import PairModel, batch_stat
 from .search import allow_unseen, count_interval, smallest_n, smallest_n_vec
 from .targets import check_target_value
@@ -394,18 +394,19 @@ def _jackknife_rows(x: np.ndarray, q: _Question, rows: list[dict], level: float)
     """Each row's interval on n for a count that rises with one planning variance
     (:attr:`planner.methods.Target.variance_count`): the jackknife interval of the row's planning
     variance (:mod:`planner.plan.jackknife`; the variant model refitted with each topic left out,
-    every variant kept), the row solved at each end."""
+    every variant kept, once for all rows), the row solved at each end."""
+    live = [r for r in rows if r["n_topics"] is not None]   # no interval for a count not reached
+
+    def planning(model: _VariantModel, v: int) -> float:
+        return float(np.percentile(np.sqrt(model.variance_at(v)), q.quantile)) ** 2
+
+    masks, grouped = leave_out_masks(x.shape[1])
+    fits = np.array([[planning(m, r["n_variants"]) for r in live]
+                     for m in (_VariantModel(x[:, keep, :], None) for keep in masks)])
     full = _VariantModel(x, None)
-    for r in rows:
-        if r["n_topics"] is None:       # no interval for a count the collection does not reach
-            continue
+    for j, r in enumerate(live):
         v = r["n_variants"]
-
-        def planning(keep: np.ndarray, v: int = v) -> float:
-            model = full if keep.all() else _VariantModel(x[:, keep, :], None)
-            return float(np.percentile(np.sqrt(model.variance_at(v)), q.quantile)) ** 2
-
-        f = variance_factors(planning, x.shape[1], level)
+        f = factors_from_fits(planning(full, v), fits[:, j], level, grouped)
         var_v = full.variance_at(v)
         r.update(n_lower=_count_with(full, q, f.low * var_v), n_upper=_count_with(full, q, f.high * var_v))
 
