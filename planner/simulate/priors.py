@@ -33,8 +33,9 @@ from ..errors import ParameterError
 from ..variance import pair_index
 
 __all__ = ["PRIORS", "SCALE_EDGES", "SCALE_GRID", "SPLIT_GAIN", "TAU_MAX", "TAU_MIN", "Prior", "check_pair_inputs",
-           "close_pairs", "fit_prior", "fit_scale_weights", "mixture_loglik", "mixture_sds", "scale_bin_probs",
-           "scale_histogram", "split_close", "split_gain", "standardized", "unseen_mass_prior", "unseen_mass_weights"]
+           "close_pairs", "fit_prior", "fit_scale_weights", "group_weights", "mixture_loglik", "mixture_sds",
+           "scale_bin_probs", "scale_histogram", "split_close", "split_gain", "standardized", "unseen_mass_prior",
+           "unseen_mass_weights"]
 
 PRIORS = ("normal", "mixture", "npmle", "scale")
 
@@ -371,11 +372,17 @@ def split_gain(dbar, s2_d, n0: int, groups: np.ndarray, systems: int) -> float:
     return 2.0 * gain * systems / max(z.size, 1)
 
 
-def _scale_weights(z: np.ndarray, tie: np.ndarray, n0: int, unseen: tuple[float, float] | None) -> np.ndarray:
-    """``(B, J)`` weights of the ``"scale"`` prior on the ``|z|`` rows ``z`` (:func:`standardized`): the
-    maximum-likelihood ones, or with ``unseen = (systems, level)`` :func:`unseen_mass_weights`."""
-    counts = scale_histogram(z, tie)
-    return fit_scale_weights(counts, n0) if unseen is None else unseen_mass_weights(counts, n0, *unseen)
+def group_weights(counts: list[np.ndarray], n0: int, shares: list, unseen: tuple[float, float] | None = None
+                  ) -> list[np.ndarray]:
+    """``(B, J)`` weights of the ``"scale"`` prior of each group of pairs from its ``|z|`` histogram
+    (``counts``, :func:`scale_histogram`; the groups: all pairs, or the close pairs then the others):
+    maximum likelihood, or with ``unseen = (systems, level)`` the first group's raised near zero
+    (:func:`unseen_mass_weights`, its pairs counted as ``systems`` times its share of the pairs,
+    ``shares``): the mass no pilot sees belongs to near-identical systems, so a split prior raises the
+    close pairs' weights alone."""
+    return [fit_scale_weights(c, n0) if unseen is None or k > 0 else
+            unseen_mass_weights(c, n0, unseen[0] * share, unseen[1])
+            for k, (c, share) in enumerate(zip(counts, shares))]
 
 
 def _scale_prior(dbar: np.ndarray, s2_d: np.ndarray, n0: int, close: np.ndarray | None,
@@ -385,11 +392,10 @@ def _scale_prior(dbar: np.ndarray, s2_d: np.ndarray, n0: int, close: np.ndarray 
     pairs alone when apart."""
     z, tie = standardized(dbar, s2_d, n0)
     n_pairs = int(np.sum(s2_d > 0))
+    groups = [np.ones(z.size, dtype=bool)] if close is None else [close, ~close]
+    ws = [w[0] for w in group_weights([scale_histogram(z[g], tie[g]) for g in groups], n0,
+                                      [float(g.mean()) for g in groups], unseen)]
+    tau2 = sum(float(g.mean()) * float(np.sum(w * SCALE_GRID ** 2)) for g, w in zip(groups, ws))
     if close is None:
-        w = _scale_weights(z, tie, n0, unseen)[0]
-        return Prior("scale", SCALE_GRID, w, float(np.sum(w * SCALE_GRID ** 2)), n0, n_pairs, _EM_STEPS)
-    share = float(close.mean())
-    wc = _scale_weights(z[close], tie[close], n0, None if unseen is None else (unseen[0] * share, unseen[1]))[0]
-    w = _scale_weights(z[~close], tie[~close], n0, None)[0]
-    tau2 = share * float(np.sum(wc * SCALE_GRID ** 2)) + (1.0 - share) * float(np.sum(w * SCALE_GRID ** 2))
-    return Prior("scale", SCALE_GRID, w, tau2, n0, n_pairs, _EM_STEPS, close=close, close_weights=wc)
+        return Prior("scale", SCALE_GRID, ws[0], tau2, n0, n_pairs, _EM_STEPS)
+    return Prior("scale", SCALE_GRID, ws[1], tau2, n0, n_pairs, _EM_STEPS, close=close, close_weights=ws[0])

@@ -116,11 +116,10 @@ from .priors import (
     Prior,
     check_pair_inputs,
     fit_prior,
-    fit_scale_weights,
+    group_weights,
     mixture_loglik,
     scale_histogram,
     standardized,
-    unseen_mass_weights,
 )
 
 __all__ = [
@@ -602,13 +601,11 @@ def scale_batch_rates(D: np.ndarray, V: np.ndarray, n0: int, *, close: np.ndarra
     d = _BIN_Z / math.sqrt(n0)
     se2 = np.full(d.size, 1.0 / n0)
     groups = [np.ones(z.shape, dtype=bool)] if close is None else [close, ~close]
+    # (each group's histogram leaves the other group's pairs out, as it does ties)
+    counts_of = [scale_histogram(z, tie | ~on) for on in groups]
+    weights = group_weights(counts_of, n0, [on.mean(axis=1) for on in groups], unseen)
     weighted = 0.0
-    for k, on in enumerate(groups):
-        counts = scale_histogram(z, tie | ~on)        # (the other group's pairs left out, as ties are)
-        if unseen is None or k > 0:
-            w = fit_scale_weights(counts, n0)
-        else:
-            w = unseen_mass_weights(counts, n0, unseen[0] * on.mean(axis=1), unseen[1])
+    for counts, w in zip(counts_of, weights):
         with np.errstate(divide="ignore"):
             post, m, v = _mixture_posterior(d, se2, SCALE_GRID, np.log(w)[:, None, :])   # (B, M, J), (M, J) twice
         weighted = weighted + post * (counts / D.shape[1])[:, :, None]
