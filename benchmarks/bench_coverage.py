@@ -2,7 +2,7 @@
 
     /work/venv/bin/python benchmarks/bench_coverage.py [--draws 6] [--resamples 100] [--seed 1]
         [--jobs 2] [--method deconvolved] [--baseline percentile|METHOD] [--only terabyte]
-        [--targets swap_rate,kendall_tau,power,ci_width] [--n0 N]
+        [--targets swap_rate,kendall_tau,power,ci_width] [--n0 N] [--design pair|pooled|percentile:Q]
 
 Full run (issue 27; hours on 2 cores):
     /work/venv/bin/python benchmarks/bench_coverage.py --draws 200 --resamples 200 --jobs 2
@@ -27,6 +27,11 @@ draw d are drawn from ``default_rng([seed, matrix, n0, d])`` and its resamples f
 ``default_rng([seed, matrix, n0, d, 1])``, so results do not depend on ``--jobs``. The last
 line is the verdict against issue 27's goals (coverage 90-98% and median ratio within 10% on
 every row).
+
+With ``--design VARIANCE`` the power and width targets are solved as a study solves them: the
+classical design (``topic_set_size``: the paired t-test at ``min_diff`` 0.05, or the expected 95%
+interval width) on one planning variance (a study's default is ``pair``, the median pair's), with
+its jackknife interval; the swap and tau targets are unchanged.
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TARGETS = (("swap_rate", 0.05), ("kendall_tau", 0.9), ("power", 0.8), ("ci_width", 0.05))
 #: ``--baseline`` value comparing the method's interval with the plain percentile interval of its own resamples
 PERCENTILE = "percentile"
+#: ``--design``: the classical design each target is solved with, as a study does
+DESIGNS = {"power": lambda v: dict(design="paired-t", min_diff=0.05, power=v),
+           "ci_width": lambda v: dict(design="ci", width=v)}
 
 
 def matrices() -> list[tuple[str, int]]:
@@ -73,6 +81,9 @@ def _answers(x: np.ndarray, rng: np.random.Generator, args: argparse.Namespace) 
         if t not in args.targets:
             out.append(None)
             continue
+        if args.design and t in DESIGNS:
+            out.append(_design(x, t, v, args))
+            continue
         if args.resamples == 0:
             out.append((plan.size_for_target(x, target=t, value=v, method=args.method, variance="pair",
                                              n_resamples=0).n_topics,))
@@ -90,6 +101,19 @@ def _answers(x: np.ndarray, rng: np.random.Generator, args: argparse.Namespace) 
             row = (b.n_topics, b.interval.low, b.interval.high)
         out.append(row + (r.n_topics, r.interval.low, r.interval.high))
     return out
+
+
+def _design(x: np.ndarray, t: str, v: float, args: argparse.Namespace) -> tuple:
+    """The classical design of target ``t`` on ``args.design``'s variance, as a study solves it: its
+    count (``--resamples 0``) or its count and jackknife interval, as baseline and method alike."""
+    from planner import plan
+    from planner.collection import as_matrix
+    # any n_resamples above 0 only switches the jackknife interval on (nothing is drawn)
+    r = plan.topic_set_size(scores=as_matrix(x), variance=args.design, n_resamples=2 if args.resamples else 0,
+                            alpha=0.05, **DESIGNS[t](v))
+    if args.resamples == 0:
+        return (r.n_topics,)
+    return (r.n_topics, r.interval.low, r.interval.high) * 2
 
 
 def _task(job: tuple) -> tuple:
@@ -182,6 +206,9 @@ def main() -> None:
     ap.add_argument("--n0", type=int, default=0,
                     help="draw this many topics from each matrix instead of the issue's sizes (the width goal: "
                          "--only terabyte2006_ap --n0 100 --baseline predictive)")
+    ap.add_argument("--design", default="", metavar="VARIANCE",
+                    help="solve power and ci_width as a study does: the classical design on this planning "
+                         "variance (pair, pooled, percentile:Q), with its jackknife interval")
     args = ap.parse_args()
     args.targets = args.targets.split(",")
     mats = [(i, p, n0) for i, (p, n0) in enumerate(matrices()) if args.only in p]
@@ -204,8 +231,10 @@ def main() -> None:
         return
     rows = [_row(p, n0, k, res[(i, p, n0, -1)], [res[(i, p, n0, d)] for d in range(args.draws)], args.seed)
             for i, p, n0 in mats for k in ks]
-    print(f"{args.draws} draws per row without replacement, {args.resamples} resamples, seed {args.seed}; "
-          f"{args.baseline} -> {args.method}")
+    how = f"{args.baseline} -> {args.method}"
+    if args.design:
+        how += f" (power and ci_width: the design on the {args.design} variance, its jackknife interval twice)"
+    print(f"{args.draws} draws per row without replacement, {args.resamples} resamples, seed {args.seed}; {how}")
     print(f"{'matrix, draw size, target':44s} {'full n':>9s} {'coverage':>12s} {'median draw/full':>17s} "
           f"{'width ratio':>11s}")
     for r in rows:
