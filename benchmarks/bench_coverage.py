@@ -42,6 +42,7 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def matrices() -> list[tuple[str, int]]:
     return out
 
 
-def _load(path: str) -> np.ndarray:
+def load(path: str) -> np.ndarray:
     from planner.collection import load_scores
     return load_scores(str(DATA / path)).topic_scores()
 
@@ -120,18 +121,32 @@ def _task(job: tuple) -> tuple:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     warnings.simplefilter("ignore")
     mi, path, n0, d, args = job
-    x = _load(path)
+    x = load(path)
     if d < 0:       # the whole collection
         return job[:4], _answers(x, np.random.default_rng([args.seed, mi, 0]), args)
     topics = np.sort(np.random.default_rng([args.seed, mi, n0, d]).permutation(x.shape[1])[:n0])
     return job[:4], _answers(x[:, topics], np.random.default_rng([args.seed, mi, n0, d, 1]), args)
 
 
-def _covers(lo: int | None, hi: int | None, truth: int | None) -> bool:
+def run_jobs(task: Callable[[tuple], tuple], jobs: list[tuple], processes: int) -> dict:
+    """``task`` on every job in ``processes`` spawned workers, in order, the count of answers on
+    stderr: ``{key: answer}`` from each ``(key, answer)`` the task returns."""
+    t0 = time.perf_counter()
+    res: dict = {}
+    with get_context("spawn").Pool(processes) as pool:
+        for k, (key, ans) in enumerate(pool.imap(task, jobs)):
+            res[key] = ans
+            print(f"\r{k + 1}/{len(jobs)} answers ({time.perf_counter() - t0:.0f} s)", end="", file=sys.stderr,
+                  flush=True)
+    print(file=sys.stderr)
+    return res
+
+
+def covers(lo: int | None, hi: int | None, truth: int | None) -> bool:
     return truth is not None and (lo or 0) <= truth <= (np.inf if hi is None else hi)
 
 
-def _width(lo: int | None, hi: int | None) -> float:
+def width(lo: int | None, hi: int | None) -> float:
     return np.inf if hi is None else float(hi - (lo or 0))
 
 
@@ -145,12 +160,12 @@ def median_ci(r: np.ndarray, seed: int) -> tuple[float, float]:
 def _row(path: str, n0: int, k: int, full: list, draws: list, seed: int) -> dict:
     t = TARGETS[k]
     f_plain, f_cal = full[k][0], full[k][3]
-    cov_p = np.mean([_covers(a[k][1], a[k][2], f_plain) for a in draws])
-    cov_c = np.mean([_covers(a[k][4], a[k][5], f_cal) for a in draws])
+    cov_p = np.mean([covers(a[k][1], a[k][2], f_plain) for a in draws])
+    cov_c = np.mean([covers(a[k][4], a[k][5], f_cal) for a in draws])
     rp = np.median([np.inf if a[k][0] is None or not f_plain else a[k][0] / f_plain for a in draws])
     ratios = np.array([np.inf if a[k][3] is None or not f_cal else a[k][3] / f_cal for a in draws])
-    wr = np.median([_width(a[k][4], a[k][5]) / max(_width(a[k][1], a[k][2]), 1.0) for a in draws])
-    held = sum(_covers(a[k][4], a[k][5], f_cal) for a in draws)
+    wr = np.median([width(a[k][4], a[k][5]) / max(width(a[k][1], a[k][2]), 1.0) for a in draws])
+    held = sum(covers(a[k][4], a[k][5], f_cal) for a in draws)
     ci = stats.binomtest(held, len(draws)).proportion_ci(0.95)      # Clopper-Pearson: the draws' own noise
     med_lo, med_hi = median_ci(ratios, seed)
     return dict(name=f"{Path(path).stem} n0={n0} {t[0]}:{t[1]:g}", full=f"{f_plain}/{f_cal}",
@@ -215,15 +230,7 @@ def main() -> None:
     if args.n0:     # one row per matrix, seeded by its first entry
         firsts = {p: i for i, p, _ in reversed(mats)}
         mats = [(i, p, args.n0) for p, i in sorted(firsts.items(), key=lambda kv: kv[1])]
-    jobs = [(i, p, n0, d, args) for i, p, n0 in mats for d in range(-1, args.draws)]
-    t0 = time.perf_counter()
-    res: dict[tuple, list] = {}
-    with get_context("spawn").Pool(args.jobs) as pool:
-        for k, (key, ans) in enumerate(pool.imap(_task, jobs)):
-            res[key] = ans
-            print(f"\r{k + 1}/{len(jobs)} answers ({time.perf_counter() - t0:.0f} s)", end="", file=sys.stderr,
-                  flush=True)
-    print(file=sys.stderr)
+    res = run_jobs(_task, [(i, p, n0, d, args) for i, p, n0 in mats for d in range(-1, args.draws)], args.jobs)
     ks = [k for k, (t, _) in enumerate(TARGETS) if t in args.targets]
     if args.resamples == 0:
         _print_counts([_count_row(p, n0, k, res[(i, p, n0, -1)], [res[(i, p, n0, d)] for d in range(args.draws)],

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from planner.plan import StackedStrata, paired_bootstrap, resampled_n, stratum_counts
+from planner.plan import StackedStrata, jackknife_intervals, paired_bootstrap, resampled_n, stratum_counts
 from planner.scores import ScoreMatrix
 from planner.variance import anova_components
 
@@ -85,6 +85,53 @@ def test_resampled_counts_follow_the_documented_draws():
             assert got[j][r] == (np.inf if want is None else want)
     again = resampled_n(st, mats, targets, np.random.default_rng(3), 15)
     assert all(np.array_equal(a, b) for a, b in zip(got, again))
+
+
+def test_jackknife_intervals_by_hand():
+    # the stratified jackknife of log(planning ratio): stratum k's topics left out in turn (in 100
+    # groups j mod 100 beyond 100 topics), that stratum's ANOVA re-fitted, the others kept;
+    # se^2 = sum_k (G_k - 1) / G_k sum_i (log r_ki - mean_k)^2, t with sum_k (G_k - 1) df, and each
+    # end the count with var_t and var_e scaled by exp(-+ t se)
+    rng = np.random.default_rng(11)
+    mats = [rng.normal(0.5, 0.1, (5, 30)) + rng.normal(0, 0.1, (1, 30)) + rng.normal(0, 0.2, (5, 1)),
+            rng.standard_t(3, (4, 150)) * 0.1 + rng.normal(0, 0.3, (4, 1)) + rng.normal(0, 0.2, (1, 150))]
+    st = StackedStrata.from_components([(0.0, 0.0, 0.0)] * 2, [30, 150]).refit(mats)
+    targets = [("power", 0.8), ("erho2", 0.99), ("phi", 0.99)]
+    got = jackknife_intervals(st, mats, targets, 0.9)
+
+    def ratio(comps, t):
+        c = {f: np.array([x[f] for x in comps]) for f in ("var_s", "var_t", "var_e")}
+        w = st.weights
+        num = np.sum(w * c["var_e"]) + (np.sum(w * c["var_t"]) if t == "phi" else 0.0)
+        return num if t == "power" else num / np.sum(w * c["var_s"])
+
+    whole = [anova_components(x) for x in mats]
+    for (t, v), iv in zip(targets, got):
+        logs, df = [], 0
+        for k, x in enumerate(mats):
+            G = min(x.shape[1], 100)
+            groups = np.arange(x.shape[1]) % G
+            r = [ratio([anova_components(x[:, groups != g]) if i == k else whole[i] for i in range(2)], t)
+                 for g in range(G)]
+            logs.append(np.log(r))
+            df += G - 1
+        se = np.sqrt(sum((g.size - 1) / g.size * np.sum((g - g.mean()) ** 2) for g in logs))
+        f = np.exp(stats.t.ppf(0.95, df) * se)
+        assert ratio(whole, t) == pytest.approx(st.planning(t), rel=1e-12)
+        want = (st.scaled(1 / f).smallest_n(t, v), st.scaled(f).smallest_n(t, v))
+        assert (iv.low, iv.high) == want and iv.low < st.smallest_n(t, v) < iv.high
+        assert iv.level == 0.9 and "stratified jackknife" in iv.note and "130 fits" in iv.note
+
+
+def test_jackknife_interval_is_unbounded_when_a_leave_out_has_no_system_variance():
+    # two systems whose difference is one topic's: without it var_s truncates to 0, Erho2's ratio
+    # has no denominator and the upper end is unbounded (None), not a short one
+    x = np.zeros((2, 12))
+    x[0, 3] = 1.0
+    x += np.linspace(0, 0.2, 12)
+    st = StackedStrata.from_components([(0.0, 0.0, 0.0)] * 2, [12, 12]).refit([x, x])
+    iv = jackknife_intervals(st, [x, x], [("erho2", 0.5)])[0]
+    assert iv.high is None
 
 
 # ------------------------------------------------------------ paired bootstrap

@@ -532,24 +532,30 @@ def test_stacked_strata_width_matches_hand_formula(tmp_path, small_scores):
     assert w(n) <= 0.15 < w(n - 1) or (n % 2 == 1)   # smallest n (odd n split unevenly)
     assert t["swap_rate"]["n_topics"] is None and "common to all strata" in t["swap_rate"]["how"]
     assert set(res.tables["honest"]["scenario"]) == {f"{s['name']} / A", f"{s['name']} / B"}
-    # the interval on n: topics resampled within each stratum, var_e re-fitted, the width
-    # formula re-solved. An independent bootstrap of the same design (800 resamples) gives
-    # ends within 15% of n of the study's 200
+    # the interval on n: the stratified jackknife of log sum_k W_k var_e,k, each topic of each
+    # stratum left out in turn with var_e re-fitted, t quantile with sum_k (T_k - 1) degrees of
+    # freedom; each end the smallest n whose width meets 0.15 with sigma^2 scaled to it
     ci = t["ci_width"]
-    assert "topic resampling within each stratum (200 resamples" in ci["how"]
-    assert ci["lower"] < n < ci["upper"]
+    assert "jackknife t interval" in ci["how"]
     x = load_scores(small_scores).topic_scores()
-    rng = np.random.default_rng(0)
-    ends = []
-    for _ in range(800):
-        s2 = [2 * fit(x[:, rng.integers(0, x.shape[1], x.shape[1])], method="anova").var_e for _ in range(2)]
+    T = x.shape[1]
+    ve = fit(x, method="anova").var_e
+    # both strata are the same scores: each stratum's leave-outs move its half of the sum
+    loo = np.log(np.array([0.5 * fit(np.delete(x, j, axis=1), method="anova").var_e + 0.5 * ve for j in range(T)]))
+    se = np.sqrt(2 * (T - 1) / T * np.sum((loo - loo.mean()) ** 2))
+    q = stats.t.ppf(0.975, 2 * (T - 1))
+
+    def count(s2):
         k = 4
-        while 2 * stats.t.ppf(0.975, k - 2) * np.sqrt(sum(0.25 * v / c for v, c in zip(s2, (k // 2, k - k // 2))))\
-                > 0.15:
+        while 2 * stats.t.ppf(0.975, k - 2) * np.sqrt(sum(0.25 * s2 / c for c in (k // 2, k - k // 2))) > 0.15:
             k += 1
-        ends.append(k)
-    lo, hi = np.percentile(ends, [2.5, 97.5])
-    assert abs(ci["lower"] - lo) <= 0.15 * n and abs(ci["upper"] - hi) <= 0.15 * n, (ci, lo, hi, n)
+        return k
+
+    assert (ci["lower"], ci["upper"]) == (count(sigma2 * np.exp(-q * se)), count(sigma2 * np.exp(q * se)))
+    assert ci["lower"] < n < ci["upper"]
+    # the honest statement says what that interval is, once, after both strata, naming the largest count
+    cav = [p for p in res.results["honest"]["paragraphs"] if p.startswith("**Intervals on n.**")]
+    assert len(cav) == 1 and "stratified jackknife" in cav[0] and f"ci_width 0.15, {n} topics" in cav[0]
     again = run_study(doc, quiet=True, write=False).results["scenarios"][0]["targets"]
     assert [(r["lower"], r["upper"]) for r in again] == [(r["lower"], r["upper"]) for r in s["targets"]]
 

@@ -85,8 +85,8 @@ Modules, one step each:
   :class:`DepthStudy`, :class:`GrowthCurve`;
 - :mod:`~planner.plan.budget`: :func:`budget`, :class:`BudgetResult`;
 - :mod:`~planner.plan.allocation`: :func:`allocate`, :class:`Allocation`;
-- :mod:`~planner.plan.stacked`: stacked strata (:class:`StackedStrata`, :func:`resampled_n`,
-  :func:`stratum_counts`): several collections, each a stratum with its own systems;
+- :mod:`~planner.plan.stacked`: stacked strata (:class:`StackedStrata`, :func:`jackknife_intervals`,
+  :func:`resampled_n`, :func:`stratum_counts`): several collections, each a stratum with its own systems;
 - :mod:`~planner.plan.paired_bootstrap`: :func:`paired_bootstrap`, :class:`PairedBootstrap` (the
   paired topic bootstrap of a collection's system ordering).
 """
@@ -106,7 +106,7 @@ from .reusability import Reusability, leave_group_out
 from .search import count_interval, interval_quantiles, smallest_n
 from .seeds import SeedComponents, SeedPower, SeedTradeoff, fit_seeds, seed_power, seed_topic_tradeoff
 from .selection import SelectionBias, SplitPlan, plan_split, selection_bias
-from .stacked import STACK_TARGETS, StackedPoint, StackedStrata, resampled_n, stratum_counts
+from .stacked import STACK_TARGETS, StackedPoint, StackedStrata, jackknife_intervals, resampled_n, stratum_counts
 from .targets import TargetResult, check_target_value, size_for_target
 from .variants import MAX_VARIANTS, VariantModel, VariantTrade, fit_variant_model, topics_for_variants
 
@@ -147,6 +147,7 @@ __all__ = [
     "fit_seeds",
     "fit_variant_model",
     "interval_quantiles",
+    "jackknife_intervals",
     "judgment_growth",
     "leave_group_out",
     "pair_variances",

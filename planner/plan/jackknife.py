@@ -16,13 +16,14 @@ the two ends. Nothing is random.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-__all__ = ["MAX_GROUPS", "VarianceFactors", "factors_from_fits", "leave_out_masks", "variance_factors"]
+__all__ = ["MAX_GROUPS", "VarianceFactors", "factors_from_fits", "factors_from_strata", "leave_out_masks",
+           "variance_factors"]
 
 #: the most leave-out fits: delete-one up to this many topics, else this many groups of topics
 MAX_GROUPS = 100
@@ -43,6 +44,8 @@ class VarianceFactors:
         True when each fit left out a group of topics rather than one topic.
     se : float
         The jackknife standard error of the log variance.
+    strata : int
+        The strata whose topics were left out one stratum at a time (1: no strata).
     """
 
     low: float
@@ -50,10 +53,15 @@ class VarianceFactors:
     groups: int
     grouped: bool
     se: float
+    strata: int = 1
 
     def note(self, variance: str = "planning variance") -> str:
         """How the interval was computed, in words (an :class:`~planner.results.Interval`'s note), naming
         the ``variance`` it was made on."""
+        if self.strata > 1:
+            unit = f"topics (or up to {MAX_GROUPS} groups of them)" if self.grouped else "topics"
+            return (f"stratified jackknife t interval of the {variance}, {unit} left out of one stratum at a "
+                    f"time, {self.groups} fits")
         left = f"{self.groups} groups of topics" if self.grouped else "each topic"
         return f"jackknife t interval of the {variance}, {left} left out in turn"
 
@@ -71,15 +79,27 @@ def factors_from_fits(whole: float, fits: np.ndarray, level: float, grouped: boo
     """:func:`variance_factors` from the variance of all topics (``whole``) and of each leave-out fit
     (``fits``, in :func:`leave_out_masks` order), when the caller fits them itself (one fit serving
     several variances)."""
-    G = fits.size
+    return factors_from_strata(whole, [fits], level, grouped)
+
+
+def factors_from_strata(whole: float, fits: Sequence[np.ndarray], level: float, grouped: bool) -> VarianceFactors:
+    """The stratified jackknife: :func:`factors_from_fits` when the topics fall in strata and each
+    stratum's leave-out fits (``fits[k]``, topics left out of stratum ``k`` alone) vary its own part.
+
+    ``se^2 = sum_k (G_k - 1) / G_k sum_i (log v_ki - mean_i log v_ki)^2`` over the strata's ``G_k``
+    fits, and the Student quantile has ``sum_k (G_k - 1)`` degrees of freedom: one stratum is the
+    delete-one jackknife.
+    """
+    G, K = sum(f.size for f in fits), len(fits)
     if not whole > 0:           # no variance at all: every count is the least one
-        return VarianceFactors(1.0, 1.0, G, grouped, 0.0)
-    if not np.all(fits > 0):
-        return VarianceFactors(0.0, np.inf, G, grouped, np.inf)
-    logs = np.log(fits)
-    se = float(np.sqrt((G - 1) / G * np.sum((logs - logs.mean()) ** 2)))
-    t = float(stats.t.ppf(0.5 + level / 2, G - 1))
-    return VarianceFactors(float(np.exp(-t * se)), float(np.exp(t * se)), G, grouped, se)
+        return VarianceFactors(1.0, 1.0, G, grouped, 0.0, K)
+    # a leave-out fit without variance (or, for a ratio, without a denominator) bounds nothing
+    if not all(np.all(np.isfinite(f) & (f > 0)) for f in fits):
+        return VarianceFactors(0.0, np.inf, G, grouped, np.inf, K)
+    logs = [np.log(f) for f in fits]
+    se = float(np.sqrt(sum((g.size - 1) / g.size * np.sum((g - g.mean()) ** 2) for g in logs)))
+    t = float(stats.t.ppf(0.5 + level / 2, max(G - K, 1)))
+    return VarianceFactors(float(np.exp(-t * se)), float(np.exp(t * se)), G, grouped, se, K)
 
 
 def variance_factors(variance: Callable[[np.ndarray], float], topics: int, level: float) -> VarianceFactors:

@@ -18,9 +18,10 @@ stratum has variance ``V = sum_k W_k^2 sigma_k^2 / n_k``. For ``n`` topics this 
 - the width of uniform sampling from the mixed population with the between-strata spread of
   a pair's effect set to 0: a lower bound, since that spread cannot be estimated without
   systems common to the strata;
-- the smallest ``n`` meeting a target (:meth:`StackedStrata.smallest_n`) and its topic
-  resampling distribution, topics resampled within each stratum and each stratum's ANOVA
-  re-fitted (:func:`resampled_n`).
+- the smallest ``n`` meeting a target (:meth:`StackedStrata.smallest_n`), its interval on n
+  (:func:`jackknife_intervals`: the stratified jackknife of the one ratio of components each
+  count rises with) and its topic resampling distribution, topics resampled within each
+  stratum and each stratum's ANOVA re-fitted (:func:`resampled_n`).
 
 Examples
 --------
@@ -46,12 +47,14 @@ import numpy as np
 from scipy import special, stats
 
 from .. import methods
-from ..results import ResultMixin
+from ..results import Interval, IntervalMethod, ResultMixin
 from ..simulate import allocate_counts
 from ..variance import anova_components
+from .jackknife import factors_from_strata, leave_out_masks
 from .search import smallest_n as _smallest_n
 
-__all__ = ["STACK_TARGETS", "StackedPoint", "StackedStrata", "resampled_n", "stratum_counts"]
+__all__ = ["STACK_TARGETS", "StackedPoint", "StackedStrata", "jackknife_intervals", "resampled_n",
+           "stratum_counts"]
 
 #: the targets a stack answers: those that depend on the strata's components only (no pair rates,
 #: which need systems common to all strata)
@@ -251,6 +254,23 @@ class StackedStrata(ResultMixin):
             return None
         return next(n for n in range(max(lo, n0 - 20), n0 + 1) if ok(n))
 
+    def planning(self, target: str) -> float:
+        """The one ratio of W-weighted components the count of ``target`` rises with: ``var_e``
+        for the width and power (``V = sum_k W_k 2 var_e,k / n`` under proportional allocation),
+        ``var_e / var_s`` for Erho2, ``(var_t + var_e) / var_s`` for Phi (``inf`` without system
+        variance). :meth:`scaled` multiplies it by a factor."""
+        tgt = methods.target(target, where=lambda t: t.name in STACK_TARGETS, need="stacked strata")
+        num = self.weighted("var_e") + (self.weighted("var_t") if tgt.topic_component else 0.0)
+        if not tgt.reliability:
+            return num
+        vs = self.weighted("var_s")
+        return num / vs if vs > 0 else np.inf
+
+    def scaled(self, factor: float) -> StackedStrata:
+        """The design with the topic and residual components times ``factor``: every target's
+        :meth:`planning` ratio times ``factor``, the system component as it is."""
+        return replace(self, var_t=self.var_t * factor, var_e=self.var_e * factor)
+
     def refit(self, matrices: Sequence[np.ndarray]) -> StackedStrata:
         """The same design (weights, alpha, min_diff) with components re-fitted by ANOVA on ``matrices``."""
         comps = [anova_components(x) for x in matrices]
@@ -302,3 +322,71 @@ def resampled_n(strata: StackedStrata, matrices: Sequence[np.ndarray], targets: 
             nb = rs.smallest_n(t, float(v))
             got[j].append(np.inf if nb is None else nb)
     return [np.array(v, dtype=float) for v in got]
+
+
+def _leave_outs(strata: StackedStrata, matrices: Sequence[np.ndarray]) -> tuple[list[list[StackedStrata]], bool]:
+    """Per stratum, the design with that stratum's ANOVA re-fitted on each of its jackknife
+    leave-out fits (:func:`planner.plan.jackknife.leave_out_masks`), the other strata as they are."""
+    out, grouped = [], False
+    for k, x in enumerate(matrices):
+        masks, g = leave_out_masks(x.shape[1])
+        grouped |= g
+        fits = []
+        for keep in masks:
+            c = anova_components(x[:, keep])
+            fits.append(replace(strata, **{f: np.where(np.arange(len(matrices)) == k, c[f], getattr(strata, f))
+                                           for f in ("var_s", "var_t", "var_e")}))
+        out.append(fits)
+    return out, grouped
+
+
+def jackknife_intervals(strata: StackedStrata, matrices: Sequence[np.ndarray], targets: Sequence[tuple[str, float]],
+                        level: float = 0.95) -> list[Interval]:
+    """The ``level`` interval on n of each target's count: the stratified jackknife
+    (:func:`planner.plan.jackknife.factors_from_strata`) of the log of its :meth:`StackedStrata.planning`
+    ratio, topics left out of one stratum at a time with that stratum's ANOVA re-fitted, each end
+    the count of the design :meth:`StackedStrata.scaled` to it. Nothing is drawn.
+
+    Per-topic differences are heavy-tailed, and topic resamples of a collection that lacks the
+    heavy topics spread too little around its low variance; the jackknife of the same kind of
+    variance held the whole collection's count in 87-100% of draws where the resamples held it in
+    78-98% (docs/research/calibration.md, twelfth session).
+
+    Parameters
+    ----------
+    strata : StackedStrata
+        The design, fitted on ``matrices``.
+    matrices : sequence of numpy.ndarray
+        Each stratum's complete systems x topics scores.
+    targets : sequence of (str, float)
+        The targets (:data:`STACK_TARGETS`) and their values.
+    level : float
+        Confidence level.
+
+    Returns
+    -------
+    list of Interval
+        Per target; an end is ``None`` where the target is not reached (or a leave-out fit has no
+        system variance, for Erho2 and Phi).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> mats = [rng.normal(0.5, 0.1, (4, 20)), rng.normal(0.4, 0.1, (3, 30))]
+    >>> st = StackedStrata.from_components([(0.0, 0.0, 0.0)] * 2, [20, 30]).refit(mats)
+    >>> iv = jackknife_intervals(st, mats, [("ci_width", 0.1)])[0]
+    >>> iv.low < st.smallest_n("ci_width", 0.1) < iv.high
+    True
+    """
+    fits, grouped = _leave_outs(strata, matrices)
+    out = []
+    for t, v in targets:
+        f = factors_from_strata(strata.planning(t), [np.array([s.planning(t) for s in fk]) for fk in fits],
+                                level, grouped)
+
+        def end(factor: float, t: str = t, v: float = v) -> int | None:
+            return None if not np.isfinite(factor) else strata.scaled(factor).smallest_n(t, float(v))
+
+        out.append(Interval(end(f.low), end(f.high), level, IntervalMethod.ANALYTIC, 0,
+                            f.note("planning ratio of the W-weighted components")))
+    return out

@@ -170,7 +170,7 @@ class ScenarioTarget:
         Each topic resample's count (for measures compared pairwise; not written).
     runs_low : bool
         The count and its interval run low far beyond the collection's topics (the method's rule,
-        :func:`planner.methods.runs_low_far_out`), or, for stacked strata, were never checked there.
+        :func:`planner.methods.runs_low_far_out`).
     """
 
     target: str

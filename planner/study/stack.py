@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from .. import methods
-from ..plan import StackedStrata, count_interval, paired_bootstrap, resampled_n
-from ..results import Interval, IntervalMethod
+from ..plan import StackedStrata, jackknife_intervals, paired_bootstrap, resampled_n
+from ..results import Interval
 from ..simulate import predict
 from ..variance import fit
 from .inputs import data_stream, judged_share, load_scores
@@ -98,28 +98,40 @@ def _stack_key(strata: list[_Stratum]) -> str:
     return hashlib.sha256("\0".join(f"{s.label}\1{t}" for s in strata for t in s.topics).encode()).hexdigest()
 
 
-def _resampled(st: StackedStrata, strata: list[_Stratum], sc: dict, rng, seed, key: str) -> tuple[dict, str | None]:
-    """Topics resampled within each stratum (the weights W_k stay the design's), each resample's
-    per-stratum ANOVA fit re-solved: the same percentile interval as the other scenarios' targets,
-    from INTERVAL_RESAMPLES resamples. The stream is keyed on the seed and the stack's topics, so
-    two measures of the same stack draw the same resamples and can be compared resample by
-    resample. Returns (target index -> counts, why there is no interval)."""
+def _intervals(st: StackedStrata, strata: list[_Stratum], sc: dict) -> tuple[dict, str | None]:
+    """The 95% interval on n of each stack target: the stratified jackknife of the strata's
+    components (:func:`planner.plan.jackknife_intervals`). Returns (target index -> interval, why
+    there is none)."""
     idx = [j for j, tg in enumerate(sc["targets"]) if tg["target"] in STACK_TARGETS]
     if not idx:
         return {}, None
     if any(s.matrix is None for s in strata):
-        return {}, "a stratum has missing cells (its resamples would need a REML fit each)"
-    boot = rng.spawn(1)[0] if seed is None else np.random.default_rng([int(seed), int(key[:15], 16), 2])
+        return {}, "a stratum has missing cells (its leave-out fits would need a REML fit each)"
     targets = [(sc["targets"][j]["target"], float(sc["targets"][j]["value"])) for j in idx]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ivs = jackknife_intervals(st, [s.matrix for s in strata if s.matrix is not None], targets, 0.95)
+    return dict(zip(idx, ivs)), None
+
+
+def _resampled(st: StackedStrata, strata: list[_Stratum], sc: dict, ivs: dict, seed: int, key: str) -> dict:
+    """Each target's counts on topic resamples drawn within each stratum (the weights W_k stay the
+    design's, each stratum's ANOVA re-fitted), for comparing two measures of the same stack resample
+    by resample (:mod:`planner.study.paired`), not for the interval. The stream is keyed on the seed
+    and the stack's topics, so two measures of the same stack draw the same resamples."""
+    if not ivs:
+        return {}
+    boot = np.random.default_rng([int(seed), int(key[:15], 16), 2])
+    targets = [(sc["targets"][j]["target"], float(sc["targets"][j]["value"])) for j in ivs]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ns = resampled_n(st, [s.matrix for s in strata if s.matrix is not None], targets, boot,
                          INTERVAL_RESAMPLES)
-    return dict(zip(idx, ns)), None
+    return dict(zip(ivs, ns))
 
 
-def _target(st: StackedStrata, tg: dict, ns: np.ndarray | None, no_interval: str | None,
-            seed: int | None) -> ScenarioTarget:
+def _target(st: StackedStrata, tg: dict, ivl: Interval | None, no_interval: str | None,
+            ns: np.ndarray | None) -> ScenarioTarget:
     t, v = tg["target"], float(tg["value"])
     if t not in STACK_TARGETS:
         return ScenarioTarget(t, v, None, _NONE, "not available for stacked strata: pair rates need "
@@ -130,17 +142,11 @@ def _target(st: StackedStrata, tg: dict, ns: np.ndarray | None, no_interval: str
            "stratified, proportional allocation, pooled sigma_k^2 = 2 var_e,k per stratum")
     if no_interval:
         return ScenarioTarget(t, v, n_found, _NONE, how + f"; no interval on n: {no_interval}", SolveKind.STACKED)
-    if n_found is None or ns is None:
+    if n_found is None or ivl is None:
         return ScenarioTarget(t, v, None, _NONE, how + "; no interval on n (the target is not reached on "
                               "the collection itself)", SolveKind.STACKED)
-    lo, hi = count_interval(ns, n_found, 0.95)
-    ivl = Interval(lo, hi, 0.95, IntervalMethod.TOPIC_RESAMPLING, INTERVAL_RESAMPLES,
-                   "within each stratum, per-stratum ANOVA re-fit")
-    return ScenarioTarget(t, v, n_found, ivl,
-                          how + f"; 95% interval on n: topic resampling within each stratum ({INTERVAL_RESAMPLES} "
-                                "resamples, per-stratum ANOVA re-fit)",
-                          SolveKind.STACKED,
-                          resampled_n=ns if seed is not None else None, runs_low=True)
+    return ScenarioTarget(t, v, n_found, ivl, how + f"; 95% interval on n: {ivl.describe()}", SolveKind.STACKED,
+                          resampled_n=ns)
 
 
 def _components(st: StackedStrata, strata: list[_Stratum]) -> ScenarioComponents:
@@ -176,9 +182,10 @@ def run_stacked(sc: dict, rng: np.random.Generator, resamples: int, seed: int | 
     st = StackedStrata.from_components([s.components for s in strata], [s.n_topics for s in strata],
                                        alpha=sc["alpha"], min_diff=sc["min_diff"])
     rows, extra, alloc = _curves(st, strata, sc["topics"])
+    ivs, no_interval = _intervals(st, strata, sc)
     key = _stack_key(strata)
-    ns, no_interval = _resampled(st, strata, sc, rng, seed, key)
-    targets = tuple(_target(st, tg, ns.get(j), no_interval, seed) for j, tg in enumerate(sc["targets"]))
+    ns = _resampled(st, strata, sc, ivs, seed, key) if seed is not None else {}
+    targets = tuple(_target(st, tg, ivs.get(j), no_interval, ns.get(j)) for j, tg in enumerate(sc["targets"]))
     total = int(sum(s.n_topics for s in strata))
     at_n = [_at(st, n) for n in sorted({n for n in (answer_count(targets, None), plan_count(targets), total)
                                         if n is not None})]
