@@ -347,10 +347,11 @@ def jackknife_intervals(strata: StackedStrata, matrices: Sequence[np.ndarray], t
     ratio, topics left out of one stratum at a time with that stratum's ANOVA re-fitted, each end
     the count of the design :meth:`StackedStrata.scaled` to it. Nothing is drawn.
 
-    Per-topic differences are heavy-tailed, and topic resamples of a collection that lacks the
-    heavy topics spread too little around its low variance; the jackknife of the same kind of
-    variance held the whole collection's count in 87-100% of draws where the resamples held it in
-    78-98% (docs/research/calibration.md, twelfth session).
+    Per-topic differences are heavy-tailed, and topic resamples of strata that lack the heavy
+    topics spread too little around their low variance. On draws of 10 topics per 50-topic
+    stratum from four stacks (``benchmarks/bench_stack_coverage.py``) this interval held the whole
+    stack's count in 90-100% of draws, the resamples' in 88-100% (docs/research/calibration.md,
+    thirteenth session).
 
     Parameters
     ----------
