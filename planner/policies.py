@@ -9,6 +9,9 @@ from __future__ import annotations
 #: what to do with the missing cells of a score table: refuse them (``"error"``), score them 0,
 #: drop the topics or the systems that have them, or keep them (REML fits only)
 MISSING_POLICIES = ("error", "zero", "drop-topic", "drop-system", "keep")
+#: the policies that leave a complete matrix: what the simulator, and so a study, takes ("keep" is
+#: for fits alone)
+COMPLETE_POLICIES = tuple(p for p in MISSING_POLICIES if p != "keep")
 
 #: what to do with a (topic, document) pair a run repeats: refuse the run (``"error"``) or keep
 #: the pair's first line and drop the others, counted per run (``"first"``)

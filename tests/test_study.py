@@ -973,6 +973,29 @@ def test_answer_states_an_interpolated_count_and_its_bracket():
     assert s.targets[0].interpolated and s.targets[0].bracket == (10, 50) and a.n_topics == s.targets[0].n_topics
 
 
+def test_missing_keep_is_refused_where_the_study_reads_it(tmp_path, small_scores):
+    # a study simulates, which needs a complete matrix: missing: keep (which planner fit takes)
+    # failed only after loading, naming no key; the schema now refuses it at the key
+    import pandas as pd
+
+    df = pd.read_csv(small_scores, dtype={"topic": str}).set_index("topic")
+    df.iloc[3, 2] = float("nan")
+    holes = tmp_path / "holes.csv"
+    df.to_csv(holes)
+    one = {"collection": {"scores": str(holes), "missing": "keep"}}
+    stack = {"collection": {"stack": [{"scores": str(small_scores), "label": "A"},
+                                      {"scores": str(holes), "label": "B", "missing": "keep"}]}}
+    for doc, key in ((one, r"collection\.missing"), (stack, r"collection\.stack\[1\]\.missing")):
+        with pytest.raises(ConfigError, match=key + r": expected one of error, zero, drop-topic, drop-system \("):
+            run_study({**doc, "method": "analytic", "topics": [10, 40]}, quiet=True, write=False)
+    # dropping the topic instead runs, and the stack's count keeps its interval
+    stack["collection"]["stack"][1]["missing"] = "drop-topic"
+    res = run_study({**stack, "method": "analytic", "topics": [10, 40],
+                     "targets": [{"target": "power", "value": 0.8}]}, quiet=True, write=False)
+    t = res.scenario_results[0].targets[0]
+    assert res.scenario_results[0].data.n_topics == 47 and t.interval.low < t.n_topics < t.interval.high
+
+
 def test_stacked_answer_figures_at_the_topic_count(tmp_path, small_scores):
     import shutil
 

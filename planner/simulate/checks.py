@@ -18,6 +18,7 @@ import numpy as np
 from .._random import as_generator, draw_seed
 from ..errors import ParameterError
 from ..methods import METHODS, Method, method_names
+from ..policies import COMPLETE_POLICIES
 from ..scores import ScoreMatrix
 from ..variance import as_matrix
 
@@ -40,8 +41,8 @@ def complete_matrix(scores, parameter: str = "scores") -> ScoreMatrix:
         if n < 2:
             raise ParameterError(f"need at least 2 {what} to simulate, got {n}{where}", parameter=parameter)
     if m.has_missing:
-        raise ParameterError("the simulator needs a complete matrix (missing cells found; "
-                             "load with missing='zero', 'drop-topic' or 'drop-system')",
+        ways = ", ".join(repr(p) for p in COMPLETE_POLICIES if p != "error")
+        raise ParameterError(f"the simulator needs a complete matrix (missing cells found; load with missing={ways})",
                              parameter=parameter)
     return m
 

@@ -13,7 +13,7 @@ from typing import cast
 
 from .. import methods
 from ..plan import MAX_COST, MAX_VARIANTS, STACK_TARGETS
-from ..policies import DUPLICATE_POLICIES
+from ..policies import COMPLETE_POLICIES, DUPLICATE_POLICIES
 from ..simulate import MAX_TOPICS as _SIM_MAX_TOPICS
 
 __all__ = ["DEFAULTS", "DEFAULT_TOPICS", "EXPECTED", "GRID_KEYS", "MAX_TOPICS", "METHODS", "SCENARIO_KEYS",
@@ -65,7 +65,8 @@ EXPECTED = {
     "runs": "a path to a folder of TREC runs",
     "qrels": "a path to a qrels file",
     "variant_divisor": "an integer >= 2",
-    "missing": "one of error, zero, drop-topic, drop-system, keep",
+    "missing": f"one of {', '.join(COMPLETE_POLICIES)} (a study simulates, which needs a complete matrix; "
+               "'keep' is for planner fit)",
     "label": "a string",
     "lo": "a number",
     "hi": "a number",
@@ -108,7 +109,8 @@ _COLLECTION = {
         "strata": {"oneOf": [{"type": "string", "minLength": 1},
                              {"type": "object", "additionalProperties": {"type": ["string", "integer"]}}],
                    "description": "topic metadata CSV (topic, stratum) or a mapping topic -> stratum"},
-        "missing": {"enum": ["error", "zero", "drop-topic", "drop-system", "keep"], "default": "error"},
+        "missing": {"enum": list(COMPLETE_POLICIES), "default": "error",
+                    "description": "missing cells: error, score 0, or drop their topics or systems"},
         "label": {"type": "string"},
     },
     "oneOf": [{"required": ["dataset"]}, {"required": ["scores"]}, {"required": ["runs", "qrels"]}],

@@ -46,7 +46,7 @@ class _Stratum:
     label: str
     measure: str
     components: Any
-    matrix: np.ndarray | None         # None with missing cells (no ANOVA re-fit on resamples)
+    matrix: np.ndarray                # complete: the study's schema takes no missing cells
     topics: list
     rows: list
     honest: HonestStatement
@@ -61,14 +61,13 @@ def _stratum(i: int, coll: dict, sc: dict, streams: list, resamples: int, seed: 
     measure = sc["measure"] or m.measure or "score"
     m = m.collapse_variants()
     c = fit(m)
-    matrix = None if m.has_missing else m.values
     cv = predict(m, topics=sc["topics"], method=sc["method"],
                  variance=sc["variance"] if chooses_variance(sc["method"]) else None,
                  min_diff=sc["min_diff"], alpha=sc["alpha"], n_resamples=resamples, rng=streams[2 * i])
     boot = paired_bootstrap(m, n_resamples=resamples, alpha=sc["alpha"],
                             rng=data_stream(seed, m, streams[2 * i + 1]))
     honest = HonestStatement(boot, judged_share(coll, measure), stratum=coll["label"])
-    return _Stratum(coll["label"], measure, c, matrix, m.topics, [dict(r) for r in cv.rows], honest, inp,
+    return _Stratum(coll["label"], measure, c, m.values, m.topics, [dict(r) for r in cv.rows], honest, inp,
                     m.n_systems, m.n_topics, m.source)
 
 
@@ -98,20 +97,17 @@ def _stack_key(strata: list[_Stratum]) -> str:
     return hashlib.sha256("\0".join(f"{s.label}\1{t}" for s in strata for t in s.topics).encode()).hexdigest()
 
 
-def _intervals(st: StackedStrata, strata: list[_Stratum], sc: dict) -> tuple[dict, str | None]:
-    """The 95% interval on n of each stack target: the stratified jackknife of the strata's
-    components (:func:`planner.plan.jackknife_intervals`). Returns (target index -> interval, why
-    there is none)."""
+def _intervals(st: StackedStrata, strata: list[_Stratum], sc: dict) -> dict:
+    """The 95% interval on n of each stack target (target index -> interval): the stratified
+    jackknife of the strata's components (:func:`planner.plan.jackknife_intervals`)."""
     idx = [j for j, tg in enumerate(sc["targets"]) if tg["target"] in STACK_TARGETS]
     if not idx:
-        return {}, None
-    if any(s.matrix is None for s in strata):
-        return {}, "a stratum has missing cells (its leave-out fits would need a REML fit each)"
+        return {}
     targets = [(sc["targets"][j]["target"], float(sc["targets"][j]["value"])) for j in idx]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ivs = jackknife_intervals(st, [s.matrix for s in strata if s.matrix is not None], targets, 0.95)
-    return dict(zip(idx, ivs)), None
+        ivs = jackknife_intervals(st, [s.matrix for s in strata], targets, 0.95)
+    return dict(zip(idx, ivs))
 
 
 def _resampled(st: StackedStrata, strata: list[_Stratum], sc: dict, ivs: dict, seed: int, key: str) -> dict:
@@ -125,13 +121,12 @@ def _resampled(st: StackedStrata, strata: list[_Stratum], sc: dict, ivs: dict, s
     targets = [(sc["targets"][j]["target"], float(sc["targets"][j]["value"])) for j in ivs]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ns = resampled_n(st, [s.matrix for s in strata if s.matrix is not None], targets, boot,
+        ns = resampled_n(st, [s.matrix for s in strata], targets, boot,
                          INTERVAL_RESAMPLES)
     return dict(zip(ivs, ns))
 
 
-def _target(st: StackedStrata, tg: dict, ivl: Interval | None, no_interval: str | None,
-            ns: np.ndarray | None) -> ScenarioTarget:
+def _target(st: StackedStrata, tg: dict, ivl: Interval | None, ns: np.ndarray | None) -> ScenarioTarget:
     t, v = tg["target"], float(tg["value"])
     if t not in STACK_TARGETS:
         return ScenarioTarget(t, v, None, _NONE, "not available for stacked strata: pair rates need "
@@ -140,8 +135,6 @@ def _target(st: StackedStrata, tg: dict, ivl: Interval | None, no_interval: str 
     how = ("D-study on the W-weighted components (not with the Feldt or Arteaga intervals, which need one "
            "crossed design)" if methods.target(t).reliability else
            "stratified, proportional allocation, pooled sigma_k^2 = 2 var_e,k per stratum")
-    if no_interval:
-        return ScenarioTarget(t, v, n_found, _NONE, how + f"; no interval on n: {no_interval}", SolveKind.STACKED)
     if n_found is None or ivl is None:
         return ScenarioTarget(t, v, None, _NONE, how + "; no interval on n (the target is not reached on "
                               "the collection itself)", SolveKind.STACKED)
@@ -182,10 +175,10 @@ def run_stacked(sc: dict, rng: np.random.Generator, resamples: int, seed: int | 
     st = StackedStrata.from_components([s.components for s in strata], [s.n_topics for s in strata],
                                        alpha=sc["alpha"], min_diff=sc["min_diff"])
     rows, extra, alloc = _curves(st, strata, sc["topics"])
-    ivs, no_interval = _intervals(st, strata, sc)
+    ivs = _intervals(st, strata, sc)
     key = _stack_key(strata)
     ns = _resampled(st, strata, sc, ivs, seed, key) if seed is not None else {}
-    targets = tuple(_target(st, tg, ivs.get(j), no_interval, ns.get(j)) for j, tg in enumerate(sc["targets"]))
+    targets = tuple(_target(st, tg, ivs.get(j), ns.get(j)) for j, tg in enumerate(sc["targets"]))
     total = int(sum(s.n_topics for s in strata))
     at_n = [_at(st, n) for n in sorted({n for n in (answer_count(targets, None), plan_count(targets), total)
                                         if n is not None})]

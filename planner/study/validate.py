@@ -16,7 +16,7 @@ import jsonschema
 
 from .. import methods
 from ..errors import ConfigError
-from ..policies import DUPLICATE_POLICIES
+from ..policies import COMPLETE_POLICIES, DUPLICATE_POLICIES
 from ..report import MAX_NAME_BYTES
 from .schema import EXPECTED, METHODS, SCHEMA, STACK_KEYS
 
@@ -27,7 +27,7 @@ _SOURCES = ("dataset", "scores", "runs", "qrels")
 #: choices a misspelt value of these keys is matched against ("did you mean ...?")
 _CHOICES = {"method": METHODS, "strata": ("uniform", "stratified"),
             "variance": tuple(v for v in methods.VARIANCE_SELECTORS if v != "percentile"),
-            "missing": ("error", "zero", "drop-topic", "drop-system", "keep"), "duplicates": DUPLICATE_POLICIES}
+            "missing": COMPLETE_POLICIES, "duplicates": DUPLICATE_POLICIES}
 
 
 def key_path(path) -> str:
