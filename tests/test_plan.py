@@ -1026,6 +1026,29 @@ def test_classical_size_interval_is_the_jackknife_of_the_variance():
     assert plain.interval.low is None and plain.n_topics == r1.n_topics
 
 
+def test_cli_design_from_scores_leads_with_the_count_to_plan_with(tmp_path, capsys):
+    # item 3 of issue 27 for the designs: with scores the CLI gives the jackknife interval without
+    # being asked (nothing is drawn) and leads with its upper end; --resamples 0 skips it, and a
+    # given --sigma2 has none
+    m = _toy(seed=10, S=6, T=40)
+    f = tmp_path / "toy.csv"
+    rows = [f"{s},{t},{float(m.values[i, j])!r}\n" for i, s in enumerate(m.systems) for j, t in enumerate(m.topics)]
+    f.write_text("system,topic,value\n" + "".join(rows))
+    api = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, n_resamples=2)
+    assert main(["size", str(f), "--design", "paired-t", "--min-diff", "0.05"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:3] == ["plan", "with", str(api.interval.high)]
+    assert f"[{api.interval.low}, {api.interval.high}]" in lines[3]
+    assert main(["size", str(f), "--design", "paired-t", "--min-diff", "0.05", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["n_topics"], got["interval"]["low"], got["interval"]["high"]) == (
+        api.n_topics, api.interval.low, api.interval.high)
+    assert main(["size", str(f), "--design", "paired-t", "--min-diff", "0.05", "--resamples", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["interval"]["low"] is None
+    assert main(["size", "--design", "paired-t", "--min-diff", "0.05", "--sigma2", "0.02", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["interval"]["low"] is None
+
+
 def test_sakai_initial_values():
     # noncentrality of the chi-square test at alpha .05, power .80 (the lambda table Sakai's ANOVA
     # tool starts from): u=1 is (z_.025 + z_.20)^2 = 7.849 by hand (ignoring the far tail, ~1e-5);

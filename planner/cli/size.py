@@ -23,7 +23,7 @@ from .options import (
     reject_unused,
     seed_type,
 )
-from .size_target import run_target
+from .size_target import INTERVAL_RESAMPLES, run_target
 
 if TYPE_CHECKING:
     from ..plan import Allocation, SizeResult
@@ -121,9 +121,10 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default=None, help=method_help("--target: how the statistic is computed"))
     random = words_or(methods.method_names(lambda m: m.random))
     p.add_argument("--resamples", type=int, default=None,
-                   help="topic resamples of the interval on n (default 200 for --target; 0 for "
-                        "--design, where any R > 0 asks for the jackknife interval and needs --scores, as for "
-                        f"--target ci_width); with --target and --method {random}, "
+                   help="topic resamples of the interval on n (default 200 for --target); --design with "
+                        "SCORES gives the jackknife interval, as --target ci_width does, and any R > 0 keeps "
+                        "it, 0 skips it (R itself is unused: nothing is drawn); "
+                        f"with --target and --method {random}, "
                         "which give no interval, the simulation's resamples at each topic count (default 1000)")
     p.add_argument("--seed", type=seed_type, default=None, help="seed of the resampling")
     p.add_argument("--variants", default=None, metavar="V,V,...",
@@ -210,12 +211,20 @@ def _design(args: argparse.Namespace) -> int:
                          variance=args.variance or "pooled", alpha=args.alpha, power=power,
                          n_topics=args.topics, systems=2 if args.systems is None else args.systems,
                          approx=args.approx, correction=args.correction, width=args.width,
-                         n_resamples=args.resamples or 0)
+                         n_resamples=_design_resamples(args, scores))
     if args.json:
         print_json(res.to_dict(), args)
         return 0
     _print_design(args, res)
     return 0
+
+
+def _design_resamples(args: argparse.Namespace, scores: object) -> int:
+    """The design's ``n_resamples``: with scores its jackknife interval on n unless ``--resamples 0``
+    (any R > 0 only switches it on); a given ``--sigma2`` has none."""
+    if scores is None:
+        return 0
+    return INTERVAL_RESAMPLES if args.resamples is None else args.resamples
 
 
 def _print_design(args: argparse.Namespace, res: SizeResult) -> None:
