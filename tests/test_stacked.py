@@ -125,14 +125,22 @@ def test_jackknife_intervals_by_hand():
 
 
 def test_jackknife_interval_is_unbounded_when_a_leave_out_has_no_system_variance():
-    # two systems whose difference is one topic's: without it var_s truncates to 0, Erho2's ratio
-    # has no denominator and the upper end is unbounded (None), not a short one
+    # two systems that differ on one topic of a stratum have var_s 0 there (MS_s = MS_e exactly);
+    # in the other stratum they differ on two topics, and with one of them left out the system
+    # variance of the whole stack is 0, Erho2's ratio has no denominator: the upper end is
+    # unbounded (None), not a short one, and the lower end the least count, 1 topic
     x = np.zeros((2, 12))
-    x[0, 3] = 1.0
+    x[0, [3, 7]] = 1.0
     x += np.linspace(0, 0.2, 12)
-    st = StackedStrata.from_components([(0.0, 0.0, 0.0)] * 2, [12, 12]).refit([x, x])
-    iv = jackknife_intervals(st, [x, x], [("erho2", 0.5)])[0]
-    assert iv.high is None
+    z = np.zeros((2, 12))
+    z[0, 5] = 1.0
+    z += np.linspace(0, 0.3, 12)
+    st = StackedStrata.from_components([(0.0, 0.0, 0.0)] * 2, [12, 12]).refit([x, z])
+    left = StackedStrata.from_components([(0.0, 0.0, 0.0)] * 2, [11, 12]).refit([np.delete(x, 3, axis=1), z])
+    assert st.var_s[0] > 0 and st.var_s[1] == 0 and left.var_s.tolist() == [0.0, 0.0]
+    n = st.smallest_n("erho2", 0.5)
+    iv = jackknife_intervals(st, [x, z], [("erho2", 0.5)])[0]
+    assert n is not None and (iv.low, iv.high) == (1, None)
 
 
 # ------------------------------------------------------------ paired bootstrap

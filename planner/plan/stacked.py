@@ -386,7 +386,10 @@ def jackknife_intervals(strata: StackedStrata, matrices: Sequence[np.ndarray], t
                                 level, grouped)
 
         def end(factor: float, t: str = t, v: float = v) -> int | None:
-            return None if not np.isfinite(factor) else strata.scaled(factor).smallest_n(t, float(v))
+            if not np.isfinite(factor):
+                return None
+            n = strata.scaled(factor).smallest_n(t, float(v))
+            return None if n is None else max(n, 1)      # no variance at all: the least count
 
         out.append(Interval(end(f.low), end(f.high), level, IntervalMethod.ANALYTIC, 0,
                             f.note("planning ratio of the W-weighted components")))
