@@ -110,20 +110,21 @@ def _intervals(st: StackedStrata, strata: list[_Stratum], sc: dict) -> dict:
     return dict(zip(idx, ivs))
 
 
-def _resampled(st: StackedStrata, strata: list[_Stratum], sc: dict, ivs: dict, seed: int, key: str) -> dict:
+def _resampled(st: StackedStrata, strata: list[_Stratum], sc: dict, idx: list[int], seed: int, key: str) -> dict:
     """Each target's counts on topic resamples drawn within each stratum (the weights W_k stay the
     design's, each stratum's ANOVA re-fitted), for comparing two measures of the same stack resample
     by resample (:mod:`planner.study.paired`), not for the interval. The stream is keyed on the seed
-    and the stack's topics, so two measures of the same stack draw the same resamples."""
-    if not ivs:
+    and the stack's topics, so two measures of the same stack draw the same resamples. ``idx``: the
+    stack targets' indices."""
+    if not idx:
         return {}
     boot = np.random.default_rng([int(seed), int(key[:15], 16), 2])
-    targets = [(sc["targets"][j]["target"], float(sc["targets"][j]["value"])) for j in ivs]
+    targets = [(sc["targets"][j]["target"], float(sc["targets"][j]["value"])) for j in idx]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ns = resampled_n(st, [s.matrix for s in strata], targets, boot,
                          INTERVAL_RESAMPLES)
-    return dict(zip(ivs, ns))
+    return dict(zip(idx, ns))
 
 
 def _target(st: StackedStrata, tg: dict, ivl: Interval | None, ns: np.ndarray | None) -> ScenarioTarget:
@@ -177,7 +178,7 @@ def run_stacked(sc: dict, rng: np.random.Generator, resamples: int, seed: int | 
     rows, extra, alloc = _curves(st, strata, sc["topics"])
     ivs = _intervals(st, strata, sc)
     key = _stack_key(strata)
-    ns = _resampled(st, strata, sc, ivs, seed, key) if seed is not None else {}
+    ns = _resampled(st, strata, sc, list(ivs), seed, key) if seed is not None else {}
     targets = tuple(_target(st, tg, ivs.get(j), ns.get(j)) for j, tg in enumerate(sc["targets"]))
     total = int(sum(s.n_topics for s in strata))
     at_n = [_at(st, n) for n in sorted({n for n in (answer_count(targets, None), plan_count(targets), total)
