@@ -145,19 +145,11 @@ _SIZE_CACHE: dict = {}
 
 
 def _size(m, **kw):
-    """:func:`planner.plan.topic_set_size` on matrix ``m``, memoised per process (the
-    ``pair`` selector solves once per pair; scenarios differing only in the method share it)."""
+    """:func:`planner.plan.topic_set_size` on matrix ``m``, memoised per process (scenarios
+    differing only in the method share it)."""
     key = (matrix_key(m), tuple(sorted(kw.items())))
     if key not in _SIZE_CACHE:
-        if kw.get("variance") == "pair":
-            # plan's "pair" selector plans with the median pair variance (= percentile:50 of
-            # s2_d, same n) and also solves every pair separately for quantiles, which the
-            # study does not report; ask for the median directly and name it as "pair".
-            res = topic_set_size(scores=m, **{**kw, "variance": "percentile:50"})
-            res = replace(res, variance="pair (median over pairs)")
-        else:
-            res = topic_set_size(scores=m, **kw)
-        _SIZE_CACHE[key] = res
+        _SIZE_CACHE[key] = topic_set_size(scores=m, **kw)
     return _SIZE_CACHE[key]
 
 
