@@ -12,7 +12,9 @@ The counts alone, with enough draws to tell a biased row from a noisy one (25 mi
 For every matrix in ../shared/data big enough to draw from (TREC 2006 Terabyte AP and nDCG,
 149 topics, drawn at 25, 43 and 50 topics; the TREC-5/6/7 ad hoc and TREC 2010/2011 Web
 matrices, about 50 topics, drawn at 20) and the targets swap_rate 0.05, kendall_tau 0.9 and
-power 0.8 (and, with ``--targets``, ci_width 0.05; not the reversal rate, whose count is
+power 0.8 (kendall_tau 0.9 is the same count as swap_rate 0.05, ``E[tau] = 1 - 2`` x the mean
+swap rate, its interval drawn from another stream; and, with ``--targets``, ci_width 0.05; not
+the reversal rate, whose count is
 relative to the drawn collection's own order and so depends on its size by definition:
 ``planner.methods.levels_off``; ci_width's interval is the jackknife's, so its ``percentile``
 baseline repeats it): the whole collection's count (with the same options) is the truth; each draw takes
