@@ -235,7 +235,7 @@ def _matrix_variance(scores: ScoreMatrix, selector: str, paired: bool) -> tuple[
         per_pair = per_pair[per_pair > 0]
         if per_pair.size == 0:
             raise ParameterError("every pair has zero variance; nothing to plan", parameter="variance")
-    s2 = float(np.median(per_pair)) if kind == "pair" else float(per_pair[0])
+    s2 = _planning_of(per_pair, kind)
     if not s2 > 0:
         raise ParameterError(f"the {selector} variance of the collection is {s2}; nothing to plan",
                              parameter="variance")
@@ -405,14 +405,20 @@ def _solve_design(*, design: str, min_diff: Any, sigma2: Any, scores: Any, varia
     return _power_design(d, n_topics, min_diff, power, solved)
 
 
-def _design_sigma2(vals: np.ndarray, selector: str, paired: bool) -> float:
-    """The design's planning variance of ``vals`` (the median pair's for the ``pair`` selector)."""
-    kind, _ = parse_selector(selector, parameter="variance")
-    pv = pair_variances(vals, selector, design="paired" if paired else "independent")
+def _planning_of(per_pair: np.ndarray, kind: str) -> float:
+    """The design's planning variance from the pairs' variances: for the ``pair`` selector the
+    median over the pairs with any variance (identical systems left out; 0 when none has any),
+    else the one value every pair shares."""
     if kind == "pair":
-        pv = pv[pv > 0]
+        pv = per_pair[per_pair > 0]
         return float(np.median(pv)) if pv.size else 0.0
-    return float(pv[0])
+    return float(per_pair[0])
+
+
+def _design_sigma2(vals: np.ndarray, selector: str, paired: bool) -> float:
+    """The design's planning variance of ``vals`` (a leave-out fit of the jackknife interval)."""
+    kind, _ = parse_selector(selector, parameter="variance")
+    return _planning_of(pair_variances(vals, selector, design="paired" if paired else "independent"), kind)
 
 
 def _with_interval(res: SizeResult, scores: ScoreMatrix, selector: str, level: float,

@@ -26,7 +26,7 @@ from ..variance import pair_index, pair_moments, pair_variance, parse_selector, 
 from .checks import complete_values
 
 __all__ = ["MAX_RESAMPLED_PAIR_BYTES", "PairModel", "anova_components", "batch_stat",
-           "check_resampled_pairs", "pair_variances"]
+           "check_resampled_pairs", "pair_variances", "quantile_variance"]
 
 #: most memory the pair models of the topic resamples of an interval on n may take together
 #: (``RESAMPLED_PAIR_BYTES`` a pair and resample: its mean, its variance and the temporaries of
@@ -125,6 +125,13 @@ def pair_variances(scores: Any, selector: str = "pooled", *, design: str = "pair
         parse_selector(selector, parameter="variance")
         return np.asarray(pair_variance(scores, selector, design=design), dtype=float)
     return _variances(complete_values(scores), selector, design)
+
+
+def quantile_variance(var: np.ndarray, quantile: float) -> float:
+    """The planning variance of a count that rises with one variance (an interval-width target):
+    the square of the ``quantile``-th percentile over pairs of their standard deviations, whose
+    width is that percentile of the pairs' widths."""
+    return float(np.percentile(np.sqrt(var), quantile)) ** 2
 
 
 class PairModel:

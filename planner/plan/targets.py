@@ -35,7 +35,7 @@ from .checks import (
     complete_values,
 )
 from .jackknife import variance_factors
-from .pairs import PairModel
+from .pairs import PairModel, pair_variances, quantile_variance
 from .resolve import (
     dstudy_interval,
     resample_models,
@@ -464,8 +464,8 @@ def _variance_interval(data: FittedPairs, req: TargetRequest) -> Interval:
     q = req.quantile
 
     def planning(keep: np.ndarray) -> float:
-        var = data.model.var if keep.all() else PairModel(data.vals[:, keep], data.variance).var
-        return float(np.percentile(np.sqrt(var), q)) ** 2
+        var = data.model.var if keep.all() else pair_variances(data.vals[:, keep], data.variance)
+        return quantile_variance(var, q)
 
     f = variance_factors(planning, data.vals.shape[1], level)
 

@@ -31,7 +31,7 @@ from ..simulate.priors import close_pairs, unseen_mass_prior
 from ..variance import check_alpha, pair_index
 from .checks import as_scores, check_interval_resamples, check_prob, check_quantile
 from .jackknife import factors_from_fits, leave_out_masks
-from .pairs import PairModel, batch_stat
+from .pairs import PairModel, batch_stat, quantile_variance
 from .search import allow_unseen, count_interval, smallest_n, smallest_n_vec
 from .targets import check_target_value
 
@@ -398,7 +398,7 @@ def _jackknife_rows(x: np.ndarray, q: _Question, rows: list[dict], level: float)
     live = [r for r in rows if r["n_topics"] is not None]   # no interval for a count not reached
 
     def planning(model: _VariantModel, v: int) -> float:
-        return float(np.percentile(np.sqrt(model.variance_at(v)), q.quantile)) ** 2
+        return quantile_variance(model.variance_at(v), q.quantile)
 
     masks, grouped = leave_out_masks(x.shape[1])
     fits = np.array([[planning(m, r["n_variants"]) for r in live]
