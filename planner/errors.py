@@ -70,8 +70,10 @@ class DegenerateDataWarning(PlannerWarning):
 
 class IdenticalPairsWarning(DegenerateDataWarning):
     """Pairs of systems identical on every topic, counted as ties (swap and reversal rate 0.5 at
-    any n): :func:`planner.predict` and :func:`planner.plan.size_for_target` warn with it, so a
-    caller that has said so already (``size_for_target`` around its own curves) filters it by class.
+    any n). The score matrix says it first, naming the systems; the steps that meet the same pairs
+    again (the pair variances, :func:`planner.predict`, :func:`planner.plan.size_for_target`, the
+    classical designs) warn with this class too, so that a command or a study scenario says it
+    once (:data:`SAID_ONCE`, :func:`repeats`) and a caller that has said so already filters it by class.
 
     Examples
     --------
@@ -82,3 +84,27 @@ class IdenticalPairsWarning(DegenerateDataWarning):
     >>> issubclass(IdenticalPairsWarning, DegenerateDataWarning)
     True
     """
+
+
+#: warning classes said once per command or study scenario: the first of each stands for the rest
+#: (every step that meets the same identical systems warns about them in its own words)
+SAID_ONCE: tuple[type[Warning], ...] = (IdenticalPairsWarning,)
+
+
+def repeats(category: type[Warning], said: set[type[Warning]]) -> bool:
+    """Whether a warning of ``category`` repeats one already said (``said``: the :data:`SAID_ONCE`
+    classes seen so far, updated here); a class not in :data:`SAID_ONCE` never repeats.
+
+    Examples
+    --------
+    >>> said: set = set()
+    >>> [repeats(c, said) for c in (IdenticalPairsWarning, DegenerateDataWarning, IdenticalPairsWarning)]
+    [False, False, True]
+    """
+    kind = next((k for k in SAID_ONCE if issubclass(category, k)), None)
+    if kind is None:
+        return False
+    if kind in said:
+        return True
+    said.add(kind)
+    return False

@@ -31,7 +31,7 @@ import numpy as np
 
 from ._atomic import write_atomic
 from ._checks import check_choice
-from .errors import DegenerateDataWarning, InputError, ParameterError
+from .errors import DegenerateDataWarning, IdenticalPairsWarning, InputError, ParameterError
 from .policies import MISSING_POLICIES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -229,8 +229,9 @@ class ScoreMatrix:
             listed = "; ".join(" = ".join(g if len(g) <= 5 else [*g[:5], f"{len(g) - 5} more"])
                                for g in groups[:MAX_LISTED_GROUPS])
             more = f"; and {len(groups) - MAX_LISTED_GROUPS:,} more groups" if len(groups) > MAX_LISTED_GROUPS else ""
-            warnings.warn(f"{self._name()}: systems identical on every topic: {listed}{more}",
-                          DegenerateDataWarning, stacklevel=3)
+            warnings.warn(f"{self._name()}: systems identical on every topic: {listed}{more}: each such pair "
+                          "counts as a tie (swap and reversal rate 0.5 at any topic count)",
+                          IdenticalPairsWarning, stacklevel=3)
 
     def _name(self) -> str:
         return self.source or (self.measure or "score matrix")

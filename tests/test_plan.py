@@ -11,7 +11,7 @@ from scipy import stats
 
 from planner import plan
 from planner.cli import main
-from planner.errors import InputError, ParameterError
+from planner.errors import IdenticalPairsWarning, InputError, ParameterError
 from planner.plan import design_power, topic_set_size
 from planner.plan.allocation import exact_allocation, round_allocation
 from planner.plan.pairs import PairModel
@@ -529,6 +529,43 @@ def test_cli_size_scores_text(tmp_path, capsys):
     rc = main(["size", "--design", "ci", "--min-diff", "0.1", "--scores", str(path), "--variance", "pair"])
     out = capsys.readouterr().out
     assert rc == 0 and "pair (median over pairs)" in out and "per pair" in out
+
+
+def _with_copies(tmp_path, offset: float | None = None):
+    """_toy's scores with s5 a copy of s0 and, with ``offset``, s4 = s1 + offset on every topic."""
+    v = _toy().values.copy()
+    v[5] = v[0]
+    if offset is not None:
+        v[4] = v[1] + offset
+    path = tmp_path / "copies.csv"
+    with pytest.warns(IdenticalPairsWarning, match="s0 = s5"):
+        ScoreMatrix.build(v, [f"s{i}" for i in range(6)], [str(t) for t in range(v.shape[1])]).to_csv(path)
+    return path
+
+
+def test_identical_systems_are_said_once_per_command(tmp_path, capsys):
+    # TREC 2011 Web AP (4 pairs of identical runs) gave four warnings about the same pairs: the
+    # matrix's, one per target, the pair variances'. The matrix's line, naming them, now stands for all
+    path = _with_copies(tmp_path)
+    assert main(["size", str(path), "--target", "swap_rate:0.05", "--target", "power:0.8", "--resamples", "0"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("planner: warning: ") == 1 and "s0 = s5" in err and "counts as a tie" in err
+    assert main(["size", "--design", "paired-t", "--min-diff", "0.05", "--scores", str(path), "--variance", "pair",
+                 "--resamples", "0"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "s0 = s5" in err[0] and err[1].endswith("1 pair(s) with zero variance left out of "
+                                                                      "the pair variances")
+
+
+def test_a_pair_a_constant_apart_is_said_apart_from_the_copies(tmp_path, capsys):
+    # s4 = s1 + 0.01: zero variance of differences, but no tie; the matrix's line does not cover it
+    path = _with_copies(tmp_path, offset=0.01)
+    assert main(["size", "--design", "paired-t", "--min-diff", "0.05", "--scores", str(path), "--variance", "pair",
+                 "--resamples", "0"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3 and "s0 = s5" in err[0] and "s1 = s4" not in err[0]
+    assert "2 pair(s) with zero variance of per-topic differences (first: 's0' vs 's5')" in err[1]
+    assert err[2].endswith("2 pair(s) with zero variance left out of the pair variances")
 
 
 @pytest.mark.parametrize("argv,needle", [

@@ -1200,7 +1200,7 @@ def test_identical_systems_are_warned_once_per_scenario():
            "targets": [{"target": "swap_rate", "value": 0.05}, {"target": "kendall_tau", "value": 0.9}]}
     w = run_study(doc, quiet=True, write=False).results["warnings"]
     ties = [x for x in w if "identical on every topic" in x and "tie" in x]
-    assert len(ties) == 1 and "each counts as a tie" in ties[0]
+    assert len(ties) == 1 and "TUA1-1 = test1" in ties[0] and "counts as a tie" in ties[0]
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 from .._atomic import output_path, write_atomic
-from ..errors import ParameterError, PlannerError
+from ..errors import ParameterError, PlannerError, repeats
 
 PROG = "planner"
 
@@ -96,11 +96,14 @@ class HeldWarnings:
 
     def __init__(self) -> None:
         self.lines: dict[str, None] = {}
+        self.said: set[type[Warning]] = set()
 
     def show(self, message: Warning | str, category: type[Warning], filename: str, lineno: int,
              file: object = None, line: str | None = None) -> None:
-        """A ``warnings.showwarning`` that keeps the message."""
-        self.lines[f"{PROG}: warning: {message}"] = None
+        """A ``warnings.showwarning`` that keeps the message (the first of a kind said once:
+        :func:`planner.errors.repeats`)."""
+        if not repeats(category, self.said):
+            self.lines[f"{PROG}: warning: {message}"] = None
 
     def flush(self) -> None:
         """Print the held warnings on standard error, and forget them."""

@@ -230,8 +230,9 @@ def _matrix_variance(scores: ScoreMatrix, selector: str, paired: bool) -> tuple[
     per_pair = pair_variances(scores, selector, design="paired" if paired else "independent")
     kind, _ = parse_selector(selector, parameter="variance")
     if kind == "pair" and np.any(per_pair <= 0):
-        warnings.warn(f"{int((per_pair <= 0).sum())} pair(s) with zero variance (identical systems) "
-                      "left out of the pair variances", DegenerateDataWarning, stacklevel=5)
+        zero = int((per_pair <= 0).sum())
+        warnings.warn(f"{zero} pair(s) with zero variance left out of the pair variances",
+                      DegenerateDataWarning, stacklevel=5)
         per_pair = per_pair[per_pair > 0]
         if per_pair.size == 0:
             raise ParameterError("every pair has zero variance; nothing to plan", parameter="variance")

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, PlannerError, ReadNoteWarning
+from ..errors import ConfigError, PlannerError, ReadNoteWarning, repeats
 from ..plan import paired_bootstrap
 from ..progress import Progress, Share, part
 from ..simulate import predict
@@ -66,9 +66,12 @@ def run_scenario(sc: dict, rng: np.random.Generator, resamples: int, seed: int |
             res = _run_one(sc, rng, resamples, seed, progress)
     if isinstance(progress, Share):
         progress.rest()
-    # a note on reading the inputs is the same for every scenario that reads them: said once
+    # a note on reading the inputs is the same for every scenario that reads them: said once;
+    # of the kinds said once per scenario (identical systems), the first stands for the rest
+    said: set[type[Warning]] = set()
+    kept = [w for w in wlist if not repeats(w.category, said)]
     return replace(res, warnings=list(dict.fromkeys(
-        str(w.message) if issubclass(w.category, ReadNoteWarning) else f"{sc['id']}: {w.message}" for w in wlist)))
+        str(w.message) if issubclass(w.category, ReadNoteWarning) else f"{sc['id']}: {w.message}" for w in kept)))
 
 
 def _scores(sc: dict):

@@ -12,7 +12,7 @@ import pandas as pd
 
 from .._checks import check_choice
 from ..collection import as_matrix
-from ..errors import DegenerateDataWarning, InputError, ParameterError, PlannerWarning
+from ..errors import DegenerateDataWarning, IdenticalPairsWarning, InputError, ParameterError, PlannerWarning
 from ..methods import suggest
 from ..parallel import over_share
 from ..results import ResultMixin
@@ -253,12 +253,26 @@ def pair_stats(scores) -> PairStats:
         dbar, s2, v, n_common = _pairs_with_missing(x, a, b, m)
     zero = np.flatnonzero(s2 == 0)
     if zero.size:
-        k = zero[0]
-        warnings.warn(f"{label(m)}: {zero.size} pair(s) with zero variance of per-topic differences "
-                      f"(first: {m.systems[a[k]]!r} vs {m.systems[b[k]]!r}); tests and intervals "
-                      "for them are degenerate", DegenerateDataWarning, stacklevel=2)
+        _warn_zero_variance(m, zero.size, (int(a[zero[0]]), int(b[zero[0]])), stacklevel=3)
     return PairStats(a=a, b=b, dbar=dbar, s2_d=s2, n_topics=x.shape[1], systems=m.systems,
                      var_system=v, n_common=n_common)
+
+
+def _zero_variance_kind(m: ScoreMatrix, n_zero: int) -> type[DegenerateDataWarning]:
+    """The class of a warning about ``n_zero`` pairs of ``m`` with zero variance of per-topic
+    differences: :class:`~planner.errors.IdenticalPairsWarning` when they are exactly the pairs of
+    the matrix's identical systems (:meth:`ScoreMatrix.identical_systems`, which the matrix has
+    warned about: a command says it once), else :class:`~planner.errors.DegenerateDataWarning`
+    (systems a constant apart, or identical on the topic means only)."""
+    identical = sum(len(g) * (len(g) - 1) // 2 for g in m.identical_systems())
+    return IdenticalPairsWarning if n_zero == identical else DegenerateDataWarning
+
+
+def _warn_zero_variance(m: ScoreMatrix, n_zero: int, first: tuple[int, int], stacklevel: int) -> None:
+    a, b = first
+    warnings.warn(f"{label(m)}: {n_zero} pair(s) with zero variance of per-topic differences "
+                  f"(first: {m.systems[a]!r} vs {m.systems[b]!r}); tests and intervals for them are degenerate",
+                  _zero_variance_kind(m, n_zero), stacklevel=stacklevel)
 
 
 def pair_memory(n_systems: int) -> int:
@@ -559,10 +573,7 @@ def _summary_s2(m: ScoreMatrix) -> np.ndarray:
     s2 = pair_s2(x)
     zero = np.flatnonzero(s2 == 0)
     if zero.size:
-        a, b = _pair_at(int(zero[0]), S)
-        warnings.warn(f"{label(m)}: {zero.size} pair(s) with zero variance of per-topic differences "
-                      f"(first: {m.systems[a]!r} vs {m.systems[b]!r}); tests and intervals "
-                      "for them are degenerate", DegenerateDataWarning, stacklevel=3)
+        _warn_zero_variance(m, zero.size, _pair_at(int(zero[0]), S), stacklevel=4)
     return s2
 
 
