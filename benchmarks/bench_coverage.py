@@ -244,11 +244,11 @@ def main() -> None:
     if args.design:
         how += f" (power and ci_width: the design on the {args.design} variance, its jackknife interval twice)"
     print(f"{args.draws} draws per row without replacement, {args.resamples} resamples, seed {args.seed}; {how}")
-    print(f"{'matrix, draw size, target':44s} {'full n':>9s} {'coverage':>12s} {'median draw/full':>17s} "
+    print(f"{'matrix, draw size, target':44s} {'full n':>9s} {'coverage':>16s} {'median draw/full':>17s} "
           f"{'width ratio':>11s}")
     for r in rows:
-        print(f"{r['name']:44s} {r['full']:>9s} {r['cov_p']:5.0%} -> {r['cov_c']:4.0%} "
-              f"{r['rp']:7.2f} -> {r['rc']:5.2f} {r['wr']:11.2f}")
+        print(f"{r['name']:44s} {r['full']:>9s} {r['cov_p']:6.1%} -> {r['cov_c']:6.1%} "
+              f"{r['rp']:7.2f} -> {r['rc']:5.2f} {r['wr']:11.3f}")
     bad_cov = [r for r in rows if not 0.90 <= r["cov_c"] <= 0.98]
     bad_med = [r for r in rows if not abs(r["rc"] - 1) <= 0.10]
     cov = [r["cov_c"] for r in rows]
@@ -256,8 +256,9 @@ def main() -> None:
     ok = not bad_cov and not bad_med
     sure = [r for r in bad_cov if r["cov_hi"] < 0.90 or r["cov_lo"] > 0.98]
     sure_med = [r for r in bad_med if r["med_hi"] < 0.90 or r["med_lo"] > 1.10]
-    print(f"verdict: goals {'MET' if ok else 'NOT met'}: {args.method} coverage {min(cov):.0%}-{max(cov):.0%} "
-          f"({len(bad_cov)} of {len(rows)} rows outside 90-98%, {len(sure)} with their 95% Clopper-Pearson "
+    print(f"verdict: goals {'MET' if ok else 'NOT met'}: {args.method} coverage {min(cov):.1%}-{max(cov):.1%} "
+          f"(mean {np.mean(cov):.1%}; "
+          f"{len(bad_cov)} of {len(rows)} rows outside 90-98%, {len(sure)} with their 95% Clopper-Pearson "
           f"interval wholly outside), median draw/full {min(med):.2f}-{max(med):.2f} "
           f"({len(bad_med)} rows off by more than 10%, {len(sure_med)} whose median's 95% interval lies wholly "
           "outside 0.90-1.10)")

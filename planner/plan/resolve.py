@@ -136,7 +136,8 @@ def unseen_mass_count(t: methods.Target, value: float, dbar: np.ndarray, var: np
                       level: float, n_max: int, start: int | None = None,
                       close: np.ndarray | None = None) -> int | None:
     """The count of a pair-rate target under the deconvolved prior with the most mass near zero that
-    the collection's own pairs do not reject at ``level`` (:func:`planner.simulate.priors.unseen_mass_weights`);
+    the collection's own pairs do not reject (:func:`planner.simulate.priors.unseen_mass_weights`; the
+    share's bound follows the interval's ``level``: :func:`planner.simulate.priors.raise_drop`);
     ``None`` when it reaches no count up to ``n_max``.
 
     A topic resample refits the prior by maximum likelihood and, like the collection it is drawn
