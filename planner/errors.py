@@ -71,8 +71,8 @@ class DegenerateDataWarning(PlannerWarning):
 class IdenticalPairsWarning(DegenerateDataWarning):
     """Pairs of systems identical on every topic, counted as ties (swap and reversal rate 0.5 at
     any n). The score matrix says it first, naming the systems; the steps that meet the same pairs
-    again (the pair variances, :func:`planner.predict`, :func:`planner.plan.size_for_target`, the
-    classical designs) warn with this class too, so that a command or a study scenario says it
+    again (the pair variances, :func:`planner.predict`, :func:`planner.plan.size_for_target`) warn
+    with this class too, so that a command or a study scenario says it
     once (:data:`SAID_ONCE`, :func:`repeats`) and a caller that has said so already filters it by class.
 
     Examples
