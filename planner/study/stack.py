@@ -97,13 +97,20 @@ def _stack_key(strata: list[_Stratum]) -> str:
     return hashlib.sha256("\0".join(f"{s.label}\1{t}" for s in strata for t in s.topics).encode()).hexdigest()
 
 
+def _stack_targets(sc: dict, idx: list[int] | None = None) -> tuple[list[int], list[tuple[str, float]]]:
+    """The indices of the scenario's targets a stack answers (``idx``: those, when known) and
+    their (target, value)."""
+    if idx is None:
+        idx = [j for j, tg in enumerate(sc["targets"]) if tg["target"] in STACK_TARGETS]
+    return idx, [(sc["targets"][j]["target"], float(sc["targets"][j]["value"])) for j in idx]
+
+
 def _intervals(st: StackedStrata, strata: list[_Stratum], sc: dict) -> dict:
     """The 95% interval on n of each stack target (target index -> interval): the stratified
     jackknife of the strata's components (:func:`planner.plan.jackknife_intervals`)."""
-    idx = [j for j, tg in enumerate(sc["targets"]) if tg["target"] in STACK_TARGETS]
+    idx, targets = _stack_targets(sc)
     if not idx:
         return {}
-    targets = [(sc["targets"][j]["target"], float(sc["targets"][j]["value"])) for j in idx]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ivs = jackknife_intervals(st, [s.matrix for s in strata], targets, 0.95)
@@ -119,7 +126,7 @@ def _resampled(st: StackedStrata, strata: list[_Stratum], sc: dict, idx: list[in
     if not idx:
         return {}
     boot = np.random.default_rng([int(seed), int(key[:15], 16), 2])
-    targets = [(sc["targets"][j]["target"], float(sc["targets"][j]["value"])) for j in idx]
+    _, targets = _stack_targets(sc, idx)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ns = resampled_n(st, [s.matrix for s in strata], targets, boot,
