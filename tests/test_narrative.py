@@ -249,6 +249,6 @@ def test_honest_sentences(small_scores, tmp_path):
     (t,) = dec.scenario_results[0].targets
     (cav3,) = [p for p in dec.results["honest"]["paragraphs"] if p.startswith("**Intervals on n.**")]
     assert "it never lay below" not in cav3 and COVERAGE_FINDING in cav3
-    assert "95% of draws" in COVERAGE_FINDING and "90.5-99.5% on each of 54" in COVERAGE_FINDING
+    assert "95% of draws" in COVERAGE_FINDING and "89.5-99.3% on each of 27" in COVERAGE_FINDING
     name = dec.scenario_results[0].name
     assert f"{t.n_topics} topics in {name}, {t.n_topics / T:.1f} times the collection's {T}" in cav3

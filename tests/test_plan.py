@@ -881,12 +881,13 @@ def test_predictive_interval_resolves_each_resample_with_the_same_method(method,
             n = plan.smallest_n(lambda k, mb=mb: sign * predict(mb, topics=[k], method=method).rows[0][key]
                                  <= sign * value, 2, 5000)
         ns.append(np.inf if n is None else n)
-    # the interval is their percentile interval moved onto the count (plan.count_interval)
+    # the interval is their percentile interval moved onto the count and stretched about it (plan.count_interval)
     lo, hi = np.quantile(ns, [0.025, 0.975], method="inverted_cdf")
     med = np.quantile(ns, 0.5, method="inverted_cdf")
+    k = plan.RESAMPLE_SPREAD
     assert r.interval.low is not None and r.n_topics is not None
-    assert r.interval.low == max(2, int(np.floor(r.n_topics * lo / med)))
-    assert r.interval.high == (None if not np.isfinite(hi) else int(np.ceil(r.n_topics * hi / med)))
+    assert r.interval.low == max(2, int(np.floor(r.n_topics * (lo / med) ** k)))
+    assert r.interval.high == (None if not np.isfinite(hi) else int(np.ceil(r.n_topics * (hi / med) ** k)))
     an = plan.size_for_target(m, method="analytic", target=target, value=value, n_resamples=B, rng=3, n_max=5000)
     assert an.interval.describe().endswith("analytic re-solve)")
     with pytest.raises(ParameterError, match="each pair's own variance"):
@@ -1242,12 +1243,13 @@ def test_size_for_target_keeps_resampled_counts_and_pairs_measures_by_seed():
     ra = plan.size_for_target(a, method="analytic", target="swap_rate", value=0.05, n_resamples=80, rng=9)
     rb = plan.size_for_target(b, method="analytic", target="swap_rate", value=0.05, n_resamples=80, rng=9)
     assert ra.resampled_n.shape == (80,)
-    # the interval on n is the kept counts' percentile interval, moved onto the count (log scale)
+    # the interval on n is the kept counts' percentile interval, moved onto the count and stretched (log scale)
     assert (ra.interval.low, ra.interval.high) == plan.count_interval(ra.resampled_n, ra.n_topics, 0.95)
     med = np.quantile(ra.resampled_n, 0.5, method="inverted_cdf")
     lo, hi = plan.interval_quantiles(ra.resampled_n, 0.95)
-    assert ra.interval.low <= ra.n_topics * lo / med < ra.interval.low + 1
-    assert ra.interval.high - 1 < ra.n_topics * hi / med <= ra.interval.high
+    k = plan.RESAMPLE_SPREAD
+    assert ra.interval.low <= ra.n_topics * (lo / med) ** k < ra.interval.low + 1
+    assert ra.interval.high - 1 < ra.n_topics * (hi / med) ** k <= ra.interval.high
     assert "resampled_n" not in ra.to_dict()
     # the swap rate is scale-free and the same seed draws the same topics: equal in every resample
     d = plan.paired_difference(ra.resampled_n, rb.resampled_n)
@@ -1585,8 +1587,8 @@ def test_topics_for_variants_on_clef(shared_data, measure, method):
 def test_topics_for_variants_interval_on_n(shared_data):
     # each topic resampled with all its variants and every v re-solved: at the collection's 6
     # variants the interval is size_for_target's from the same seed (the same topic resamples),
-    # and fewer variants shift it up with the count (CLEF P_10, predictive: 1061 [618, 1984] with
-    # one variant, 351 [204, 624] with six)
+    # and fewer variants shift it up with the count (CLEF P_10, predictive: 1061 [526, 2394] with
+    # one variant; [618, 1984] before the resamples' spread was stretched, plan.RESAMPLE_SPREAD)
     import warnings
 
     m = _clef_variants(shared_data, "P_10")
@@ -1601,7 +1603,7 @@ def test_topics_for_variants_interval_on_n(shared_data):
     one, six = r.rows
     assert (six["n_topics"], six["n_lower"], six["n_upper"]) == (ref.n_topics, ref.interval.low, ref.interval.high)
     assert one["n_lower"] < one["n_topics"] < one["n_upper"] and one["n_lower"] > six["n_lower"]
-    assert (one["n_topics"], one["n_lower"], one["n_upper"]) == (1061, 618, 1984)
+    assert (one["n_topics"], one["n_lower"], one["n_upper"]) == (1061, 526, 2394)
     assert r.rows == again.rows and r.seed == 2026 and r.n_resamples == 200
     assert r.interval_method is IntervalMethod.TOPIC_RESAMPLING
     for kw, msg in (({"confidence_level": "x"}, "confidence_level: expected a number"),

@@ -103,7 +103,7 @@ from .pairs import pair_variances
 from .pool import DepthStudy, GrowthCurve, judgment_growth, pool_depth_study
 from .power import design_power, sakai_initial_n
 from .reusability import Reusability, leave_group_out
-from .search import count_interval, interval_quantiles, smallest_n
+from .search import RESAMPLE_SPREAD, count_interval, interval_quantiles, smallest_n
 from .seeds import SeedComponents, SeedPower, SeedTradeoff, fit_seeds, seed_power, seed_topic_tradeoff
 from .selection import SelectionBias, SplitPlan, plan_split, selection_bias
 from .stacked import STACK_TARGETS, StackedPoint, StackedStrata, jackknife_intervals, resampled_n, stratum_counts
@@ -120,6 +120,7 @@ __all__ = [
     "MAX_VARIANTS",
     "N_MAX",
     "PAIRED_DESIGNS",
+    "RESAMPLE_SPREAD",
     "STACK_TARGETS",
     "Allocation",
     "BudgetResult",

@@ -56,11 +56,11 @@ SPLIT_GAIN = 4.0
 
 #: the near-zero raise of an interval's upper end (:func:`unseen_mass_weights`) bounds its share
 #: one-sided at ``1 - RAISE_TAIL * (1 - level)`` (90% for a 95% interval). The upper end is the
-#: larger of the resamples' end and the raised count; with the share bounded at the interval's own
-#: ``(1 + level) / 2`` the 95% swap interval held the whole collection's count in 96.9% of draws on
-#: average (92-100% by row); at 90%, in 95.4% (91-99.5%), and its median width on Terabyte AP from
-#: 100 topics fell from 1.28 to 1.24 times the normal prior's (200 draws a row; chosen on the
-#: coverage benchmark's matrices, docs/research/calibration.md, fourteenth session)
+#: larger of the resamples' end (stretched: :data:`planner.plan.search.RESAMPLE_SPREAD`) and the
+#: raised count; at 90% the count of the population of topics lay above it in 2.5% of 20-50-topic
+#: draws (27 swap rows, 200 draws each), the share a 95% interval states; bounded at the interval's
+#: own ``(1 + level) / 2``, in 1.3% (chosen on the coverage benchmark's matrices,
+#: docs/research/calibration.md, fourteenth and fifteenth sessions)
 RAISE_TAIL = 2.0
 
 

@@ -13,13 +13,14 @@ __all__ = ["checked_caveat", "honest_paragraphs", "interval_caveat", "stack_cave
 #: run low far out (method analytic, swap_rate 0.05, Terabyte AP: 204 topics from 25-topic draws)
 COVERAGE_CHECKED = 8.2
 #: what benchmarks/bench_coverage.py measured for the default method's counts (docs/research/calibration.md)
-COVERAGE_FINDING = ("the 95% interval held the whole collection's count in 95% of draws on average for swap and "
-                    "Kendall tau (200 draws: 90.5-99.5% on each of 54 collection, measure and target rows) and "
-                    "96% for power and interval width solved as a study does by default, as "
-                    "designs on the median pair's variance (87-100% over 60 draws; 51 of 54 rows at 90% or more); "
-                    "the median count from a draw was within 10% of the whole collection's on 93 of 108 rows "
-                    "(0.87-1.12 of it), none off by more than the draws' own noise; the lowest were TREC-6 P@10 "
-                    "from 20 topics (0.87) and Terabyte AP from 25 and 43 (0.88).")
+COVERAGE_FINDING = ("the 95% interval held the count the population of topics needs in 95% of draws on average "
+                    "for the swap rate (200 draws of 20-50 topics: 89.5-99.3% on each of 27 collection and "
+                    "measure rows, implied from draws without replacement; 96% with replacement, where the "
+                    "collection is the population), Kendall tau alike, and 93% for power and interval width "
+                    "solved as a study does by default, as designs on the median pair's variance (87-97%); the median "
+                    "count from a draw was within 10% of the whole collection's on 98 of 108 rows (0.87-1.12 "
+                    "of it), none off by more than the draws' own noise; the lowest were TREC-6 P@10 from 20 "
+                    "topics (0.87) and Terabyte AP from 25 and 43 (0.88).")
 #: what benchmarks/bench_stack_coverage.py measured for a stack's intervals on n (docs/research/calibration.md)
 STACK_COVERAGE_FINDING = ("over 60 draws of each of four stacks of two TREC collections (16 rows: width, power, "
                           "Erho2, Phi), the interval held the whole stack's count in 93-100% of draws of 20 topics "
