@@ -226,10 +226,9 @@ def _row(path: str, n0: int, k: int, full: list, draws: list, seed: int, share: 
     wr = np.median([width(a[k][4], a[k][5]) / max(width(a[k][1], a[k][2]), 1.0) for a in draws])
     med_lo, med_hi = median_ci(ratios, seed)
     cov_pop = population_coverage([a[k][3:6] for a in draws], f_cal, share) if share else cov_c
-    return dict(cov_pop=cov_pop, cov_whole=whole_coverage(share), name=f"{Path(path).stem} n0={n0} {t[0]}:{t[1]:g}",
-                full=f"{f_plain}/{f_cal}",
-                cov_p=cov_p, cov_c=cov_c, rp=rp, rc=float(np.median(ratios)), wr=wr,
-                med_lo=med_lo, med_hi=med_hi)
+    return dict(name=f"{Path(path).stem} n0={n0} {t[0]}:{t[1]:g}", full=f"{f_plain}/{f_cal}",
+                cov_p=cov_p, cov_c=cov_c, cov_pop=cov_pop, cov_whole=whole_coverage(share), rp=rp,
+                rc=float(np.median(ratios)), wr=wr, med_lo=med_lo, med_hi=med_hi)
 
 
 def _count_row(path: str, n0: int, k: int, full: list, draws: list, seed: int) -> dict:
