@@ -12,7 +12,9 @@ default), and
 answers with two 95% intervals on n: the stratified jackknife (``jackknife_intervals``, what a
 study reports) and the topic resamples drawn within each stratum (``resampled_n``, moved onto the
 count by ``count_interval``: what a study reported before). Printed per row: the coverage of each
-(its Clopper-Pearson 95% interval over the draws in brackets), the median ratio of the draw count
+(its Clopper-Pearson 95% interval over the draws in brackets), the jackknife interval's coverage of the
+population's count that it implies (``bench_coverage.population_coverage``, the draws' share of the
+stack's topics), the median ratio of the draw count
 to the whole stack's, and the median width of the jackknife interval over the resamples'. Draw
 ``d`` of stack ``i`` takes its topics from ``default_rng([seed, i, d, k])`` (stratum ``k``) and
 its resamples from ``default_rng([seed, i, d])``, so results do not depend on ``--jobs``.
@@ -26,7 +28,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from bench_coverage import covers, load, run_jobs, width  # (a script beside this one)
+from bench_coverage import covers, load, population_coverage, run_jobs, width  # (a script beside this one)
 from scipy import stats
 
 STACKS = (("trec-adhoc/adhoc5_ap.csv", "trec-adhoc/adhoc6_ap.csv"),
@@ -68,7 +70,8 @@ def _task(job: tuple) -> tuple:
     return (i, d), _answers(drawn, np.random.default_rng([args.seed, i, d]), args.resamples)
 
 
-def _row(i: int, k: int, full: list, draws: list) -> str:
+def _row(i: int, k: int, full: list, draws: list, share: float) -> str:
+    """One row; ``share``: the draws' share of the stack's topics (for the population's count)."""
     truth = full[k][0]
     held = [sum(covers(a[k][lo], a[k][lo + 1], truth) for a in draws) for lo in (1, 3)]
     ci = [stats.binomtest(h, len(draws)).proportion_ci(0.95) for h in held]
@@ -76,7 +79,8 @@ def _row(i: int, k: int, full: list, draws: list) -> str:
     wr = np.median([width(a[k][1], a[k][2]) / max(width(a[k][3], a[k][4]), 1.0) for a in draws])
     name = " + ".join(Path(p).stem for p in STACKS[i]) + f" {TARGETS[k][0]}:{TARGETS[k][1]:g}"
     cov = [f"{h / len(draws):4.0%} [{c.low:.2f}, {c.high:.2f}]" for h, c in zip(held, ci)]
-    return f"{name:52s} {truth!s:>6s} {cov[0]:>18s} {cov[1]:>18s} {ratio:8.2f} {wr:8.2f}"
+    pop = population_coverage([a[k][:3] for a in draws], truth, share)
+    return f"{name:52s} {truth!s:>6s} {cov[0]:>18s} {pop:10.1%} {cov[1]:>18s} {ratio:8.2f} {wr:8.2f}"
 
 
 def main() -> None:
@@ -93,11 +97,15 @@ def main() -> None:
     res = run_jobs(_task, [(i, d, args) for i in range(len(STACKS)) for d in range(-1, args.draws)], args.jobs)
     print(f"{args.draws} draws per stack without replacement ({args.draw_small} topics of a 50-topic stratum, "
           f"{args.draw_large} of a larger one), {args.resamples} resamples, seed {args.seed}")
-    print(f"{'stack, target':52s} {'full n':>6s} {'jackknife':>18s} {'resamples':>18s} {'draw/full':>8s} "
-          f"{'width':>8s}")
+    print(f"{'stack, target':52s} {'full n':>6s} {'jackknife':>18s} {'population':>10s} {'resamples':>18s} "
+          f"{'draw/full':>8s} {'width':>8s}")
     for i in range(len(STACKS)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sizes = [load(p).shape[1] for p in STACKS[i]]
+        share = sum(args.draw_small if T <= SMALL else args.draw_large for T in sizes) / sum(sizes)
         for k in range(len(TARGETS)):
-            print(_row(i, k, res[(i, -1)], [res[(i, d)] for d in range(args.draws)]))
+            print(_row(i, k, res[(i, -1)], [res[(i, d)] for d in range(args.draws)], share))
 
 
 if __name__ == "__main__":
