@@ -86,6 +86,13 @@ def load(path: str) -> np.ndarray:
     return load_scores(str(DATA / path)).topic_scores()
 
 
+def topic_count(path: str) -> int:
+    """The whole collection's number of topics (its score matrix's warnings not repeated)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load(path).shape[1]
+
+
 def _answers(x: np.ndarray, rng: np.random.Generator, args: argparse.Namespace) -> list[tuple]:
     """Per target: (baseline n, lo, hi, method n, lo, hi); None where unbounded. With no resamples,
     the method's count alone: (n,)."""
@@ -128,10 +135,11 @@ def _truth(x: np.ndarray, rng: np.random.Generator, args: argparse.Namespace) ->
         return out
     plug = copy.copy(args)
     plug.method, plug.resamples = "analytic", 0
+    plugged = _answers(x, rng, plug)
     T = x.shape[1]
     for k, (t, _) in enumerate(TARGETS):
         if t in args.targets:
-            n = _answers(x, rng, plug)[k][0] if t in PAIR_RATES else out[k][0]
+            n = plugged[k][0] if t in PAIR_RATES else out[k][0]
             n = None if n is None else max(1, round(n * (T - 1) / T))
             out[k] = (n,) + out[k][1:3] + (n,) + out[k][4:]
     return out
@@ -300,9 +308,7 @@ def main() -> None:
         _print_counts([_count_row(p, n0, k, res[(i, p, n0, -1)], [res[(i, p, n0, d)] for d in range(args.draws)],
                                   args.seed) for i, p, n0 in mats for k in ks], args)
         return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        topics = {p: load(p).shape[1] for _, p, _ in mats}
+    topics = {p: topic_count(p) for _, p, _ in mats}
     rows = [_row(p, n0, k, res[(i, p, n0, -1)], [res[(i, p, n0, d)] for d in range(args.draws)], args.seed,
                  0.0 if args.replace else n0 / topics[p])
             for i, p, n0 in mats for k in ks]

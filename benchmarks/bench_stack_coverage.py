@@ -28,7 +28,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from bench_coverage import covers, load, population_coverage, run_jobs, width  # (a script beside this one)
+from bench_coverage import covers, load, population_coverage, run_jobs, topic_count, width  # (beside this)
 from scipy import stats
 
 STACKS = (("trec-adhoc/adhoc5_ap.csv", "trec-adhoc/adhoc6_ap.csv"),
@@ -100,9 +100,7 @@ def main() -> None:
     print(f"{'stack, target':52s} {'full n':>6s} {'jackknife':>18s} {'population':>10s} {'resamples':>18s} "
           f"{'draw/full':>8s} {'width':>8s}")
     for i in range(len(STACKS)):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            sizes = [load(p).shape[1] for p in STACKS[i]]
+        sizes = [topic_count(p) for p in STACKS[i]]
         share = sum(args.draw_small if T <= SMALL else args.draw_large for T in sizes) / sum(sizes)
         for k in range(len(TARGETS)):
             print(_row(i, k, res[(i, -1)], [res[(i, d)] for d in range(args.draws)], share))

@@ -97,11 +97,9 @@ def _stack_key(strata: list[_Stratum]) -> str:
     return hashlib.sha256("\0".join(f"{s.label}\1{t}" for s in strata for t in s.topics).encode()).hexdigest()
 
 
-def _stack_targets(sc: dict, idx: list[int] | None = None) -> tuple[list[int], list[tuple[str, float]]]:
-    """The indices of the scenario's targets a stack answers (``idx``: those, when known) and
-    their (target, value)."""
-    if idx is None:
-        idx = [j for j, tg in enumerate(sc["targets"]) if tg["target"] in STACK_TARGETS]
+def _stack_targets(sc: dict) -> tuple[list[int], list[tuple[str, float]]]:
+    """The indices of the scenario's targets a stack answers and their (target, value)."""
+    idx = [j for j, tg in enumerate(sc["targets"]) if tg["target"] in STACK_TARGETS]
     return idx, [(sc["targets"][j]["target"], float(sc["targets"][j]["value"])) for j in idx]
 
 
@@ -117,16 +115,15 @@ def _intervals(st: StackedStrata, strata: list[_Stratum], sc: dict) -> dict:
     return dict(zip(idx, ivs))
 
 
-def _resampled(st: StackedStrata, strata: list[_Stratum], sc: dict, idx: list[int], seed: int, key: str) -> dict:
+def _resampled(st: StackedStrata, strata: list[_Stratum], sc: dict, seed: int, key: str) -> dict:
     """Each target's counts on topic resamples drawn within each stratum (the weights W_k stay the
     design's, each stratum's ANOVA re-fitted), for comparing two measures of the same stack resample
     by resample (:mod:`planner.study.paired`), not for the interval. The stream is keyed on the seed
-    and the stack's topics, so two measures of the same stack draw the same resamples. ``idx``: the
-    stack targets' indices."""
+    and the stack's topics, so two measures of the same stack draw the same resamples."""
+    idx, targets = _stack_targets(sc)
     if not idx:
         return {}
     boot = np.random.default_rng([int(seed), int(key[:15], 16), 2])
-    _, targets = _stack_targets(sc, idx)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ns = resampled_n(st, [s.matrix for s in strata], targets, boot,
@@ -185,7 +182,7 @@ def run_stacked(sc: dict, rng: np.random.Generator, resamples: int, seed: int | 
     rows, extra, alloc = _curves(st, strata, sc["topics"])
     ivs = _intervals(st, strata, sc)
     key = _stack_key(strata)
-    ns = _resampled(st, strata, sc, list(ivs), seed, key) if seed is not None else {}
+    ns = _resampled(st, strata, sc, seed, key) if seed is not None else {}
     targets = tuple(_target(st, tg, ivs.get(j), ns.get(j)) for j, tg in enumerate(sc["targets"]))
     total = int(sum(s.n_topics for s in strata))
     at_n = [_at(st, n) for n in sorted({n for n in (answer_count(targets, None), plan_count(targets), total)
