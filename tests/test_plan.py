@@ -1038,7 +1038,8 @@ def test_per_pair_solutions_match_scalar_solves():
 
 def test_classical_size_interval_is_the_jackknife_of_the_variance():
     """The design's interval on n: the pooled variance refitted with each topic left out, the
-    jackknife t interval of its log (computed here with numpy), the design solved at each end."""
+    jackknife t interval of its log (computed here with numpy), its arms ``JACKKNIFE_ARMS`` times
+    ``t se``, the design solved at each end."""
     m = _toy(seed=10, S=6, T=40)
     r1 = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, n_resamples=60)
     assert r1.to_dict() == topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8,
@@ -1057,8 +1058,9 @@ def test_classical_size_interval_is_the_jackknife_of_the_variance():
     logs = np.log([pooled(np.delete(np.arange(T), j)) for j in range(T)])
     se = np.sqrt((T - 1) / T * np.sum((logs - logs.mean()) ** 2))
     t = stats.t.ppf(0.975, T - 1)
-    for end, sign in ((r1.interval.low, -1), (r1.interval.high, 1)):
-        s2 = r1.sigma2 * np.exp(sign * t * se)
+    below, above = plan.JACKKNIFE_ARMS            # the arms the module owns
+    for end, arm in ((r1.interval.low, -below), (r1.interval.high, above)):
+        s2 = r1.sigma2 * np.exp(arm * t * se)
         assert end == topic_set_size(design="paired-t", min_diff=0.05, sigma2=s2, power=0.8).n_topics
     plain = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8)
     assert plain.interval.low is None and plain.n_topics == r1.n_topics

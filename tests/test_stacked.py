@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from planner.plan import StackedStrata, jackknife_intervals, paired_bootstrap, resampled_n, stratum_counts
+from planner.plan import (
+    JACKKNIFE_ARMS,
+    StackedStrata,
+    jackknife_intervals,
+    paired_bootstrap,
+    resampled_n,
+    stratum_counts,
+)
 from planner.scores import ScoreMatrix
 from planner.variance import anova_components
 
@@ -92,7 +99,7 @@ def test_jackknife_intervals_by_hand():
     # the stratified jackknife of log(planning ratio): stratum k's topics left out in turn (in 100
     # groups j mod 100 beyond 100 topics), that stratum's ANOVA re-fitted, the others kept;
     # se^2 = sum_k (G_k - 1) / G_k sum_i (log r_ki - mean_k)^2, t with sum_k (G_k - 1) df, and each
-    # end the count with var_t and var_e scaled by exp(-+ t se)
+    # end the count with var_t and var_e scaled by exp(-a t se) and exp(b t se), (a, b) = JACKKNIFE_ARMS
     rng = np.random.default_rng(11)
     mats = [rng.normal(0.5, 0.1, (5, 30)) + rng.normal(0, 0.1, (1, 30)) + rng.normal(0, 0.2, (5, 1)),
             rng.standard_t(3, (4, 150)) * 0.1 + rng.normal(0, 0.3, (4, 1)) + rng.normal(0, 0.2, (1, 150))]
@@ -117,9 +124,10 @@ def test_jackknife_intervals_by_hand():
             logs.append(np.log(r))
             df += G - 1
         se = np.sqrt(sum((g.size - 1) / g.size * np.sum((g - g.mean()) ** 2) for g in logs))
-        f = np.exp(stats.t.ppf(0.95, df) * se)
+        half = stats.t.ppf(0.95, df) * se
         assert ratio(whole, t) == pytest.approx(st.planning(t), rel=1e-12)
-        want = (st.scaled(1 / f).smallest_n(t, v), st.scaled(f).smallest_n(t, v))
+        want = (st.scaled(np.exp(-JACKKNIFE_ARMS[0] * half)).smallest_n(t, v),
+                st.scaled(np.exp(JACKKNIFE_ARMS[1] * half)).smallest_n(t, v))
         assert (iv.low, iv.high) == want and iv.low < st.smallest_n(t, v) < iv.high
         assert iv.level == 0.9 and "stratified jackknife" in iv.note and "130 fits" in iv.note
 

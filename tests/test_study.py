@@ -16,7 +16,7 @@ import yaml
 
 from planner import cli
 from planner.errors import ConfigError
-from planner.plan import paired_bootstrap
+from planner.plan import JACKKNIFE_ARMS, paired_bootstrap
 from planner.study import SCHEMA, from_curve, load_config, run_study, schema, solve_exact
 from planner.study.results import Verdict
 
@@ -534,7 +534,8 @@ def test_stacked_strata_width_matches_hand_formula(tmp_path, small_scores):
     assert set(res.tables["honest"]["scenario"]) == {f"{s['name']} / A", f"{s['name']} / B"}
     # the interval on n: the stratified jackknife of log sum_k W_k var_e,k, each topic of each
     # stratum left out in turn with var_e re-fitted, t quantile with sum_k (T_k - 1) degrees of
-    # freedom; each end the smallest n whose width meets 0.15 with sigma^2 scaled to it
+    # freedom, the arms plan.JACKKNIFE_ARMS times t se; each end the smallest n whose width meets
+    # 0.15 with sigma^2 scaled to it
     ci = t["ci_width"]
     assert "jackknife t interval" in ci["how"]
     x = load_scores(small_scores).topic_scores()
@@ -551,7 +552,9 @@ def test_stacked_strata_width_matches_hand_formula(tmp_path, small_scores):
             k += 1
         return k
 
-    assert (ci["lower"], ci["upper"]) == (count(sigma2 * np.exp(-q * se)), count(sigma2 * np.exp(q * se)))
+    below, above = JACKKNIFE_ARMS
+    assert (ci["lower"], ci["upper"]) == (count(sigma2 * np.exp(-below * q * se)),
+                                          count(sigma2 * np.exp(above * q * se)))
     assert ci["lower"] < n < ci["upper"]
     # the honest statement says what that interval is, once, after both strata, naming the largest count
     cav = [p for p in res.results["honest"]["paragraphs"] if p.startswith("**Intervals on n.**")]

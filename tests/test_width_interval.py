@@ -15,7 +15,7 @@ from scipy import stats
 
 from planner import methods, plan
 from planner.collection import load_scores
-from planner.plan.jackknife import MAX_GROUPS, variance_factors
+from planner.plan.jackknife import JACKKNIFE_ARMS, MAX_GROUPS, variance_factors
 from planner.results import IntervalMethod
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -26,8 +26,8 @@ needs_data = pytest.mark.skipif(not TB_NDCG.exists(), reason="shared data not av
 def _by_hand(x: np.ndarray, value: float, level: float) -> tuple[int, int, int]:
     """The count and its jackknife interval with numpy alone: the median over pairs of the pairs'
     standard deviations, refitted with each topic left out, its log-variance's jackknife standard
-    error and Student quantile, and the smallest n whose median width 2 t(n-1) sd / sqrt(n) meets
-    the value at each end."""
+    error and Student quantile (the arms ``JACKKNIFE_ARMS`` times t se), and the smallest n whose
+    median width 2 t(n-1) sd / sqrt(n) meets the value at each end."""
     a, b = np.triu_indices(x.shape[0], 1)
 
     def med_var(cols: np.ndarray) -> float:
@@ -37,13 +37,14 @@ def _by_hand(x: np.ndarray, value: float, level: float) -> tuple[int, int, int]:
     loo = np.log([med_var(np.delete(np.arange(T), j)) for j in range(T)])
     se = np.sqrt((T - 1) / T * np.sum((loo - loo.mean()) ** 2))
     t = stats.t.ppf(0.5 + level / 2, T - 1)
+    below, above = JACKKNIFE_ARMS
     n = np.arange(2, 100_000)
 
     def count(v: float) -> int:
         return int(n[np.argmax(2 * stats.t.isf(0.025, n - 1) * np.sqrt(v) / np.sqrt(n) <= value)])
 
     v = med_var(np.arange(T))
-    return count(v), count(v * np.exp(-t * se)), count(v * np.exp(t * se))
+    return count(v), count(v * np.exp(-below * t * se)), count(v * np.exp(above * t * se))
 
 
 def test_the_width_interval_is_the_jackknife_of_the_planning_variance():
@@ -72,7 +73,8 @@ def test_variance_factors_group_the_topics_beyond_the_limit():
     f = variance_factors(var, x.size, 0.9)
     assert f.groups == MAX_GROUPS and f.grouped and len(seen) == MAX_GROUPS + 1
     assert set(seen[1:]) == {x.size - 3}              # each group: 3 topics left out
-    assert 0 < f.low < 1 < f.high and f.low * f.high == pytest.approx(1.0)
+    assert 0 < f.low < 1 < f.high           # the arms in the module's proportion
+    assert np.log(f.high) / -np.log(f.low) == pytest.approx(JACKKNIFE_ARMS[1] / JACKKNIFE_ARMS[0])
     assert variance_factors(lambda keep: 0.0, 5, 0.9).high == 1.0          # no variance: nothing to bound
     zero_one = variance_factors(lambda keep: float(keep.all()), 5, 0.9)     # a leave-out fit without variance
     assert zero_one.low == 0.0 and zero_one.high == np.inf

@@ -97,6 +97,7 @@ from .allocation import ALLOCATIONS, Allocation, allocate
 from .budget import BudgetResult, budget
 from .checks import MAX_COST, MAX_INTERVAL_RESAMPLES, N_MAX
 from .designs import APPROX, CORRECTIONS, DESIGNS, PAIRED_DESIGNS, SizeResult, topic_set_size
+from .jackknife import JACKKNIFE_ARMS
 from .paired import PairedDifference, paired_difference
 from .paired_bootstrap import PairedBootstrap, paired_bootstrap
 from .pairs import pair_variances
@@ -115,6 +116,7 @@ __all__ = [
     "APPROX",
     "CORRECTIONS",
     "DESIGNS",
+    "JACKKNIFE_ARMS",
     "MAX_COST",
     "MAX_INTERVAL_RESAMPLES",
     "MAX_VARIANTS",
