@@ -99,6 +99,32 @@ def test_width_interval_holds_the_whole_collections_count():
 
 
 @needs_data
+@pytest.mark.slow
+def test_jackknife_arms_balance_the_misses(monkeypatch):
+    """Why the arms differ (docs/research/calibration.md, sixteenth session): a draw that lacks the
+    heavy topics falls short of the variance further than one with them overshoots it, so a
+    symmetric interval misses only high. The power design as a study solves it (median pair's
+    variance), 100 of bench_coverage.py's 25-topic draws of Terabyte nDCG: symmetric, the whole
+    collection's count lies above the upper end in 10 draws and below the lower in none; with the
+    shipped arms, 4 and 2."""
+    from planner.collection import as_matrix
+    from planner.plan import jackknife
+
+    x = load_scores(str(TB_NDCG)).topic_scores()
+    kw = dict(design="paired-t", min_diff=0.05, power=0.8, variance="pair", n_resamples=2)
+    full = plan.topic_set_size(scores=as_matrix(x), **kw).n_topics
+    draws = [np.sort(np.random.default_rng([1, 3, 25, d]).permutation(x.shape[1])[:25]) for d in range(100)]
+
+    def misses() -> tuple[int, int]:
+        ivs = [plan.topic_set_size(scores=as_matrix(x[:, t]), **kw).interval for t in draws]
+        return sum(full > iv.high for iv in ivs), sum(full < iv.low for iv in ivs)
+
+    assert full == 62 and misses() == (4, 2)
+    monkeypatch.setattr(jackknife, "JACKKNIFE_ARMS", (1.0, 1.0))
+    assert misses() == (10, 0)
+
+
+@needs_data
 def test_cli_width_target_needs_no_seed(capsys):
     from planner.cli import main
 
