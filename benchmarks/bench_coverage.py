@@ -350,8 +350,8 @@ def _verdict(rows: list[dict], args: argparse.Namespace) -> None:
     if not args.replace:
         calibrated = [r["cov_whole"] for r in rows]
         whole += f"; a calibrated interval: {min(calibrated):.1%}-{max(calibrated):.1%}"
-    tails = f"above the upper end in {np.mean([r['above'] for r in rows]):.1%}, below the lower in " \
-            f"{np.mean([r['below'] for r in rows]):.1%}"
+    tails = (f"above the upper end in {np.mean([r['above'] for r in rows]):.1%}, below the lower in "
+             f"{np.mean([r['below'] for r in rows]):.1%}")
     print(f"verdict: goals {'MET' if not bad_cov and not bad_med else 'NOT met'}: {args.method} held the "
           f"population's count{' (implied)' if not args.replace else ''} in {min(pop):.1%}-{max(pop):.1%} of draws "
           f"(mean {np.mean(pop):.1%}; {len(bad_cov)} of {len(rows)} rows outside 90-98%; {tails}), {whole}); median "

@@ -40,6 +40,11 @@ TARGETS = (("ci_width", 0.05), ("power", 0.8), ("erho2", 0.95), ("phi", 0.9))
 SMALL = 60
 
 
+def draw_size(topics: int, args: argparse.Namespace) -> int:
+    """How many topics a draw takes from a stratum of ``topics`` topics (``--draw-small`` or ``--draw-large``)."""
+    return args.draw_small if topics <= SMALL else args.draw_large
+
+
 def _answers(mats: list[np.ndarray], rng: np.random.Generator | None, resamples: int) -> list[tuple]:
     """Per target: (n, jackknife low, high, resampled low, high); ends None where unbounded."""
     from planner.plan import StackedStrata, count_interval, jackknife_intervals, resampled_n
@@ -65,7 +70,7 @@ def _task(job: tuple) -> tuple:
         return (i, d), _answers(mats, None, 0)
     drawn = []
     for k, x in enumerate(mats):
-        n0 = args.draw_small if x.shape[1] <= SMALL else args.draw_large
+        n0 = draw_size(x.shape[1], args)
         drawn.append(x[:, np.sort(np.random.default_rng([args.seed, i, d, k]).permutation(x.shape[1])[:n0])])
     return (i, d), _answers(drawn, np.random.default_rng([args.seed, i, d]), args.resamples)
 
@@ -101,7 +106,7 @@ def main() -> None:
           f"{'draw/full':>8s} {'width':>8s}")
     for i in range(len(STACKS)):
         sizes = [topic_count(p) for p in STACKS[i]]
-        share = sum(args.draw_small if T <= SMALL else args.draw_large for T in sizes) / sum(sizes)
+        share = sum(draw_size(T, args) for T in sizes) / sum(sizes)
         for k in range(len(TARGETS)):
             print(_row(i, k, res[(i, -1)], [res[(i, d)] for d in range(args.draws)], share))
 

@@ -74,13 +74,13 @@ class VarianceFactors:
     def note(self, variance: str = "planning variance") -> str:
         """How the interval was computed, in words (an :class:`~planner.results.Interval`'s note), naming
         the ``variance`` it was made on."""
-        wide = "{:g} t se below and {:g} t se above on the log scale".format(*JACKKNIFE_ARMS)
+        arms = "{:g} t se below and {:g} t se above on the log scale".format(*JACKKNIFE_ARMS)
         if self.strata > 1:
             unit = f"topics (or up to {MAX_GROUPS} groups of them)" if self.grouped else "topics"
-            return (f"stratified jackknife t interval of the {variance}, {wide}, {unit} left out of one stratum "
+            return (f"stratified jackknife t interval of the {variance}, {arms}, {unit} left out of one stratum "
                     f"at a time, {self.groups} fits")
         left = f"{self.groups} groups of topics" if self.grouped else "each topic"
-        return f"jackknife t interval of the {variance}, {wide}, {left} left out in turn"
+        return f"jackknife t interval of the {variance}, {arms}, {left} left out in turn"
 
 
 def leave_out_masks(topics: int) -> tuple[list[np.ndarray], bool]:
