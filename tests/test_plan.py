@@ -149,6 +149,16 @@ def _toy(seed=0, S=6, T=40):
                              measure="toy")
 
 
+def _median_unbiased(d: np.ndarray) -> np.ndarray:
+    """Each pair's variance of its differences ``d`` (pairs x topics) made median-unbiased:
+    ``s2_d nu / chi2.median(nu)``, ``nu = 2 (T - 1) / (2 + (T - 1) G2 / T)`` (Satterthwaite, the
+    small-sample corrected excess kurtosis ``G2``, at least 2.5)."""
+    T = d.shape[1]
+    g2 = np.maximum(stats.kurtosis(d, axis=1, bias=False), 0)
+    nu = np.maximum(2 * (T - 1) / (2 + (T - 1) * g2 / T), 2.5)
+    return d.var(axis=1, ddof=1) * nu / stats.chi2.median(nu)
+
+
 def test_variance_selectors_from_scores():
     m = _toy()
     v = m.values
@@ -159,7 +169,8 @@ def test_variance_selectors_from_scores():
     assert pooled.sigma2 == pytest.approx(s2d.mean(), rel=1e-12)
     assert pooled.variance == "pooled"
     pair = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, variance="pair")
-    assert pair.sigma2 == pytest.approx(np.median(s2d), rel=1e-12)
+    assert pair.sigma2 == pytest.approx(np.median(_median_unbiased(v[a] - v[b])), rel=1e-12)
+    assert pair.sigma2 > np.median(s2d)
     assert pair.variance.startswith("pair") and pair.per_pair["pairs"] == len(a)
     assert pair.per_pair["min"] <= pair.per_pair["median"] <= pair.per_pair["max"]
     p95 = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8,
@@ -528,7 +539,7 @@ def test_cli_size_scores_text(tmp_path, capsys):
     _toy().to_csv(path)
     rc = main(["size", "--design", "ci", "--min-diff", "0.1", "--scores", str(path), "--variance", "pair"])
     out = capsys.readouterr().out
-    assert rc == 0 and "pair (median over pairs)" in out and "per pair" in out
+    assert rc == 0 and "pair (median over pairs, each median-unbiased)" in out and "per pair" in out
 
 
 def _with_copies(tmp_path, offset: float | None = None):
@@ -1026,7 +1037,7 @@ def test_per_pair_solutions_match_scalar_solves():
     m = _toy(seed=9, S=5, T=40)
     v = m.values
     a, b = np.triu_indices(5, 1)
-    s2d = (v[a] - v[b]).var(axis=1, ddof=1)
+    s2d = _median_unbiased(v[a] - v[b])
     r = topic_set_size(design="paired-t", min_diff=0.05, scores=m, power=0.8, variance="pair")
     scalar = [topic_set_size(design="paired-t", min_diff=0.05, sigma2=float(s), power=0.8).n_topics for s in s2d]
     assert r.per_pair["max"] == max(scalar) and r.per_pair["min"] == min(scalar)

@@ -23,7 +23,7 @@ from ..scores import ScoreMatrix
 from ..variance import check_alpha, parse_selector
 from .checks import N_MAX, check_interval_resamples, check_min_diff, check_prob, complete_values
 from .jackknife import variance_factors
-from .pairs import pair_variances
+from .pairs import median_unbiased_factors, pair_variances
 from .power import design_power, expected_width, sakai_initial_n
 from .search import ceil_start, smallest_n, smallest_n_vec
 
@@ -66,7 +66,8 @@ class SizeResult(ResultMixin):
         Comparisons of the correction; number of systems (anova, corrections).
     sigma2 : float
         The variance the design used; ``variance`` its name (``given (...)``, ``pooled``,
-        ``pair (median over pairs)``, ``within-system``, ``percentile:q``).
+        ``pair (median over pairs, each median-unbiased)`` for the paired designs, ``pair (median
+        over pairs)`` for the others, ``within-system``, ``percentile:q``).
     variance : str
         See ``sigma2``.
     method : str
@@ -226,8 +227,19 @@ def _given_variance(variance: SupportsFloat, paired: bool) -> tuple[float, str, 
     return s2, f"given ({what})", None
 
 
-def _matrix_variance(scores: ScoreMatrix, selector: str, paired: bool) -> tuple[float, str, np.ndarray | None]:
+def _planning_pairs(scores: Any, selector: str, paired: bool) -> np.ndarray:
+    """The pairs' variances a design plans with (:func:`~planner.plan.pairs.pair_variances`): for a
+    paired design and the ``pair`` selector each made median-unbiased
+    (:func:`~planner.plan.pairs.median_unbiased_factors`; a complete matrix)."""
     per_pair = pair_variances(scores, selector, design="paired" if paired else "independent")
+    kind, _ = parse_selector(selector, parameter="variance")
+    if paired and kind == "pair":
+        return per_pair * median_unbiased_factors(complete_values(scores))
+    return per_pair
+
+
+def _matrix_variance(scores: ScoreMatrix, selector: str, paired: bool) -> tuple[float, str, np.ndarray | None]:
+    per_pair = _planning_pairs(scores, selector, paired)
     kind, _ = parse_selector(selector, parameter="variance")
     if kind == "pair" and np.any(per_pair <= 0):
         zero = int((per_pair <= 0).sum())
@@ -240,7 +252,8 @@ def _matrix_variance(scores: ScoreMatrix, selector: str, paired: bool) -> tuple[
     if not s2 > 0:
         raise ParameterError(f"the {selector} variance of the collection is {s2}; nothing to plan",
                              parameter="variance")
-    name = selector + (" (median over pairs)" if kind == "pair" else "")
+    name = selector + ((" (median over pairs, each median-unbiased)" if paired else " (median over pairs)")
+                       if kind == "pair" else "")
     return s2, name, (per_pair if kind == "pair" else None)
 
 
@@ -419,7 +432,7 @@ def _planning_of(per_pair: np.ndarray, kind: str) -> float:
 def _design_sigma2(vals: np.ndarray, selector: str, paired: bool) -> float:
     """The design's planning variance of ``vals`` (a leave-out fit of the jackknife interval)."""
     kind, _ = parse_selector(selector, parameter="variance")
-    return _planning_of(pair_variances(vals, selector, design="paired" if paired else "independent"), kind)
+    return _planning_of(_planning_pairs(vals, selector, paired), kind)
 
 
 def _with_interval(res: SizeResult, scores: ScoreMatrix, selector: str, level: float,
@@ -508,7 +521,7 @@ def topic_set_size(*, design: str = "paired-t", min_diff: float | None = None, s
     >>> m = planner.datasets.load("dl19-passage", measure="nDCG@10")
     >>> r = topic_set_size(min_diff=0.05, power=0.8, scores=m, variance="pair", n_resamples=50)
     >>> r.variance, r.interval.how.value
-    ('pair (median over pairs)', 'analytic')
+    ('pair (median over pairs, each median-unbiased)', 'analytic')
     """
     def solve(sigma2_: Any, scores_: Any, n_topics_: Any) -> SizeResult:
         return _solve_design(design=design, min_diff=min_diff, sigma2=sigma2_, scores=scores_, variance=variance,

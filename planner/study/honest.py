@@ -17,16 +17,16 @@ COVERAGE_FINDING = ("the 95% interval held the count the population of topics ne
                     "for the swap rate (200 draws of 20-50 topics: 89.5-99.3% on each of 27 collection and "
                     "measure rows, implied from draws without replacement; 96% with replacement, where the "
                     "collection is the population), Kendall tau alike, and 95% for power and interval width "
-                    "solved as a study does by default, as designs on the median pair's variance (91.7-97.1%); "
-                    "the median count from a draw was within 10% of the whole collection's on 98 of 108 rows "
-                    "(0.87-1.12 of it), none off by more than the draws' own noise; the lowest were TREC-6 P@10 "
-                    "from 20 topics (0.87) and Terabyte AP from 25 and 43 (0.88).")
+                    "solved as a study does by default, as designs on the median pair's variance, median-unbiased "
+                    "(91.2-96.9%); the median count from a draw was within 10% of the whole collection's on 98 "
+                    "of 108 rows (0.87-1.12 of it), none off by more than the draws' own noise; the lowest were "
+                    "TREC-6 P@10 from 20 topics (0.87) and Terabyte AP from 25 and 43 (0.88).")
 #: what benchmarks/bench_stack_coverage.py measured for a stack's intervals on n (docs/research/calibration.md)
 STACK_COVERAGE_FINDING = ("over 60 draws of each of four stacks of two TREC collections (16 rows: width, power, "
-                          "Erho2, Phi), the interval held the count the population of topics needs in 94% of draws "
-                          "on average (87.7-98.2% by row, implied from draws of 10 or 20 topics per 50-topic "
+                          "Erho2, Phi), the interval held the count the population of topics needs in 95% of draws "
+                          "on average (89.6-98.6% by row, implied from draws of 10 or 20 topics per 50-topic "
                           "stratum without replacement), up to 27 times the draw's topics, and the whole stack's "
-                          "count in 92-100%; the median count from a draw was 0.92-1.04 of the whole stack's.")
+                          "count in 93-100%; the median count from a draw was 0.92-1.04 of the whole stack's.")
 
 
 def _predictive(s: ScenarioResult) -> bool:
