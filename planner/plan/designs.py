@@ -20,7 +20,7 @@ from scipy import optimize
 from ..errors import DegenerateDataWarning, ParameterError
 from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
-from ..variance import check_alpha, parse_selector
+from ..variance import check_alpha, pair_index, pair_moments, parse_selector
 from .checks import N_MAX, check_interval_resamples, check_min_diff, check_prob, complete_values
 from .jackknife import variance_factors
 from .pairs import median_unbiased_factors, pair_variances
@@ -230,12 +230,16 @@ def _given_variance(variance: SupportsFloat, paired: bool) -> tuple[float, str, 
 def _planning_pairs(scores: Any, selector: str, paired: bool) -> np.ndarray:
     """The pairs' variances a design plans with (:func:`~planner.plan.pairs.pair_variances`): for a
     paired design and the ``pair`` selector each made median-unbiased
-    (:func:`~planner.plan.pairs.median_unbiased_factors`; a complete matrix)."""
-    per_pair = pair_variances(scores, selector, design="paired" if paired else "independent")
+    (:func:`~planner.plan.pairs.median_unbiased_factors`; a complete matrix). A leave-out fit of
+    the jackknife (an array) takes its variances and kurtoses from one pass over the pairs."""
     kind, _ = parse_selector(selector, parameter="variance")
-    if paired and kind == "pair":
-        return per_pair * median_unbiased_factors(complete_values(scores))
-    return per_pair
+    if not (paired and kind == "pair"):
+        return pair_variances(scores, selector, design="paired" if paired else "independent")
+    vals = complete_values(scores)
+    _, s2d, kurt = pair_moments(vals, *pair_index(vals.shape[0]), kurtosis=True)
+    # a ScoreMatrix's own pair variances: exact zeros for pairs a constant apart, and their warning
+    own = pair_variances(scores, selector) if isinstance(scores, ScoreMatrix) else s2d
+    return own * median_unbiased_factors(kurt, vals.shape[1])
 
 
 def _matrix_variance(scores: ScoreMatrix, selector: str, paired: bool) -> tuple[float, str, np.ndarray | None]:

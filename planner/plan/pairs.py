@@ -128,11 +128,12 @@ def pair_variances(scores: Any, selector: str = "pooled", *, design: str = "pair
     return _variances(complete_values(scores), selector, design)
 
 
-def median_unbiased_factors(vals: np.ndarray) -> np.ndarray:
+def median_unbiased_factors(kurtosis: np.ndarray, topics: int) -> np.ndarray:
     """The factor on each pair's variance of per-topic differences that makes it as likely to fall
     short of the pair's true variance as to exceed it: ``nu / chi2.median(nu)``, ``nu`` the pair's
-    degrees of freedom from its differences' kurtosis (:func:`planner.simulate.variance_df`), for a
-    complete (S, T) matrix, in :func:`pair_index` order.
+    degrees of freedom from its differences' sample excess ``kurtosis`` over ``topics`` topics
+    (:func:`planner.simulate.variance_df`; the kurtosis as from
+    ``planner.variance.pair_moments(..., kurtosis=True)``).
 
     ``s2_d`` is unbiased but right-skewed, and the more so the heavier the differences' tails: a
     topic set that lacks the few heavy topics falls short of the variance further than one with
@@ -144,13 +145,10 @@ def median_unbiased_factors(vals: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> x = np.array([[0.1, 0.4, 0.3, 0.9], [0.2, 0.2, 0.5, 0.1]])
-    >>> round(float(median_unbiased_factors(x)[0]), 3)
-    1.334
+    >>> median_unbiased_factors(np.array([0.0, 3.0]), 20).round(3).tolist()
+    [1.043, 1.116]
     """
-    a, b = pair_index(vals.shape[0])
-    kurt = pair_moments(vals, a, b, kurtosis=True)[2]
-    nu = variance_df(vals.shape[1], kurt)
+    nu = variance_df(topics, kurtosis)
     return nu / stats.chi2.median(nu)
 
 
