@@ -210,9 +210,10 @@ def pooled_median(ratios: list[float], los: list[float], his: list[float]) -> st
     collection's luck (benchmarks/bench_median_noise.py measures it)."""
     lr = np.log(np.asarray(ratios, dtype=float))
     noise = np.log(np.asarray(his, dtype=float) / np.asarray(los, dtype=float)) / (2 * stats.norm.ppf(0.975))
+    noise = noise[np.isfinite(noise)]       # (a row whose median has no count has no width)
     spread = float(np.std(lr[np.isfinite(lr)], ddof=1)) if np.isfinite(lr).sum() > 1 else float("nan")
     return (f"pooled over rows: median draw/full {np.exp(np.median(lr)):.2f}, the rows' log-sd {spread:.3f} "
-            f"(the draws' noise alone {np.sqrt(np.nanmean(noise ** 2)):.3f})")
+            f"(the draws' noise alone {np.sqrt(np.mean(noise ** 2)):.3f})")
 
 
 def coverage_ci(draws: list[tuple], truth: int | None, share: float, seed: int) -> tuple[float, float]:

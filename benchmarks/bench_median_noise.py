@@ -37,7 +37,7 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_coverage import DESIGNS, TARGETS, load, run_jobs, topic_count  # (a script beside this one)
+from bench_coverage import DATA, DESIGNS, TARGETS, load, run_jobs, topic_count  # (a script beside this one)
 
 FILES = ("trec-terabyte/terabyte2006_ap.csv", "trec-terabyte/terabyte2006_ndcg.csv")
 #: the band the median goal asks each row's median draw count to lie in, over the whole collection's
@@ -134,6 +134,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         ap.error(f"--targets: unknown {', '.join(bad)}; expected some of {', '.join(known)}")
     if not 2 <= args.n0 < args.size:
         ap.error(f"--n0 must be at least 2 and below --size ({args.size})")
+    for f in args.files:
+        if not (DATA / f).is_file():
+            ap.error(f"{f}: no such file under {DATA}")
+        if args.size >= (T := topic_count(f)):
+            ap.error(f"--size must be below the {T} topics of {f}")
     return args
 
 
