@@ -196,10 +196,15 @@ def width(lo: int | None, hi: int | None) -> float:
     return np.inf if hi is None else float(hi - (lo or 0))
 
 
+def resampled_medians(r: np.ndarray, seed: int, stream: int) -> np.ndarray:
+    """The medians of 2,000 resamples of the draws ``r``, drawn from ``default_rng([seed, stream])``."""
+    idx = np.random.default_rng([seed, stream]).integers(0, r.size, (2000, r.size))
+    return np.median(r[idx], axis=1)
+
+
 def median_ci(r: np.ndarray, seed: int) -> tuple[float, float]:
     """95% percentile interval of the median of ``r`` from 2,000 resamples of the draws (its own noise)."""
-    idx = np.random.default_rng([seed, 2]).integers(0, r.size, (2000, r.size))
-    lo, hi = np.quantile(np.median(r[idx], axis=1), [0.025, 0.975])
+    lo, hi = np.quantile(resampled_medians(r, seed, 2), [0.025, 0.975])
     return float(lo), float(hi)
 
 
@@ -220,8 +225,12 @@ def coverage_ci(draws: list[tuple], truth: int | None, share: float, seed: int) 
     """95% percentile interval of :func:`population_coverage` from 1,000 resamples of the draws (its own
     noise: 200 draws at a true 95% measure 92-98%)."""
     g = np.random.default_rng([seed, 3])
-    covs = [population_coverage([draws[i] for i in g.integers(0, len(draws), len(draws))], truth, share)
-            for _ in range(1000)]
+    n, lo, hi = answer_arrays(draws)        # (once: each resample indexes them)
+    covs = []
+    for _ in range(1000):
+        i = g.integers(0, len(draws), len(draws))
+        above, below = _misses(n[i], lo[i], hi[i], truth, share)
+        covs.append(1.0 - above - below)
     lo, hi = np.nanquantile(covs, [0.025, 0.975])
     return float(lo), float(hi)
 
@@ -248,14 +257,24 @@ def population_misses(draws: list[tuple], truth: int | None, share: float) -> tu
     ``share V``, independently: the population's log count is the whole's plus normal noise of
     standard deviation ``sqrt(share / (1 - share))`` times the draws' own, which this integrates over.
     """
-    if truth is None or not draws:
-        return float("nan"), float("nan")
+    return _misses(*answer_arrays(draws), truth, share)
+
+
+def answer_arrays(draws: list[tuple]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The draws' counts (inf where none) and the logs of their interval's low and high ends."""
     n = np.array([np.inf if a[0] is None else a[0] for a in draws], dtype=float)
+    lo = np.log(np.array([max(a[1] or 0, 1e-9) for a in draws], dtype=float))
+    hi = np.log(np.array([np.inf if a[2] is None else a[2] for a in draws], dtype=float))
+    return n, lo, hi
+
+
+def _misses(n: np.ndarray, lo: np.ndarray, hi: np.ndarray, truth: int | None, share: float) -> tuple[float, float]:
+    """:func:`population_misses` on the draws' :func:`answer_arrays`."""
+    if truth is None or not n.size:
+        return float("nan"), float("nan")
     e = np.log(n[np.isfinite(n)] / truth)
     sd = float(np.std(e, ddof=1)) * np.sqrt(share / (1.0 - share)) if e.size > 1 else 0.0
     log_truth = np.log(truth) + sd * stats.norm.ppf((np.arange(400) + 0.5) / 400)
-    lo = np.log(np.array([max(a[1] or 0, 1e-9) for a in draws], dtype=float))
-    hi = np.log(np.array([np.inf if a[2] is None else a[2] for a in draws], dtype=float))
     return float(np.mean(log_truth > hi[:, None])), float(np.mean(log_truth < lo[:, None]))
 
 

@@ -37,7 +37,8 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_coverage import DATA, DESIGNS, TARGETS, load, run_jobs, topic_count  # (a script beside this one)
+# (a script beside this one)
+from bench_coverage import DATA, DESIGNS, TARGETS, load, resampled_medians, run_jobs, topic_count
 
 FILES = ("trec-terabyte/terabyte2006_ap.csv", "trec-terabyte/terabyte2006_ndcg.csv")
 #: the band the median goal asks each row's median draw count to lie in, over the whole collection's
@@ -78,8 +79,7 @@ def _task(job: tuple) -> tuple:
 
 def draws_noise(r: np.ndarray, seed: int) -> float:
     """The variance of the log median of the draw ratios ``r`` from 2,000 resamples of the draws."""
-    idx = np.random.default_rng([seed, 4]).integers(0, r.size, (2000, r.size))
-    return float(np.var(np.log(np.median(r[idx], axis=1))))
+    return float(np.var(np.log(resampled_medians(r, seed, 4))))
 
 
 def share_outside(centre: float, sd: float) -> float:
@@ -102,7 +102,7 @@ def summary(path: str, k: int, target: str, full: float, subs: list[tuple], args
     total, own_noise = float(np.var(lr, ddof=1)), float(np.mean(noise))
     coll = np.sqrt(max(total - own_noise, 0.0))
     # sub-collections of one file share its topics: independent collections vary more, as means do
-    indep = coll / np.sqrt(1.0 - args.size / topic_count(path))
+    indep = coll / np.sqrt(1.0 - args.size / args.topics[path])
     rows = [share_outside(centre, np.sqrt(c ** 2 + own_noise * args.draws / args.rows)) for c in (coll, indep)]
     ratio = np.exp(lr)
     p5, p95 = np.percentile(ratio, [5, 95])
@@ -134,11 +134,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         ap.error(f"--targets: unknown {', '.join(bad)}; expected some of {', '.join(known)}")
     if not 2 <= args.n0 < args.size:
         ap.error(f"--n0 must be at least 2 and below --size ({args.size})")
+    args.topics = {}        # each file's topic count, read once
     for f in args.files:
         if not (DATA / f).is_file():
             ap.error(f"{f}: no such file under {DATA}")
-        if args.size >= (T := topic_count(f)):
-            ap.error(f"--size must be below the {T} topics of {f}")
+        args.topics[f] = topic_count(f)
+        if args.size >= args.topics[f]:
+            ap.error(f"--size must be below the {args.topics[f]} topics of {f}")
     return args
 
 

@@ -227,13 +227,19 @@ def _given_variance(variance: SupportsFloat, paired: bool) -> tuple[float, str, 
     return s2, f"given ({what})", None
 
 
+def _median_unbiased(kind: str, paired: bool) -> bool:
+    """True when a design plans on each pair's variance made median-unbiased: a paired design on
+    the ``pair`` selector (:func:`_planning_pairs`)."""
+    return paired and kind == "pair"
+
+
 def _planning_pairs(scores: Any, selector: str, paired: bool) -> np.ndarray:
     """The pairs' variances a design plans with (:func:`~planner.plan.pairs.pair_variances`): for a
     paired design and the ``pair`` selector each made median-unbiased
     (:func:`~planner.plan.pairs.median_unbiased_factors`; a complete matrix). A leave-out fit of
     the jackknife (an array) takes its variances and kurtoses from one pass over the pairs."""
     kind, _ = parse_selector(selector, parameter="variance")
-    if not (paired and kind == "pair"):
+    if not _median_unbiased(kind, paired):
         return pair_variances(scores, selector, design="paired" if paired else "independent")
     vals = complete_values(scores)
     _, s2d, kurt = pair_moments(vals, *pair_index(vals.shape[0]), kurtosis=True)
@@ -256,8 +262,11 @@ def _matrix_variance(scores: ScoreMatrix, selector: str, paired: bool) -> tuple[
     if not s2 > 0:
         raise ParameterError(f"the {selector} variance of the collection is {s2}; nothing to plan",
                              parameter="variance")
-    name = selector + ((" (median over pairs, each median-unbiased)" if paired else " (median over pairs)")
-                       if kind == "pair" else "")
+    name = selector
+    if _median_unbiased(kind, paired):
+        name += " (median over pairs, each median-unbiased)"
+    elif kind == "pair":
+        name += " (median over pairs)"
     return s2, name, (per_pair if kind == "pair" else None)
 
 
