@@ -283,8 +283,10 @@ class Target:
         (:func:`levels_off`).
     variance_count : bool
         Its count rises with one planning variance alone (the interval width: a quantile of the
-        pairs' variances), so :func:`planner.size_for_target` makes its interval on n on that
-        variance with the jackknife (:mod:`planner.plan.jackknife`), not from topic resamples.
+        pairs' variances), so :func:`planner.size_for_target` solves it on that variance (each
+        pair's made median-unbiased, :func:`planner.plan.pairs.planning_variances`, as a design
+        does) and makes its interval on n on it with the jackknife
+        (:mod:`planner.plan.jackknife`), not from topic resamples.
     """
 
     name: str

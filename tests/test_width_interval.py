@@ -23,15 +23,26 @@ TB_NDCG = DATA / "trec-terabyte" / "terabyte2006_ndcg.csv"
 needs_data = pytest.mark.skipif(not TB_NDCG.exists(), reason="shared data not available")
 
 
+def _median_unbiased(d: np.ndarray) -> np.ndarray:
+    """Each pair's variance of its differences ``d`` (pairs x topics) times ``nu / chi2.median(nu)``,
+    ``nu = 2 (T - 1) / (2 + (T - 1) G2 / T)`` (Satterthwaite, ``G2`` the pair's corrected excess
+    kurtosis, floored at 0), at least 2.5."""
+    T = d.shape[1]
+    g2 = np.maximum(stats.kurtosis(d, axis=1, bias=False), 0.0)
+    nu = np.maximum(2 * (T - 1) / (2 + (T - 1) * g2 / T), 2.5)
+    return np.var(d, axis=1, ddof=1) * nu / stats.chi2.median(nu)
+
+
 def _by_hand(x: np.ndarray, value: float, level: float) -> tuple[int, int, int]:
-    """The count and its jackknife interval with numpy alone: the median over pairs of the pairs'
-    standard deviations, refitted with each topic left out, its log-variance's jackknife standard
-    error and Student quantile (the arms ``JACKKNIFE_ARMS`` times t se), and the smallest n whose
-    median width 2 t(n-1) sd / sqrt(n) meets the value at each end."""
+    """The count and its jackknife interval with numpy and scipy alone: the median over pairs of
+    the pairs' standard deviations, each variance made median-unbiased, refitted with each topic
+    left out, its log-variance's jackknife standard error and Student quantile (the arms
+    ``JACKKNIFE_ARMS`` times t se), and the smallest n whose median width 2 t(n-1) sd / sqrt(n)
+    meets the value at each end."""
     a, b = np.triu_indices(x.shape[0], 1)
 
     def med_var(cols: np.ndarray) -> float:
-        return float(np.median(np.std(x[a][:, cols] - x[b][:, cols], axis=1, ddof=1))) ** 2
+        return float(np.median(np.sqrt(_median_unbiased(x[a][:, cols] - x[b][:, cols])))) ** 2
 
     T = x.shape[1]
     loo = np.log([med_var(np.delete(np.arange(T), j)) for j in range(T)])
@@ -113,7 +124,7 @@ def test_jackknife_arms_balance_the_misses(monkeypatch):
     and symmetric, the whole collection's count lies above the upper end in 10 draws and below the
     lower in none; on the median-unbiased variances with the shipped arms, 5 and 1."""
     from planner.collection import as_matrix
-    from planner.plan import designs, jackknife
+    from planner.plan import jackknife, pairs
 
     x = load_scores(str(TB_NDCG)).topic_scores()
     kw = dict(design="paired-t", min_diff=0.05, power=0.8, variance="pair", n_resamples=2)
@@ -126,7 +137,7 @@ def test_jackknife_arms_balance_the_misses(monkeypatch):
 
     assert misses() == (63, 5, 1)
     monkeypatch.setattr(jackknife, "JACKKNIFE_ARMS", (1.0, 1.0))
-    monkeypatch.setattr(designs, "median_unbiased_factors", _plain_factors)
+    monkeypatch.setattr(pairs, "median_unbiased_factors", _plain_factors)
     assert misses() == (62, 10, 0)
 
 
@@ -139,7 +150,7 @@ def test_the_design_variance_is_median_unbiased_where_the_truth_is_known(monkeyp
     with each pair's variance median-unbiased (``planner.plan.pairs.median_unbiased_factors``), in
     59%, its median 0.94 (docs/research/calibration.md, seventeenth session)."""
     from planner.collection import as_matrix
-    from planner.plan import designs
+    from planner.plan import pairs
 
     x = load_scores(str(DATA / "trec-web" / "web2011_ap.csv")).topic_scores()
     a, b = np.triu_indices(x.shape[0], 1)
@@ -153,10 +164,25 @@ def test_the_design_variance_is_median_unbiased_where_the_truth_is_known(monkeyp
                                              power=0.8, variance="pair").sigma2 for t in draws]) / truth
 
     got = planned()
-    monkeypatch.setattr(designs, "median_unbiased_factors", _plain_factors)
+    monkeypatch.setattr(pairs, "median_unbiased_factors", _plain_factors)
     plain = planned()
     assert np.median(got) == pytest.approx(0.940, abs=5e-4) and np.mean(got < 1) == 0.59
     assert np.median(plain) == pytest.approx(0.866, abs=5e-4) and np.mean(plain < 1) == 0.74
+
+
+@needs_data
+def test_the_width_target_is_the_ci_design():
+    """One rule for a count that rises with one planning variance: ``size --target ci_width`` and
+    a study's ``ci_width`` (the ``ci`` design) plan on the same median-unbiased pair variances.
+    Web 2011 AP, width 0.05: 126 [85, 214] from both; with plain variances the target answered 121
+    [84, 198] (2026-12-05)."""
+    m = load_scores(str(DATA / "trec-web" / "web2011_ap.csv"))
+    with pytest.warns(Warning):
+        d = plan.topic_set_size(scores=m, design="ci", width=0.05, variance="pair", n_resamples=2)
+    for method in ("deconvolved", "analytic", "predictive"):
+        t = plan.size_for_target(m, target="ci_width", value=0.05, method=method)
+        assert (t.n_topics, t.interval.low, t.interval.high) == (d.n_topics, d.interval.low, d.interval.high)
+    assert (d.n_topics, d.interval.low, d.interval.high) == (126, 85, 214)
 
 
 @needs_data

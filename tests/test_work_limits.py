@@ -334,17 +334,22 @@ def test_subsample_counts_stopped_early_are_the_same_counts():
 
 
 def test_size_search_bound_is_settled_early_for_widths_and_disjoint_methods(tmp_path, monkeypatch, capsys):
-    # a ci_width target (a median) and the subsample method (bounded at T // 2) ran the whole call,
-    # or the whole doubling search, before the error at the bound: now the first chunks say it
+    # a ci_width target (a median) on a resampling method's curve and the subsample method (bounded
+    # at T // 2) ran the whole call, or the whole doubling search, before the error at the bound:
+    # now the first chunks say it
     f = tmp_path / "m.csv"
     _matrix(60, 40).to_csv(f)
     monkeypatch.setattr(work, "MAX_WORK", 3e6)
     size = ["size", "--scores", str(f), "--resamples", "0", "--quiet"]
-    assert main([*size, "--target", "ci_width:0.001"]) == 2
-    line = _one_line(capsys)
-    assert line.startswith("planner size: error: --target: no count up to "), line
-    assert "(ci_width at least " in line, line
+    # (a closed-form method solves the width on its planning variance, with no search to bound)
+    assert main([*size, "--target", "ci_width:0.001"]) == 0
+    capsys.readouterr()
     monkeypatch.setattr(work, "MAX_WORK", 2e10)
+    assert main(["size", "--scores", str(f), "--quiet", "--target", "ci_width:0.001", "--method", "bootstrap",
+                 "--seed", "1"]) == 2
+    line = _one_line(capsys)
+    assert line.startswith("planner size: error: --resamples: no count up to "), line
+    assert "(ci_width at least " in line, line
     assert main(["size", "--scores", str(f), "--target", "swap_rate:0.0001", "--method", "subsample", "--seed", "1",
                  "--quiet"]) == 2
     line = _one_line(capsys)

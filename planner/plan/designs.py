@@ -20,10 +20,10 @@ from scipy import optimize
 from ..errors import DegenerateDataWarning, ParameterError
 from ..results import Interval, IntervalMethod, ResultMixin
 from ..scores import ScoreMatrix
-from ..variance import check_alpha, pair_index, pair_moments, parse_selector
+from ..variance import check_alpha, parse_selector
 from .checks import N_MAX, check_interval_resamples, check_min_diff, check_prob, complete_values
 from .jackknife import variance_factors
-from .pairs import median_unbiased_factors, pair_variances
+from .pairs import median_unbiased, planning_variances
 from .power import design_power, expected_width, sakai_initial_n
 from .search import ceil_start, smallest_n, smallest_n_vec
 
@@ -227,25 +227,9 @@ def _given_variance(variance: SupportsFloat, paired: bool) -> tuple[float, str, 
     return s2, f"given ({what})", None
 
 
-def _median_unbiased(kind: str, paired: bool) -> bool:
-    """True when a design plans on each pair's variance made median-unbiased: a paired design on
-    the ``pair`` selector (:func:`_planning_pairs`)."""
-    return paired and kind == "pair"
-
-
 def _planning_pairs(scores: Any, selector: str, paired: bool) -> np.ndarray:
-    """The pairs' variances a design plans with (:func:`~planner.plan.pairs.pair_variances`): for a
-    paired design and the ``pair`` selector each made median-unbiased
-    (:func:`~planner.plan.pairs.median_unbiased_factors`; a complete matrix). A leave-out fit of
-    the jackknife (an array) takes its variances and kurtoses from one pass over the pairs."""
-    kind, _ = parse_selector(selector, parameter="variance")
-    if not _median_unbiased(kind, paired):
-        return pair_variances(scores, selector, design="paired" if paired else "independent")
-    vals = complete_values(scores)
-    _, s2d, kurt = pair_moments(vals, *pair_index(vals.shape[0]), kurtosis=True)
-    # a ScoreMatrix's own pair variances: exact zeros for pairs a constant apart, and their warning
-    own = pair_variances(scores, selector) if isinstance(scores, ScoreMatrix) else s2d
-    return own * median_unbiased_factors(kurt, vals.shape[1])
+    """The pairs' variances a design plans with (:func:`~planner.plan.pairs.planning_variances`)."""
+    return planning_variances(scores, selector, design="paired" if paired else "independent")
 
 
 def _matrix_variance(scores: ScoreMatrix, selector: str, paired: bool) -> tuple[float, str, np.ndarray | None]:
@@ -263,7 +247,7 @@ def _matrix_variance(scores: ScoreMatrix, selector: str, paired: bool) -> tuple[
         raise ParameterError(f"the {selector} variance of the collection is {s2}; nothing to plan",
                              parameter="variance")
     name = selector
-    if _median_unbiased(kind, paired):
+    if median_unbiased(selector, "paired" if paired else "independent"):
         name += " (median over pairs, each median-unbiased)"
     elif kind == "pair":
         name += " (median over pairs)"

@@ -27,7 +27,8 @@ from ..variance import pair_index, pair_moments, pair_variance, parse_selector, 
 from .checks import complete_values
 
 __all__ = ["MAX_RESAMPLED_PAIR_BYTES", "PairModel", "anova_components", "batch_stat",
-           "check_resampled_pairs", "median_unbiased_factors", "pair_variances", "quantile_variance"]
+           "check_resampled_pairs", "median_unbiased", "median_unbiased_factors", "pair_variances",
+           "planning_variances", "quantile_variance"]
 
 #: most memory the pair models of the topic resamples of an interval on n may take together
 #: (``RESAMPLED_PAIR_BYTES`` a pair and resample: its mean, its variance and the temporaries of
@@ -152,6 +153,28 @@ def median_unbiased_factors(kurtosis: np.ndarray, topics: int) -> np.ndarray:
     return nu / stats.chi2.median(nu)
 
 
+def median_unbiased(selector: str, design: str = "paired") -> bool:
+    """True when a count that rises with one planning variance (a design's power or width, the
+    ``ci_width`` target) plans on each pair's variance made median-unbiased
+    (:func:`median_unbiased_factors`): the ``pair`` selector of a paired design. A variance shared
+    by every pair (pooled, within-system, a percentile) is not made so."""
+    kind, _ = parse_selector(selector, parameter="variance")
+    return design == "paired" and kind == "pair"
+
+
+def planning_variances(scores: Any, selector: str, *, design: str = "paired") -> np.ndarray:
+    """The pairs' variances a count that rises with one planning variance plans on: those of
+    :func:`pair_variances`, each made median-unbiased where :func:`median_unbiased` says so (a
+    complete matrix; a ScoreMatrix keeps its own exact zeros for pairs a constant apart, and their
+    warning). A leave-out fit (an array) takes its variances and kurtoses from one pass."""
+    if not median_unbiased(selector, design):
+        return pair_variances(scores, selector, design=design)
+    vals = complete_values(scores)
+    _, s2d, kurt = pair_moments(vals, *pair_index(vals.shape[0]), kurtosis=True)
+    own = pair_variances(scores, selector) if isinstance(scores, ScoreMatrix) else s2d
+    return own * median_unbiased_factors(kurt, vals.shape[1])
+
+
 def quantile_variance(var: np.ndarray, quantile: float) -> float:
     """The planning variance of a count that rises with one variance (an interval-width target):
     the square of the ``quantile``-th percentile over pairs of their standard deviations, whose
@@ -193,13 +216,36 @@ class PairModel:
         # pairs identical on every topic are ties, as in planner.simulate.predict
         self.identical = (s2d == 0) & (dbar == 0)
         self.dbar = dbar
+        self.selector = selector
+        self._factors: np.ndarray | None = None
+
+    def planning_factors(self) -> np.ndarray:
+        """Each pair's factor from its variance to the one a count that rises with the variance
+        alone plans on (:func:`planning_variances`; ones where :func:`median_unbiased` says no),
+        computed once."""
+        if self._factors is None:
+            if median_unbiased(self.selector):
+                kurt = pair_moments(self.vals, *pair_index(self.vals.shape[0]), kurtosis=True)[2]
+                self._factors = median_unbiased_factors(kurt, self.vals.shape[1])
+            else:
+                self._factors = np.ones_like(self.dbar)
+        return self._factors
+
+    def for_target(self, target: str, var: np.ndarray) -> np.ndarray:
+        """The pair variances ``var`` (these pairs', or a function of them such as their
+        variances with fewer query variants) as ``target`` is solved on them: made
+        median-unbiased for a count that rises with the variance alone
+        (:attr:`planner.methods.Target.variance_count`), else as they are."""
+        return var * self.planning_factors() if methods.target(target).variance_count else var
 
     def stat(self, target: str, n: float, *, min_diff: float, alpha: float, quantile: float = 50.0,
              var_scale: float = 1.0) -> float:
-        """The statistic of ``target`` at ``n`` topics (every pair's variance times ``var_scale``: an
-        end of the jackknife interval of the planning variance, :mod:`planner.plan.jackknife`)."""
+        """The statistic of ``target`` at ``n`` topics on the pair variances it is solved on
+        (:meth:`for_target`), every one times ``var_scale`` (an end of the jackknife interval of
+        the planning variance, :mod:`planner.plan.jackknife`)."""
         comp = {k: np.array([v]) for k, v in self.comp.items()}
-        return float(batch_stat(target, np.array([float(n)]), self.dbar[None, :], var_scale * self.var[None, :],
+        var = var_scale * self.for_target(target, self.var)
+        return float(batch_stat(target, np.array([float(n)]), self.dbar[None, :], var[None, :],
                                 comp, min_diff=min_diff, alpha=alpha, quantile=quantile)[0])
 
 

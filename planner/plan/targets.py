@@ -35,7 +35,7 @@ from .checks import (
     complete_values,
 )
 from .jackknife import variance_factors
-from .pairs import PairModel, pair_variances, quantile_variance
+from .pairs import PairModel, planning_variances, quantile_variance
 from .resolve import (
     dstudy_interval,
     resample_models,
@@ -464,7 +464,8 @@ def _variance_interval(data: FittedPairs, req: TargetRequest) -> Interval:
     q = req.quantile
 
     def planning(keep: np.ndarray) -> float:
-        var = data.model.var if keep.all() else pair_variances(data.vals[:, keep], data.variance)
+        var = (data.model.for_target(t.name, data.model.var) if keep.all()
+               else planning_variances(data.vals[:, keep], data.variance))
         return quantile_variance(var, q)
 
     f = variance_factors(planning, data.vals.shape[1], level)
@@ -501,7 +502,8 @@ def _solve(data: FittedPairs, req: TargetRequest, gen: np.random.Generator, seed
     """:func:`solve_target` once its seed is drawn and its identical pairs counted."""
     m = req.method
     stat_at: Callable[[int], float]
-    if m.engine is methods.Engine.ANALYTIC:
+    if m.engine is methods.Engine.ANALYTIC or (m.closed_form and req.target.variance_count):
+        # a variance count is solved on its planning variance, as its jackknife interval's ends are
         def analytic(n: int) -> float:
             return data.model.stat(req.target.name, n, **req.options)
         stat_at = analytic
@@ -558,7 +560,10 @@ def size_for_target(scores: Any, *, target: str, value: float, method: str = met
     alpha : float, optional
         Level of the intervals whose width is the ``ci_width`` target, and of the power test.
     quantile : float, optional
-        The quantile over pairs of the ``ci_width`` statistic (50 = median).
+        The quantile over pairs of the ``ci_width`` statistic (50 = median). With any method
+        but a resampling one, ``ci_width`` is solved on its planning variance, as the ``ci``
+        design is (each ``pair`` variance made median-unbiased:
+        :func:`planner.plan.pairs.planning_variances`).
     confidence_level, n_resamples : float, int, optional
         Level and count of the topic-resampling interval on n (``n_resamples=0`` skips it). For
         ``erho2``/``phi`` the interval is the D-study interval of

@@ -194,12 +194,15 @@ class _VariantModel:
         return np.maximum(var_v, self.s2b / v) if v < self.V else var_v
 
     def statistic(self, q: _Question, var_v: np.ndarray, rv: np.ndarray) -> Callable[[int], float]:
-        """The target's statistic at n topics with the pair variances ``var_v``."""
+        """The target's statistic at n topics with the pair variances ``var_v`` (as the target is solved
+        on them: :meth:`planner.plan.pairs.PairModel.for_target`)."""
         t = q.target
         comp = {k: np.array([v]) for k, v in self.model.comp.items()}
         if self.spec is None or not t.pair_rate:
+            solved = self.model.for_target(t.name, var_v)
+
             def closed(n: int) -> float:
-                return float(batch_stat(t.name, np.array([float(n)]), self.dbar[None, :], var_v[None, :], comp,
+                return float(batch_stat(t.name, np.array([float(n)]), self.dbar[None, :], solved[None, :], comp,
                                         min_diff=q.min_diff, alpha=q.alpha, quantile=q.quantile)[0])
             return closed
 
@@ -398,7 +401,7 @@ def _jackknife_rows(x: np.ndarray, q: _Question, rows: list[dict], level: float)
     live = [r for r in rows if r["n_topics"] is not None]   # no interval for a count not reached
 
     def planning(model: _VariantModel, v: int) -> float:
-        return quantile_variance(model.variance_at(v), q.quantile)
+        return quantile_variance(model.model.for_target(q.target.name, model.variance_at(v)), q.quantile)
 
     masks, grouped = leave_out_masks(x.shape[1])
     fits = np.array([[planning(m, r["n_variants"]) for r in live]
