@@ -104,7 +104,7 @@ from .pairs import pair_variances
 from .pool import DepthStudy, GrowthCurve, judgment_growth, pool_depth_study
 from .power import design_power, sakai_initial_n
 from .reusability import Reusability, leave_group_out
-from .search import RESAMPLE_SPREAD, count_interval, interval_quantiles, smallest_n
+from .search import POWER_SPREAD, RESAMPLE_SPREAD, count_interval, interval_quantiles, smallest_n
 from .seeds import SeedComponents, SeedPower, SeedTradeoff, fit_seeds, seed_power, seed_topic_tradeoff
 from .selection import SelectionBias, SplitPlan, plan_split, selection_bias
 from .stacked import STACK_TARGETS, StackedPoint, StackedStrata, jackknife_intervals, resampled_n, stratum_counts
@@ -122,6 +122,7 @@ __all__ = [
     "MAX_VARIANTS",
     "N_MAX",
     "PAIRED_DESIGNS",
+    "POWER_SPREAD",
     "RESAMPLE_SPREAD",
     "STACK_TARGETS",
     "Allocation",

@@ -43,7 +43,7 @@ from .resolve import (
     resolve_predictive,
     unseen_mass_count,
 )
-from .search import allow_unseen, count_interval, search_points, smallest_n
+from .search import allow_unseen, count_interval, resample_spread, search_points, smallest_n
 
 __all__ = ["FittedPairs", "TargetRequest", "TargetResult", "check_target_value", "fit_pairs", "search_work",
            "size_for_target", "solve_target", "target_request"]
@@ -441,7 +441,7 @@ def _interval(data: FittedPairs, req: TargetRequest, n_star: int | None,
         else:
             ns = resolve_analytic(t, req.value, rs, req.n_max, **req.options, tick=tick)
     assert n_star is not None       # (no interval without a point, above)
-    lower, upper = count_interval(ns, n_star, level)
+    lower, upper = count_interval(ns, n_star, level, spread=resample_spread(t))
     note = f"{m.name if spec is not None else 'analytic'} re-solve"
     if spec is not None and spec.unseen_mass and upper is not None:
         # the resamples share the pilot's blind spot for pairs near zero

@@ -32,7 +32,7 @@ from ..variance import check_alpha, pair_index
 from .checks import as_scores, check_interval_resamples, check_prob, check_quantile
 from .jackknife import factors_from_fits, leave_out_masks
 from .pairs import PairModel, batch_stat, quantile_variance
-from .search import allow_unseen, count_interval, smallest_n, smallest_n_vec
+from .search import allow_unseen, count_interval, resample_spread, smallest_n, smallest_n_vec
 from .targets import check_target_value
 
 __all__ = ["MAX_VARIANTS", "VariantModel", "VariantTrade", "fit_variant_model", "topics_for_variants",
@@ -387,7 +387,7 @@ def _resampled_rows(x: np.ndarray, q: _Question, vs: list[int], rows: list[dict]
     for j, r in enumerate(rows):
         if r["n_topics"] is None:       # no interval for a count the collection does not reach
             continue
-        lo, hi = count_interval(ns[:, j], r["n_topics"], level)
+        lo, hi = count_interval(ns[:, j], r["n_topics"], level, spread=resample_spread(q.target))
         if unseen is not None and hi is not None:
             hi = allow_unseen(hi, unseen.row(q, r["n_variants"], start=hi)["n_topics"])
         r.update(n_lower=lo, n_upper=hi)
