@@ -169,10 +169,15 @@ def planning_variances(scores: Any, selector: str, *, design: str = "paired") ->
     warning). A leave-out fit (an array) takes its variances and kurtoses from one pass."""
     if not median_unbiased(selector, design):
         return pair_variances(scores, selector, design=design)
-    vals = complete_values(scores)
-    _, s2d, kurt = pair_moments(vals, *pair_index(vals.shape[0]), kurtosis=True)
+    s2d, factors = _variances_and_factors(complete_values(scores))
     own = pair_variances(scores, selector) if isinstance(scores, ScoreMatrix) else s2d
-    return own * median_unbiased_factors(kurt, vals.shape[1])
+    return own * factors
+
+
+def _variances_and_factors(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's ``s2_d`` and its :func:`median_unbiased_factors`, from one pass over the pairs."""
+    _, s2d, kurt = pair_moments(vals, *pair_index(vals.shape[0]), kurtosis=True)
+    return s2d, median_unbiased_factors(kurt, vals.shape[1])
 
 
 def quantile_variance(var: np.ndarray, quantile: float) -> float:
@@ -224,11 +229,8 @@ class PairModel:
         alone plans on (:func:`planning_variances`; ones where :func:`median_unbiased` says no),
         computed once."""
         if self._factors is None:
-            if median_unbiased(self.selector):
-                kurt = pair_moments(self.vals, *pair_index(self.vals.shape[0]), kurtosis=True)[2]
-                self._factors = median_unbiased_factors(kurt, self.vals.shape[1])
-            else:
-                self._factors = np.ones_like(self.dbar)
+            self._factors = (_variances_and_factors(self.vals)[1] if median_unbiased(self.selector)
+                             else np.ones_like(self.dbar))
         return self._factors
 
     def for_target(self, target: str, var: np.ndarray) -> np.ndarray:
