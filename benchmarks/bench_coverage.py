@@ -97,7 +97,7 @@ def topic_count(path: str) -> int:
         return load(path).shape[1]
 
 
-def _answers(x: np.ndarray, rng: np.random.Generator, args: argparse.Namespace) -> list[tuple]:
+def answers(x: np.ndarray, rng: np.random.Generator, args: argparse.Namespace) -> list[tuple]:
     """Per target: (baseline n, lo, hi, method n, lo, hi); None where unbounded. With no resamples,
     the method's count alone: (n,)."""
     from planner import plan
@@ -134,12 +134,12 @@ def _truth(x: np.ndarray, rng: np.random.Generator, args: argparse.Namespace) ->
     is the population: its pairs' mean differences are the true ones, and its variances with divisor
     ``T``, so the swap and tau counts are the plug-in ones (``analytic``) and every count is scaled by
     ``(T - 1) / T`` (a count is proportional to the variances it reads)."""
-    out = _answers(x, rng, args)
+    out = answers(x, rng, args)
     if not args.replace:
         return out
     plug = copy.copy(args)
     plug.method, plug.resamples = "analytic", 0
-    plugged = _answers(x, rng, plug)
+    plugged = answers(x, rng, plug)
     T = x.shape[1]
     for k, (t, _) in enumerate(TARGETS):
         if t in args.targets:
@@ -171,7 +171,7 @@ def _task(job: tuple) -> tuple:
         return job[:4], _truth(x, np.random.default_rng([args.seed, mi, 0]), args)
     g = np.random.default_rng([args.seed, mi, n0, d])
     topics = np.sort(g.integers(0, x.shape[1], n0) if args.replace else g.permutation(x.shape[1])[:n0])
-    return job[:4], _answers(x[:, topics], np.random.default_rng([args.seed, mi, n0, d, 1]), args)
+    return job[:4], answers(x[:, topics], np.random.default_rng([args.seed, mi, n0, d, 1]), args)
 
 
 def run_jobs(task: Callable[[tuple], tuple], jobs: list[tuple], processes: int) -> dict:

@@ -38,7 +38,7 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # (a script beside this one)
-from bench_coverage import DATA, DESIGNS, TARGETS, load, resampled_medians, run_jobs, topic_count
+from bench_coverage import DATA, TARGETS, answers, load, resampled_medians, run_jobs, topic_count
 
 FILES = ("trec-terabyte/terabyte2006_ap.csv", "trec-terabyte/terabyte2006_ndcg.csv")
 #: the band the median goal asks each row's median draw count to lie in, over the whole collection's
@@ -48,20 +48,11 @@ BAND = (0.90, 1.10)
 def counts(x: np.ndarray, targets: list[str]) -> list[float]:
     """The count of each target on the (S, T) matrix ``x``, as bench_coverage.py answers it with
     ``--resamples 0 --design pair`` (inf where none suffices)."""
-    from planner import plan
-    from planner.collection import as_matrix
-    out = []
-    for t, v in TARGETS:
-        if t not in targets:
-            continue
-        n: int | None
-        if t in DESIGNS:
-            n = plan.topic_set_size(scores=as_matrix(x), variance="pair", n_resamples=0, alpha=0.05,
-                                    **DESIGNS[t](v)).n_topics
-        else:
-            n = plan.size_for_target(x, target=t, value=v, variance="pair", n_resamples=0).n_topics
-        out.append(np.inf if n is None else float(n))
-    return out
+    from planner import methods
+    how = argparse.Namespace(targets=targets, design="pair", resamples=0, method=methods.DEFAULT_METHOD)
+    # (nothing is drawn without resamples: the generator is never used)
+    return [np.inf if a[0] is None else float(a[0]) for a in answers(x, np.random.default_rng(0), how)
+            if a is not None]
 
 
 def _task(job: tuple) -> tuple:

@@ -227,13 +227,13 @@ def _given_variance(variance: SupportsFloat, paired: bool) -> tuple[float, str, 
     return s2, f"given ({what})", None
 
 
-def _planning_pairs(scores: Any, selector: str, paired: bool) -> np.ndarray:
-    """The pairs' variances a design plans with (:func:`~planner.plan.pairs.planning_variances`)."""
-    return planning_variances(scores, selector, design="paired" if paired else "independent")
+def _pair_design(paired: bool) -> str:
+    """The ``design`` of :mod:`planner.plan.pairs` a (paired or not) classical design reads."""
+    return "paired" if paired else "independent"
 
 
 def _matrix_variance(scores: ScoreMatrix, selector: str, paired: bool) -> tuple[float, str, np.ndarray | None]:
-    per_pair = _planning_pairs(scores, selector, paired)
+    per_pair = planning_variances(scores, selector, design=_pair_design(paired))
     kind, _ = parse_selector(selector, parameter="variance")
     if kind == "pair" and np.any(per_pair <= 0):
         zero = int((per_pair <= 0).sum())
@@ -247,7 +247,7 @@ def _matrix_variance(scores: ScoreMatrix, selector: str, paired: bool) -> tuple[
         raise ParameterError(f"the {selector} variance of the collection is {s2}; nothing to plan",
                              parameter="variance")
     name = selector
-    if median_unbiased(selector, "paired" if paired else "independent"):
+    if median_unbiased(selector, _pair_design(paired)):
         name += " (median over pairs, each median-unbiased)"
     elif kind == "pair":
         name += " (median over pairs)"
@@ -429,7 +429,7 @@ def _planning_of(per_pair: np.ndarray, kind: str) -> float:
 def _design_sigma2(vals: np.ndarray, selector: str, paired: bool) -> float:
     """The design's planning variance of ``vals`` (a leave-out fit of the jackknife interval)."""
     kind, _ = parse_selector(selector, parameter="variance")
-    return _planning_of(_planning_pairs(vals, selector, paired), kind)
+    return _planning_of(planning_variances(vals, selector, design=_pair_design(paired)), kind)
 
 
 def _with_interval(res: SizeResult, scores: ScoreMatrix, selector: str, level: float,
